@@ -1,0 +1,84 @@
+// swift-tools-version:6.0
+// SwiftWing: firmware for a book-scanning kiosk. See README.md and ../shared/design/ARCHITECTURE.md.
+import PackageDescription
+
+/// A C library found through pkg-config, with the Debian package that provides it.
+func systemLibrary(_ name: String, pkgConfig: String, apt: String) -> Target {
+    .systemLibrary(name: name, pkgConfig: pkgConfig, providers: [.apt([apt])])
+}
+
+let package = Package(
+    name: "SwiftWing",
+    platforms: [.macOS(.v15)],
+    products: [
+        .executable(name: "swiftwing", targets: ["swiftwing"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/groue/GRDB.swift", exact: "7.10.0"),
+        .package(url: "https://github.com/apple/swift-argument-parser", exact: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-log", exact: "1.16.2"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", exact: "2.13.0"),
+        .package(url: "https://github.com/LebJe/TOMLKit", exact: "0.6.0"),
+    ],
+    targets: [
+        // C libraries, one system-library target each, and the shim for what Swift cannot import.
+        systemLibrary("CV4L2", pkgConfig: "libv4l2", apt: "libv4l-dev"),
+        systemLibrary("CJPEG", pkgConfig: "libjpeg", apt: "libjpeg62-turbo-dev"),
+        systemLibrary("CTurboJPEG", pkgConfig: "libturbojpeg", apt: "libturbojpeg0-dev"),
+        systemLibrary("CGPIOD", pkgConfig: "libgpiod", apt: "libgpiod-dev"),
+        systemLibrary("CCurl", pkgConfig: "libcurl", apt: "libcurl4-openssl-dev"),
+        systemLibrary("CSystemd", pkgConfig: "libsystemd", apt: "libsystemd-dev"),
+        .target(
+            name: "CShim",
+            linkerSettings: [.linkedLibrary("v4l2"), .linkedLibrary("jpeg")]
+        ),
+
+        // Components, lowest first. Lower components never import higher ones.
+        .target(name: "SwiftWingCore"),
+        .target(name: "Imaging", dependencies: ["SwiftWingCore", "CShim", "CJPEG"]),
+        .target(
+            name: "Camera",
+            dependencies: ["SwiftWingCore", "Imaging", "CShim", "CV4L2", .product(name: "Logging", package: "swift-log")]
+        ),
+        .target(
+            name: "Store",
+            dependencies: [
+                "SwiftWingCore",
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .target(name: "Controls", dependencies: ["SwiftWingCore"]),
+        .target(
+            name: "Appliance",
+            dependencies: [
+                "SwiftWingCore", "Imaging", "Camera", "Store", "Controls", "CSystemd", "CGPIOD", "CCurl", "CJPEG",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "TOMLKit", package: "TOMLKit"),
+            ]
+        ),
+        .executableTarget(
+            name: "swiftwing",
+            dependencies: ["Appliance", .product(name: "ArgumentParser", package: "swift-argument-parser")]
+        ),
+        .executableTarget(
+            name: "SwiftWingBench",
+            dependencies: ["SwiftWingCore", "Imaging", "Store", "CTurboJPEG"],
+            path: "Benchmarks/SwiftWingBench"
+        ),
+
+        // Test doubles ship as their own module and implement the same protocols as the real parts.
+        .target(name: "SwiftWingTesting", dependencies: ["SwiftWingCore", "Camera", "Imaging"], path: "Tests/SwiftWingTesting"),
+
+        .testTarget(name: "SwiftWingCoreTests", dependencies: ["SwiftWingCore"]),
+        .testTarget(name: "ImagingTests", dependencies: ["Imaging", "SwiftWingTesting"]),
+        .testTarget(name: "CameraTests", dependencies: ["Camera", "SwiftWingTesting"]),
+        .testTarget(name: "StoreTests", dependencies: ["Store"]),
+        .testTarget(name: "ApplianceTests", dependencies: ["Appliance", "SwiftWingTesting"]),
+        .testTarget(
+            name: "SwiftWingIntegrationTests",
+            dependencies: ["Imaging", "Store", "swiftwing"]
+        ),
+    ]
+)

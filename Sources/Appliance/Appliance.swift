@@ -1,0 +1,1 @@
+// The Appliance component: see ../../README.md and ARCHITECTURE.md.

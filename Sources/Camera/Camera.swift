@@ -1,0 +1,1 @@
+// The Camera component: see ../../README.md and ARCHITECTURE.md.

@@ -1,0 +1,1 @@
+// The Controls component: see ../../README.md and ARCHITECTURE.md.

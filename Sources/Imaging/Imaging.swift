@@ -1,0 +1,1 @@
+// The Imaging component: see ../../README.md and ARCHITECTURE.md.

@@ -1,0 +1,1 @@
+// The Store component: see ../../README.md and ARCHITECTURE.md.

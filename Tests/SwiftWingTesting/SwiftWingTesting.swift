@@ -1,0 +1,1 @@
+// Test doubles that implement the same protocols as the real parts.
