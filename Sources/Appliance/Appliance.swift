@@ -1,1 +1,0 @@
-// The Appliance component: see ../../README.md and ARCHITECTURE.md.

@@ -1,0 +1,117 @@
+import Logging
+
+/// Where frames come from: a V4L2 device node, or the synthetic camera for development.
+public enum CameraDevice: Equatable, Sendable, CustomStringConvertible {
+    case v4l2(path: String)
+    /// Replays the JPEGs of a folder; `nil` means the shelf photos shipped with the project.
+    case synthetic(folder: String?)
+
+    /// Parses `/dev/videoN`, `synthetic` or `synthetic:DIR`.
+    public init(parsing text: String) throws(ConfigurationValueError) {
+        if text == "synthetic" {
+            self = .synthetic(folder: nil)
+        } else if text.hasPrefix("synthetic:") {
+            let folder = String(text.dropFirst("synthetic:".count))
+            guard !folder.isEmpty else {
+                throw ConfigurationValueError("`synthetic:` needs a folder of JPEGs after the colon, e.g. synthetic:/srv/shelves")
+            }
+            self = .synthetic(folder: folder)
+        } else if text.hasPrefix("/") {
+            self = .v4l2(path: text)
+        } else {
+            throw ConfigurationValueError(
+                "\"\(text)\" is neither a device path nor `synthetic`: use e.g. /dev/video0, /dev/v4l/by-id/…, synthetic or synthetic:DIR"
+            )
+        }
+    }
+
+    public var description: String {
+        switch self {
+        case .v4l2(let path): path
+        case .synthetic(nil): "synthetic"
+        case .synthetic(let folder?): "synthetic:\(folder)"
+        }
+    }
+}
+
+/// Where the status panel is drawn.
+public enum PanelOutput: Equatable, Sendable, CustomStringConvertible {
+    case none
+    case framebuffer(path: String)
+    case png(path: String)
+
+    /// Parses `none`, `fb:/dev/fb0` or `png:PATH`.
+    public init(parsing text: String) throws(ConfigurationValueError) {
+        if text == "none" {
+            self = .none
+        } else if text.hasPrefix("fb:"), text.count > 3 {
+            self = .framebuffer(path: String(text.dropFirst(3)))
+        } else if text.hasPrefix("png:"), text.count > 4 {
+            self = .png(path: String(text.dropFirst(4)))
+        } else {
+            throw ConfigurationValueError("\"\(text)\" is not a panel output: use none, fb:/dev/fb0 or png:/path/to/panel.png")
+        }
+    }
+
+    public var description: String {
+        switch self {
+        case .none: "none"
+        case .framebuffer(let path): "fb:\(path)"
+        case .png(let path): "png:\(path)"
+        }
+    }
+}
+
+/// Everything the daemon and the CLI are configured with.
+///
+/// Values come from the defaults here, then the TOML file, then `SWIFTWING_*` environment variables,
+/// then command-line flags, each overriding the one before. Secrets are never part of it: the
+/// backend's API key is read from a credential file at the moment it is needed.
+public struct ApplianceConfiguration: Equatable, Sendable {
+    public struct Camera: Equatable, Sendable {
+        public var device: CameraDevice = .v4l2(path: "/dev/video0")
+        public var width = 1920
+        public var height = 1080
+        public var framesPerSecond = 15
+        public var bufferCount = 4
+        /// Degrees clockwise to turn frames for a camera mounted sideways: 0, 90, 180 or 270.
+        public var rotation = 0
+        public var autofocus: Bool?
+        public var focusAbsolute: Int?
+        public var zoomAbsolute: Int?
+        public var exposureAbsolute: Int?
+        /// Seconds without a frame after which the camera counts as stalled and is reopened.
+        public var stallTimeoutSeconds = 5.0
+        /// Seconds a press waits for its frame before it is refused.
+        public var captureTimeoutSeconds = 3.0
+    }
+
+    public struct Imaging: Equatable, Sendable {
+        public var maxLongEdge = 1920
+        public var jpegQuality = 85
+        public var thumbnailLongEdge = 160
+        /// Presses being captured or processed at once; one more is refused, never delayed.
+        public var queueDepth = 4
+    }
+
+    public struct Backend: Equatable, Sendable {
+        public var url: String?
+        /// A file holding the API key. Default: `$CREDENTIALS_DIRECTORY/api-key` (systemd credentials).
+        public var apiKeyFile: String?
+    }
+
+    public var stateDirectory = "/var/lib/swiftwing"
+    public var controlSocket = "/run/swiftwing/control.sock"
+    public var logLevel: Logger.Level = .info
+    /// A press is refused while the state directory has less free space than this.
+    public var minimumFreeMegabytes = 64
+    public var camera = Camera()
+    public var imaging = Imaging()
+    public var backend = Backend()
+    public var panel: PanelOutput = .none
+
+    public init() {}
+
+    /// The default configuration file.
+    public static let defaultPath = "/etc/swiftwing/swiftwing.toml"
+}

@@ -1,0 +1,212 @@
+import Logging
+
+/// A value's problem, without knowing where the value came from; ``ConfigurationKey`` adds that.
+public struct ConfigurationValueError: Error, Equatable, Sendable {
+    public var message: String
+    public init(_ message: String) { self.message = message }
+}
+
+/// A configuration value as written, before it is checked against its key.
+enum RawConfigurationValue {
+    case string(String)
+    case integer(Int)
+    case double(Double)
+    case bool(Bool)
+    case other(typeName: String)
+
+    var typeName: String {
+        switch self {
+        case .string: "a string"
+        case .integer: "an integer"
+        case .double: "a number"
+        case .bool: "a boolean"
+        case .other(let name): name
+        }
+    }
+}
+
+/// One setting: its TOML section and name, the type it takes, and how it lands in the configuration.
+struct ConfigurationKey: Sendable {
+    enum Kind: Sendable {
+        case string, integer, double, bool
+
+        var example: String {
+            switch self {
+            case .string: "\"text\" in double quotes"
+            case .integer: "a whole number without quotes"
+            case .double: "a number without quotes"
+            case .bool: "true or false without quotes"
+            }
+        }
+    }
+
+    let section: String
+    let name: String
+    let kind: Kind
+    let example: String
+    /// Throws only ``ConfigurationValueError`` (closures here cannot spell a typed throw).
+    let apply: @Sendable (inout ApplianceConfiguration, RawConfigurationValue) throws -> Void
+
+    /// `camera.width`
+    var path: String { "\(section).\(name)" }
+
+    /// `SWIFTWING_CAMERA_WIDTH`
+    var environmentName: String { "SWIFTWING_\(section.uppercased())_\(name.uppercased())" }
+
+    /// Converts text from the environment or a flag to this key's kind.
+    func value(fromText text: String) throws(ConfigurationValueError) -> RawConfigurationValue {
+        switch kind {
+        case .string:
+            return .string(text)
+        case .integer:
+            guard let number = Int(text) else { throw ConfigurationValueError("\"\(text)\" is not a whole number") }
+            return .integer(number)
+        case .double:
+            guard let number = Double(text) else { throw ConfigurationValueError("\"\(text)\" is not a number") }
+            return .double(number)
+        case .bool:
+            switch text.lowercased() {
+            case "true", "1", "yes", "on": return .bool(true)
+            case "false", "0", "no", "off": return .bool(false)
+            default: throw ConfigurationValueError("\"\(text)\" is not true or false")
+            }
+        }
+    }
+}
+
+// MARK: - The keys
+
+private func string(_ value: RawConfigurationValue) throws(ConfigurationValueError) -> String {
+    guard case .string(let text) = value else { throw typeMismatch(value, expected: "a string") }
+    return text
+}
+
+private func integer(_ value: RawConfigurationValue, in range: ClosedRange<Int>) throws(ConfigurationValueError) -> Int {
+    guard case .integer(let number) = value else { throw typeMismatch(value, expected: "an integer") }
+    guard range.contains(number) else {
+        throw ConfigurationValueError("\(number) is out of range: use \(range.lowerBound)…\(range.upperBound)")
+    }
+    return number
+}
+
+private func double(_ value: RawConfigurationValue, in range: ClosedRange<Double>) throws(ConfigurationValueError) -> Double {
+    let number: Double
+    switch value {
+    case .double(let d): number = d
+    case .integer(let i): number = Double(i)
+    default: throw typeMismatch(value, expected: "a number")
+    }
+    guard range.contains(number) else {
+        throw ConfigurationValueError("\(number) is out of range: use \(range.lowerBound)…\(range.upperBound)")
+    }
+    return number
+}
+
+private func bool(_ value: RawConfigurationValue) throws(ConfigurationValueError) -> Bool {
+    guard case .bool(let flag) = value else { throw typeMismatch(value, expected: "true or false") }
+    return flag
+}
+
+private func typeMismatch(_ value: RawConfigurationValue, expected: String) -> ConfigurationValueError {
+    ConfigurationValueError("expected \(expected), found \(value.typeName)")
+}
+
+private func absolutePath(_ value: RawConfigurationValue) throws(ConfigurationValueError) -> String {
+    let path = try string(value)
+    guard path.hasPrefix("/") else {
+        throw ConfigurationValueError("\"\(path)\" is not an absolute path: start it with /")
+    }
+    return path
+}
+
+extension ConfigurationKey {
+    /// Every key the configuration file, the environment and the flags accept.
+    static let all: [ConfigurationKey] = [
+        ConfigurationKey(section: "daemon", name: "state_directory", kind: .string, example: "\"/var/lib/swiftwing\"") {
+            $0.stateDirectory = try absolutePath($1)
+        },
+        ConfigurationKey(section: "daemon", name: "control_socket", kind: .string, example: "\"/run/swiftwing/control.sock\"") {
+            $0.controlSocket = try absolutePath($1)
+        },
+        ConfigurationKey(section: "daemon", name: "log_level", kind: .string, example: "\"info\"") {
+            let text = try string($1)
+            guard let level = Logger.Level(rawValue: text) else {
+                let names = Logger.Level.allCases.map(\.rawValue).joined(separator: ", ")
+                throw ConfigurationValueError("\"\(text)\" is not a log level: use one of \(names)")
+            }
+            $0.logLevel = level
+        },
+        ConfigurationKey(section: "daemon", name: "min_free_megabytes", kind: .integer, example: "64") {
+            $0.minimumFreeMegabytes = try integer($1, in: 0...1_000_000)
+        },
+        ConfigurationKey(section: "camera", name: "device", kind: .string, example: "\"/dev/video0\"") {
+            $0.camera.device = try CameraDevice(parsing: string($1))
+        },
+        ConfigurationKey(section: "camera", name: "width", kind: .integer, example: "1920") {
+            $0.camera.width = try integer($1, in: 16...16384)
+        },
+        ConfigurationKey(section: "camera", name: "height", kind: .integer, example: "1080") {
+            $0.camera.height = try integer($1, in: 16...16384)
+        },
+        ConfigurationKey(section: "camera", name: "frames_per_second", kind: .integer, example: "15") {
+            $0.camera.framesPerSecond = try integer($1, in: 1...240)
+        },
+        ConfigurationKey(section: "camera", name: "buffers", kind: .integer, example: "4") {
+            $0.camera.bufferCount = try integer($1, in: 3...32)
+        },
+        ConfigurationKey(section: "camera", name: "rotation", kind: .integer, example: "90") {
+            let degrees = try integer($1, in: 0...270)
+            guard degrees % 90 == 0 else {
+                throw ConfigurationValueError("\(degrees) is not a rotation the camera supports: use 0, 90, 180 or 270")
+            }
+            $0.camera.rotation = degrees
+        },
+        ConfigurationKey(section: "camera", name: "autofocus", kind: .bool, example: "true") {
+            $0.camera.autofocus = try bool($1)
+        },
+        ConfigurationKey(section: "camera", name: "focus_absolute", kind: .integer, example: "250") {
+            $0.camera.focusAbsolute = try integer($1, in: Int(Int32.min)...Int(Int32.max))
+        },
+        ConfigurationKey(section: "camera", name: "zoom_absolute", kind: .integer, example: "100") {
+            $0.camera.zoomAbsolute = try integer($1, in: Int(Int32.min)...Int(Int32.max))
+        },
+        ConfigurationKey(section: "camera", name: "exposure_absolute", kind: .integer, example: "300") {
+            $0.camera.exposureAbsolute = try integer($1, in: Int(Int32.min)...Int(Int32.max))
+        },
+        ConfigurationKey(section: "camera", name: "stall_timeout_seconds", kind: .double, example: "5.0") {
+            $0.camera.stallTimeoutSeconds = try double($1, in: 0.5...600)
+        },
+        ConfigurationKey(section: "camera", name: "capture_timeout_seconds", kind: .double, example: "3.0") {
+            $0.camera.captureTimeoutSeconds = try double($1, in: 0.1...60)
+        },
+        ConfigurationKey(section: "imaging", name: "max_long_edge", kind: .integer, example: "1920") {
+            $0.imaging.maxLongEdge = try integer($1, in: 64...16384)
+        },
+        ConfigurationKey(section: "imaging", name: "jpeg_quality", kind: .integer, example: "85") {
+            $0.imaging.jpegQuality = try integer($1, in: 1...100)
+        },
+        ConfigurationKey(section: "imaging", name: "thumbnail_long_edge", kind: .integer, example: "160") {
+            $0.imaging.thumbnailLongEdge = try integer($1, in: 16...1024)
+        },
+        ConfigurationKey(section: "imaging", name: "queue_depth", kind: .integer, example: "4") {
+            $0.imaging.queueDepth = try integer($1, in: 1...64)
+        },
+        ConfigurationKey(section: "backend", name: "url", kind: .string, example: "\"https://talaria.example/\"") {
+            let url = try string($1)
+            guard url.hasPrefix("https://") || url.hasPrefix("http://") else {
+                throw ConfigurationValueError("\"\(url)\" is not an http(s) URL: write e.g. https://backend.example")
+            }
+            $0.backend.url = url
+        },
+        ConfigurationKey(section: "backend", name: "api_key_file", kind: .string, example: "\"/etc/swiftwing/api-key\"") {
+            $0.backend.apiKeyFile = try absolutePath($1)
+        },
+        ConfigurationKey(section: "panel", name: "output", kind: .string, example: "\"fb:/dev/fb0\"") {
+            $0.panel = try PanelOutput(parsing: string($1))
+        },
+    ]
+
+    static func named(section: String, name: String) -> ConfigurationKey? {
+        all.first { $0.section == section && $0.name == name }
+    }
+}

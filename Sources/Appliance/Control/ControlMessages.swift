@@ -1,0 +1,45 @@
+import Foundation
+
+/// What a client asks the daemon over the control socket: one JSON object per line.
+public struct ControlRequest: Codable, Equatable, Sendable {
+    public enum Command: String, Codable, Sendable {
+        /// Press the shutter, as the physical button does.
+        case shutter
+        /// The daemon's live state (camera, processing, counts).
+        case status
+    }
+
+    public var command: Command
+
+    public init(command: Command) {
+        self.command = command
+    }
+}
+
+/// The daemon's answer: one JSON object per line.
+public struct ControlReply: Codable, Equatable, Sendable {
+    public var ok: Bool
+    /// For `shutter`: the id of the scan, once its JPEG and queue row are durable.
+    public var scanId: String?
+    /// Why the request was refused, as advice a person can act on.
+    public var error: String?
+    /// For `status`.
+    public var status: DaemonStatus?
+
+    public static func refused(_ reason: String) -> ControlReply {
+        ControlReply(ok: false, scanId: nil, error: reason, status: nil)
+    }
+}
+
+/// The daemon's live state, as `swiftwing status --json` prints it under `daemon`.
+public struct DaemonStatus: Codable, Equatable, Sendable {
+    public var pid: Int32
+    public var version: String
+    public var startedAt: Date
+    public var camera: String
+    public var cameraState: String
+    public var pressesAccepted: Int
+    public var pressesRefused: Int
+    public var processing: Int
+    public var lastError: String?
+}
