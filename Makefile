@@ -1,0 +1,45 @@
+# SwiftWing — book-scanning kiosk firmware. `make demo` runs the main job, `make test` passes the tests.
+SWIFT ?= swift
+PREFIX ?= /usr/local
+CONFIGURATION ?= debug
+SWIFT_FLAGS ?=
+BIN = .build/$(CONFIGURATION)/swiftwing
+
+.PHONY: all deps build release test unit-test vm-test demo bench install clean
+
+all: build
+
+deps:
+	@scripts/install-deps.sh test
+
+build: deps
+	$(SWIFT) build -c $(CONFIGURATION) $(SWIFT_FLAGS)
+
+release:
+	$(MAKE) build CONFIGURATION=release
+
+# Unit tests, tests on real files/sockets/processes, then the VM rig on real kernel drivers.
+test: unit-test vm-test
+
+unit-test: deps
+	$(SWIFT) build --build-tests $(SWIFT_FLAGS)
+	$(SWIFT) test --skip-build $(SWIFT_FLAGS)
+
+vm-test:
+	@if [ -x scripts/vm/test-all.sh ]; then scripts/install-deps.sh vm && scripts/vm/test-all.sh; \
+	else echo "vm-test: the VM rig (scripts/vm) is not in this tree yet"; fi
+
+demo: build
+	scripts/demo.sh $(BIN)
+
+bench: deps
+	$(SWIFT) run -c release SwiftWingBench
+
+install: release
+	install -D -m 0755 .build/release/swiftwing $(DESTDIR)$(PREFIX)/bin/swiftwing
+	install -D -m 0644 systemd/swiftwing.service $(DESTDIR)/etc/systemd/system/swiftwing.service
+	install -D -m 0644 udev/70-swiftwing.rules $(DESTDIR)/etc/udev/rules.d/70-swiftwing.rules
+	install -D -m 0644 config/swiftwing.example.toml $(DESTDIR)/etc/swiftwing/swiftwing.toml.example
+
+clean:
+	rm -rf .build

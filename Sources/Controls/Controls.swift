@@ -1,1 +1,0 @@
-// The Controls component: see ../../README.md and ARCHITECTURE.md.
