@@ -1,0 +1,109 @@
+import Foundation
+import GRDB
+
+/// How far the backend got in enriching a book (TALARIA §3). Unknown values read as `pending`.
+public enum EnrichmentStatus: String, CaseIterable, Codable, Sendable, Hashable, DatabaseValueConvertible {
+    case success
+    case notFound = "not_found"
+    case error
+    case circuitOpen = "circuit_open"
+    case pending
+    case reviewNeeded = "review_needed"
+
+    /// A tolerant reading of the backend's value: `nil` or unknown → `.pending`.
+    public init(tolerating raw: String?) {
+        self = raw.flatMap { EnrichmentStatus(rawValue: $0.lowercased()) } ?? .pending
+    }
+}
+
+/// One row of the `book` table: a book in the library.
+///
+/// `authors` is stored as a JSON array of names (text), so names with commas survive and FTS5
+/// still sees plain words. `needsReview` is a generated column in SQLite; ``needsReview`` here
+/// computes the same rule for records not yet saved.
+public struct BookRecord: Identifiable, Hashable, Sendable, Codable, FetchableRecord, MutablePersistableRecord {
+    public static let databaseTableName = "book"
+
+    /// Books below this confidence need a person's review.
+    public static let reviewThreshold = 0.8
+
+    /// The row id (`nil` until inserted).
+    public var id: Int64?
+    /// 13 digits, no hyphens (normalise before storing; the schema refuses anything else).
+    public var isbn13: String?
+    /// 9 digits then a digit or `X`.
+    public var isbn10: String?
+    public var title: String
+    public var authors: [String]
+    public var format: String?
+    public var publisher: String?
+    /// As the backend gave it: "YYYY-MM-DD", "YYYY-MM" or "YYYY".
+    public var publishedDate: String?
+    public var pageCount: Int?
+    public var coverURL: String?
+    /// 0…1, `nil` when the backend gave none.
+    public var confidence: Double?
+    public var enrichmentStatus: EnrichmentStatus
+    public var addedAt: Date
+    public var updatedAt: Date
+    /// The scan that found it (set to `nil` if that scan row is ever deleted).
+    public var scanID: UUID?
+    /// The backend's JSON for this book, kept for later re-reading. Must be valid JSON.
+    public var rawJSON: String?
+
+    public init(
+        id: Int64? = nil, isbn13: String? = nil, isbn10: String? = nil, title: String, authors: [String] = [],
+        format: String? = nil, publisher: String? = nil, publishedDate: String? = nil, pageCount: Int? = nil,
+        coverURL: String? = nil, confidence: Double? = nil, enrichmentStatus: EnrichmentStatus = .pending,
+        addedAt: Date = Date(), updatedAt: Date? = nil, scanID: UUID? = nil, rawJSON: String? = nil
+    ) {
+        self.id = id
+        self.isbn13 = isbn13
+        self.isbn10 = isbn10
+        self.title = title
+        self.authors = authors
+        self.format = format
+        self.publisher = publisher
+        self.publishedDate = publishedDate
+        self.pageCount = pageCount
+        self.coverURL = coverURL
+        self.confidence = confidence
+        self.enrichmentStatus = enrichmentStatus
+        self.addedAt = addedAt
+        self.updatedAt = updatedAt ?? addedAt
+        self.scanID = scanID
+        self.rawJSON = rawJSON
+    }
+
+    /// Confidence below ``reviewThreshold`` or the backend asked for review (the same rule as the
+    /// generated `needsReview` column).
+    public var needsReview: Bool {
+        (confidence.map { $0 < Self.reviewThreshold } ?? false) || enrichmentStatus == .reviewNeeded
+    }
+
+    private enum CodingKeys: String, CodingKey {
+        case id, isbn13, isbn10, title, authors, format, publisher, publishedDate, pageCount
+        case coverURL = "coverUrl", confidence, enrichmentStatus, addedAt, updatedAt
+        case scanID = "scanId", rawJSON
+    }
+
+    public enum Columns {
+        public static let id = Column("id")
+        public static let isbn13 = Column("isbn13")
+        public static let isbn10 = Column("isbn10")
+        public static let title = Column("title")
+        public static let authors = Column("authors")
+        public static let confidence = Column("confidence")
+        public static let needsReview = Column("needsReview")
+        public static let enrichmentStatus = Column("enrichmentStatus")
+        public static let addedAt = Column("addedAt")
+        public static let scanID = Column("scanId")
+    }
+
+    /// Scan ids are stored as lowercase strings, like `scan.id`.
+    public static let databaseUUIDEncodingStrategy = DatabaseUUIDEncodingStrategy.lowercaseString
+
+    public mutating func didInsert(_ inserted: InsertionSuccess) {
+        id = inserted.rowID
+    }
+}

@@ -1,0 +1,151 @@
+import Foundation
+import GRDB
+
+/// The library: books found by scans, with full-text search.
+///
+/// Minimal on purpose: ``insert(_:)``, ``upsert(_:)`` keyed by ISBN-13, listing, counting and
+/// search. Matching books without an ISBN (normalised title + author) is left to the backend
+/// integration.
+public struct Library: Sendable {
+    public let database: AppDatabase
+
+    public init(database: AppDatabase) {
+        self.database = database
+    }
+
+    /// Inserts a new book. Fails with ``StoreError/constraintViolated(message:)`` when its ISBN-13
+    /// is already in the library (use ``upsert(_:)``).
+    @discardableResult
+    public func insert(_ book: BookRecord) throws(StoreError) -> BookRecord {
+        try database.write("the book was not added") { db in try book.inserted(db) }
+    }
+
+    /// Inserts the book, or, when a book with the same ISBN-13 exists, updates that one: the new
+    /// values win where they are present, the old ones stay where the new record has `nil`;
+    /// `id`, `addedAt` and `scanID` stay the first ones. Books without ISBN-13 are inserted.
+    @discardableResult
+    public func upsert(_ book: BookRecord, now: Date = Date()) throws(StoreError) -> BookRecord {
+        try database.write("the book was not added") { db in try Self.upsert(book, now: now, db) }
+    }
+
+    /// The book with this row id.
+    public func book(id: Int64) throws(StoreError) -> BookRecord? {
+        try database.read("nothing was read") { db in try BookRecord.fetchOne(db, key: id) }
+    }
+
+    /// The book with this ISBN-13.
+    public func book(isbn13: String) throws(StoreError) -> BookRecord? {
+        try database.read("nothing was read") { db in
+            try BookRecord.filter(BookRecord.Columns.isbn13 == isbn13).fetchOne(db)
+        }
+    }
+
+    /// All books in the order they were added (optionally only those needing review).
+    public func books(needingReviewOnly: Bool = false, limit: Int? = nil) throws(StoreError) -> [BookRecord] {
+        try database.read("nothing was read") { db in
+            var request = BookRecord.order(BookRecord.Columns.id)
+            if needingReviewOnly { request = request.filter(BookRecord.Columns.needsReview == true) }
+            if let limit { request = request.limit(limit) }
+            return try request.fetchAll(db)
+        }
+    }
+
+    /// The books found by one scan.
+    public func books(fromScan id: UUID) throws(StoreError) -> [BookRecord] {
+        try database.read("nothing was read") { db in
+            try BookRecord.filter(BookRecord.Columns.scanID == id.uuidString.lowercased())
+                .order(BookRecord.Columns.id).fetchAll(db)
+        }
+    }
+
+    public func bookCount() throws(StoreError) -> Int {
+        try database.read("nothing was read") { db in try BookRecord.fetchCount(db) }
+    }
+
+    /// Books matching what a person typed: every word, as a prefix, in the title, the authors or an
+    /// ISBN; best matches first (FTS5 rank). An ISBN typed with hyphens or spaces is found too.
+    /// An empty or punctuation-only query matches nothing.
+    public func searchBooks(matching query: String, limit: Int = 100) throws(StoreError) -> [BookRecord] {
+        // "978-0-441-01359-3" → "9780441013593": FTS would otherwise see five separate numbers.
+        let compact = query.filter { !$0.isWhitespace && $0 != "-" }
+        let isISBN = (compact.count == 13 || compact.count == 10)
+            && compact.allSatisfy { $0.isASCII && ($0.isNumber || $0 == "X" || $0 == "x") }
+        let text = isISBN ? compact.uppercased() : query
+        guard let pattern = FTS5Pattern(matchingAllPrefixesIn: text) else { return [] }
+        return try database.read("nothing was read") { db in
+            try BookRecord.fetchAll(
+                db,
+                sql: """
+                    SELECT book.* FROM book
+                    JOIN book_ft ON book_ft.rowid = book.id
+                    WHERE book_ft MATCH ?
+                    ORDER BY book_ft.rank, book.id
+                    LIMIT ?
+                    """,
+                arguments: [pattern, limit])
+        }
+    }
+
+    static func upsert(_ book: BookRecord, now: Date, _ db: Database) throws -> BookRecord {
+        guard let isbn13 = book.isbn13,
+            var existing = try BookRecord.filter(BookRecord.Columns.isbn13 == isbn13).fetchOne(db)
+        else {
+            var fresh = book
+            fresh.id = nil
+            return try fresh.inserted(db)
+        }
+        let before = existing
+        existing.isbn10 = book.isbn10 ?? existing.isbn10
+        if !book.title.isEmpty { existing.title = book.title }
+        if !book.authors.isEmpty { existing.authors = book.authors }
+        existing.format = book.format ?? existing.format
+        existing.publisher = book.publisher ?? existing.publisher
+        existing.publishedDate = book.publishedDate ?? existing.publishedDate
+        existing.pageCount = book.pageCount ?? existing.pageCount
+        existing.coverURL = book.coverURL ?? existing.coverURL
+        existing.confidence = book.confidence ?? existing.confidence
+        existing.enrichmentStatus = book.enrichmentStatus
+        existing.rawJSON = book.rawJSON ?? existing.rawJSON
+        existing.scanID = existing.scanID ?? book.scanID
+        existing.updatedAt = now
+        try existing.updateChanges(db, from: before)
+        return existing
+    }
+}
+
+extension AppDatabase {
+    /// The terminal step of a scan, in one transaction: its books go into the library (upserted by
+    /// ISBN-13, each linked to the scan) and the scan becomes `done` with progress 1 and its job
+    /// token forgotten. Idempotent: for a scan already `done` (a terminal event seen twice, a
+    /// restart) nothing is added again and the scan's existing books are returned.
+    @discardableResult
+    public func completeScan(
+        _ id: UUID, books: [BookRecord], now: Date = Date()
+    ) throws(StoreError) -> (scan: ScanRecord, books: [BookRecord]) {
+        try write("the scan's results were not saved (it stays analyzing and is fetched again)") { db in
+            guard var scan = try ScanQueue.fetch(db, id) else { throw StoreError.scanNotFound(id) }
+            if scan.state == .done {
+                let existing = try BookRecord.filter(BookRecord.Columns.scanID == id.uuidString.lowercased())
+                    .order(BookRecord.Columns.id).fetchAll(db)
+                return (scan, existing)
+            }
+            var saved: [BookRecord] = []
+            for var book in books {
+                book.scanID = id
+                book.addedAt = now
+                book.updatedAt = now
+                saved.append(try Library.upsert(book, now: now, db))
+            }
+            let before = scan
+            scan.state = .done
+            scan.progress = 1
+            scan.jobToken = nil
+            scan.lastError = nil
+            scan.retryable = nil
+            scan.nextAttemptAt = nil
+            scan.updatedAt = now
+            try scan.updateChanges(db, from: before)
+            return (scan, saved)
+        }
+    }
+}

@@ -1,0 +1,102 @@
+import GRDB
+
+extension AppDatabase {
+    /// The schema, as named migrations. A released migration is never edited: add `v2`, `v3`, ….
+    ///
+    /// Invariants live in the schema so that no code path can break them: NOT NULL, CHECK on every
+    /// enum and range, UNIQUE on ISBN-13 and on backend job ids, foreign keys, and a trigger that
+    /// makes `done` final (a done scan re-uploaded would add its books twice).
+    public static var migrator: DatabaseMigrator {
+        var migrator = DatabaseMigrator()
+
+        migrator.registerMigration("v1") { db in
+            try db.create(table: "scan") { t in
+                // The scan id is a lowercase UUID string; it is also the upload's Idempotency-Key.
+                t.primaryKey("id", .text).check { length($0) == 36 }
+                // When the shutter was pressed: CLOCK_MONOTONIC ns (0 when unknown, e.g. a recovered
+                // file) and wall-clock time (the Pi may lack an RTC: do not order by it).
+                t.column("pressedAt", .integer).notNull().check { $0 >= 0 }
+                t.column("pressedWallAt", .datetime).notNull()
+                // The monotonic timestamp of the frame that was kept.
+                t.column("frameAt", .integer).check { $0 == nil || $0 >= 0 }
+                t.column("createdAt", .datetime).notNull()
+                t.column("updatedAt", .datetime).notNull()
+                t.column("state", .text).notNull().defaults(to: ScanState.queued.rawValue)
+                    .check(sql: "state IN (\(ScanState.allCases.map { "'\($0.rawValue)'" }.joined(separator: ", ")))")
+                t.column("attempts", .integer).notNull().defaults(to: 0).check { $0 >= 0 }
+                t.column("nextAttemptAt", .datetime)
+                // From the backend's 202: job id, progress stream, status URL, per-job token (secret).
+                t.column("jobId", .text).unique()
+                t.column("streamUrl", .text)
+                t.column("statusUrl", .text)
+                t.column("jobToken", .text)
+                t.column("lastEventId", .text)
+                t.column("progress", .double).notNull().defaults(to: 0).check { $0 >= 0 && $0 <= 1 }
+                t.column("lastError", .text)
+                t.column("retryable", .boolean).check { $0 == nil || [0, 1].contains($0) }
+                // The photo and thumbnail, as file names inside <state>/spool.
+                t.column("imagePath", .text).notNull().check { length($0) > 0 }
+                t.column("imageSize", .integer).notNull().check { $0 > 0 }
+                t.column("width", .integer).notNull().check { $0 > 0 }
+                t.column("height", .integer).notNull().check { $0 > 0 }
+                t.column("thumbnailPath", .text)
+                // Re-queued by reconciliation from a spool file whose row never committed.
+                t.column("recovered", .boolean).notNull().defaults(to: false).check { [0, 1].contains($0) }
+                // Set when a person discards the scan; it then leaves every list of work.
+                t.column("discardedAt", .datetime)
+                // An analyzing scan has a job to follow.
+                t.check(sql: "state <> 'analyzing' OR jobId IS NOT NULL")
+            }
+            try db.create(index: "scan_on_state", on: "scan", columns: ["state"])
+            try db.execute(sql: """
+                CREATE TRIGGER scan_done_is_final
+                BEFORE UPDATE OF state ON scan
+                WHEN OLD.state = 'done' AND NEW.state <> 'done'
+                BEGIN
+                    SELECT RAISE(ABORT, 'a done scan cannot change state');
+                END
+                """)
+
+            try db.create(table: "book") { t in
+                t.autoIncrementedPrimaryKey("id")
+                t.column("isbn13", .text).unique()
+                    .check(sql: "isbn13 IS NULL OR (length(isbn13) = 13 AND isbn13 NOT GLOB '*[^0-9]*')")
+                t.column("isbn10", .text)
+                    .check(sql: "isbn10 IS NULL OR isbn10 GLOB '[0-9][0-9][0-9][0-9][0-9][0-9][0-9][0-9][0-9][0-9X]'")
+                t.column("title", .text).notNull()
+                // A JSON array of names: lossless (names may hold commas) and still plain words for FTS5.
+                t.column("authors", .text).notNull().defaults(to: "[]")
+                    .check(sql: "json_valid(authors) AND json_type(authors) = 'array'")
+                t.column("format", .text)
+                t.column("publisher", .text)
+                t.column("publishedDate", .text)  // "YYYY-MM-DD", "YYYY-MM" or "YYYY", as the backend gave it
+                t.column("pageCount", .integer).check { $0 == nil || $0 > 0 }
+                t.column("coverUrl", .text)
+                t.column("confidence", .double).check { $0 == nil || ($0 >= 0 && $0 <= 1) }
+                t.column("enrichmentStatus", .text).notNull().defaults(to: EnrichmentStatus.pending.rawValue)
+                    .check(sql: "enrichmentStatus IN (\(EnrichmentStatus.allCases.map { "'\($0.rawValue)'" }.joined(separator: ", ")))")
+                // Computed by SQLite, never written: confidence below 0.8, or the backend asked for review.
+                t.column("needsReview", .boolean)
+                    .generatedAs(sql: "coalesce(confidence < 0.8, 0) OR enrichmentStatus = 'review_needed'", .stored)
+                t.column("addedAt", .datetime).notNull()
+                t.column("updatedAt", .datetime).notNull()
+                t.column("scanId", .text).indexed().references("scan", onDelete: .setNull)
+                t.column("rawJSON", .text).check(sql: "rawJSON IS NULL OR json_valid(rawJSON)")
+            }
+
+            // Full-text search over title, authors and ISBNs, kept in sync with `book` by triggers.
+            try db.create(virtualTable: "book_ft", using: FTS5()) { t in
+                t.synchronize(withTable: "book")
+                t.tokenizer = .unicode61()  // case- and diacritic-insensitive words
+                t.column("title")
+                t.column("authors")
+                t.column("isbn13")
+                t.column("isbn10")
+            }
+        }
+
+        // Future migrations go here, e.g. migrator.registerMigration("v2") { db in ... }
+
+        return migrator
+    }
+}

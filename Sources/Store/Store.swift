@@ -1,1 +1,0 @@
-// The Store component: see ../../README.md and ARCHITECTURE.md.
