@@ -1,0 +1,184 @@
+import Camera
+import Controls
+import Foundation
+import Imaging
+import Logging
+import ServiceLifecycle
+import Store
+import SwiftWingCore
+
+/// `swiftwing run`: opens the state directory, the camera and the control socket and serves
+/// presses until SIGTERM (or SIGINT), then stops every part cleanly.
+public struct ApplianceDaemon: Sendable {
+    public let configuration: ApplianceConfiguration
+
+    public init(configuration: ApplianceConfiguration) {
+        self.configuration = configuration
+    }
+
+    public func run() async throws {
+        let level = configuration.logLevel
+        LoggingSystem.bootstrap { JournalLogHandler(label: $0, logLevel: level) }
+        let logger = Logger(label: "appliance")
+        let notifier = SystemdNotifier()
+
+        // The state directory first: one daemon per directory, then the database and the spool.
+        let state = StateDirectory(path: configuration.stateDirectory)
+        let lock: StateDirectoryLock
+        let database: AppDatabase
+        do {
+            try state.create()
+            lock = try StateDirectoryLock.acquire(state)
+            database = try AppDatabase.open(state)
+            let report = try database.reconcile(spool: SpoolDirectory(state))
+            report.log(to: logger)
+            let deviceID = try DeviceIdentity.loadOrCreate(state)
+            logger.info("state directory ready", metadata: ["state_directory": "\(state.path)", "device_id": "\(deviceID)"])
+        } catch let error as StoreError {
+            throw ApplianceError(error.description)
+        }
+
+        let camera = try makeCamera()
+        let worker = BoundedWorker(name: "swiftwing-processing", capacity: configuration.imaging.queueDepth)
+        let pipeline = ScanPipeline(
+            camera: camera, worker: worker, database: database, stateDirectory: state,
+            settings: try pipelineSettings(), feedback: NoFeedback(), logger: Logger(label: "pipeline"))
+        let startedAt = Date()
+        let cameraName = configuration.camera.device.description
+
+        let control: ControlSocketServer
+        do {
+            control = try ControlSocketServer(path: configuration.controlSocket, logger: Logger(label: "control")) { request in
+                switch request.command {
+                case .shutter:
+                    switch await pipeline.press(ShutterPress(time: .now(), source: .controlSocket)) {
+                    case .saved(let record): return ControlReply(ok: true, scanId: record.idempotencyKey)
+                    case .refused(let reason): return .refused(reason)
+                    }
+                case .status:
+                    let counters = pipeline.counters
+                    let status = DaemonStatus(
+                        pid: getpid(), version: ApplianceInfo.version, startedAt: startedAt, camera: cameraName,
+                        cameraState: camera.status.description, pressesAccepted: counters.accepted,
+                        pressesRefused: counters.refused, processing: worker.busy, lastError: counters.lastRefusal)
+                    return ControlReply(ok: true, status: status)
+                }
+            }
+        } catch {
+            throw ApplianceError(error.description)
+        }
+
+        let services: [any Service] = [
+            CameraService(camera: camera, pipeline: pipeline, logger: Logger(label: "camera")),
+            ControlSocketService(server: control),
+            WatchdogService(notifier: notifier),
+        ]
+        let group = ServiceGroup(
+            configuration: .init(
+                services: services, gracefulShutdownSignals: [.sigterm, .sigint], cancellationSignals: [],
+                logger: Logger(label: "lifecycle")))
+        notifier.ready(status: "serving presses on \(configuration.controlSocket), camera \(cameraName)")
+        logger.info(
+            "swiftwing \(ApplianceInfo.version) running",
+            metadata: ["camera": "\(cameraName)", "control_socket": "\(configuration.controlSocket)"])
+        try await group.run()
+        notifier.stopping()
+        worker.stop()
+        withExtendedLifetime(lock) {}
+        logger.info("stopped")
+    }
+
+    private func pipelineSettings() throws -> ScanPipeline.Settings {
+        let rotation: FrameRotation
+        do {
+            rotation = try FrameRotation(degrees: configuration.camera.rotation)
+        } catch {
+            throw ApplianceError("camera.rotation: \(error)")
+        }
+        return ScanPipeline.Settings(
+            maxLongEdge: configuration.imaging.maxLongEdge, jpegQuality: configuration.imaging.jpegQuality,
+            thumbnailLongEdge: configuration.imaging.thumbnailLongEdge, rotation: rotation,
+            captureTimeout: .milliseconds(Int(configuration.camera.captureTimeoutSeconds * 1000)),
+            minimumFreeBytes: Int64(configuration.minimumFreeMegabytes) * 1_048_576)
+    }
+
+    func makeCamera() throws -> any FrameSource {
+        let settings = configuration.camera
+        switch settings.device {
+        case .synthetic(let folder):
+            return SyntheticCamera(
+                folder: folder ?? SyntheticCamera.defaultFolder, width: settings.width, height: settings.height,
+                framesPerSecond: settings.framesPerSecond, logger: Logger(label: "camera"))
+        case .v4l2(let path):
+            let cameraConfiguration = CameraConfiguration(
+                device: path, width: settings.width, height: settings.height, framesPerSecond: settings.framesPerSecond,
+                bufferCount: settings.bufferCount,
+                controls: CameraControls(
+                    focusAbsolute: settings.focusAbsolute.map { Int32($0) }, focusAuto: settings.autofocus,
+                    zoomAbsolute: settings.zoomAbsolute.map { Int32($0) },
+                    exposureAbsolute: settings.exposureAbsolute.map { Int32($0) }),
+                stallTimeout: .milliseconds(Int(settings.stallTimeoutSeconds * 1000)))
+            return V4L2Camera(configuration: cameraConfiguration, logger: Logger(label: "camera"))
+        }
+    }
+}
+
+/// Keeps the camera open for the daemon's lifetime. A camera that cannot be opened is reported
+/// (once per distinct reason) and retried with backoff; the daemon runs on and refuses presses
+/// with that reason meanwhile.
+struct CameraService: Service {
+    let camera: any FrameSource
+    let pipeline: ScanPipeline
+    let logger: Logger
+
+    func run() async throws {
+        var delay = Duration.milliseconds(500)
+        var lastProblem: String?
+        while !Task.isShuttingDownGracefully && !Task.isCancelled {
+            do {
+                try await camera.start()
+                pipeline.setCameraProblem(nil)
+                logger.info("camera streaming", metadata: ["status": "\(camera.status)"])
+                break
+            } catch {
+                let problem = error.description
+                pipeline.setCameraProblem(problem)
+                if problem != lastProblem { logger.error("camera cannot start: \(problem)") }
+                lastProblem = problem
+                try? await cancelWhenGracefulShutdown { try await Task.sleep(for: delay) }
+                delay = min(delay * 2, .seconds(10))
+            }
+        }
+        try? await gracefulShutdown()
+        await camera.stop()
+    }
+}
+
+/// Runs the control socket's accept loop on a thread of its own until graceful shutdown.
+struct ControlSocketService: Service {
+    let server: ControlSocketServer
+
+    func run() async throws {
+        let thread = Thread { server.serve() }
+        thread.name = "swiftwing-control"
+        thread.start()
+        try? await gracefulShutdown()
+        server.stop()
+    }
+}
+
+/// Pings systemd's watchdog at half the interval it asked for, while the daemon's tasks run.
+struct WatchdogService: Service {
+    let notifier: SystemdNotifier
+
+    func run() async throws {
+        guard let interval = notifier.watchdogPingInterval else {
+            try? await gracefulShutdown()
+            return
+        }
+        while !Task.isShuttingDownGracefully {
+            notifier.watchdog()
+            try? await cancelWhenGracefulShutdown { try await Task.sleep(for: interval) }
+        }
+    }
+}

@@ -1,0 +1,96 @@
+import CCurl
+import CGPIOD
+import CJPEG
+import Camera
+import Foundation
+import Store
+import SwiftWingCore
+
+/// `swiftwing doctor`: checks what the daemon needs, one line each, and says what to fix.
+public struct DoctorReport: Sendable {
+    public struct Check: Sendable {
+        public var name: String
+        public var ok: Bool
+        public var detail: String
+    }
+
+    public var checks: [Check] = []
+
+    public var healthy: Bool { checks.allSatisfy(\.ok) }
+
+    public static func run(configuration: ApplianceConfiguration) -> DoctorReport {
+        var report = DoctorReport()
+        report.checks.append(Check(name: "configuration", ok: true, detail: "valid"))
+        report.checks.append(stateDirectoryCheck(configuration))
+        report.checks.append(cameraCheck(configuration))
+        report.checks.append(Check(name: "libraries", ok: true, detail: libraryVersions()))
+        return report
+    }
+
+    public func text() -> String {
+        checks.map { "\($0.ok ? "ok  " : "FAIL") \($0.name): \($0.detail)" }.joined(separator: "\n")
+    }
+
+    private static func stateDirectoryCheck(_ configuration: ApplianceConfiguration) -> Check {
+        let path = configuration.stateDirectory
+        guard FileManager.default.fileExists(atPath: path) else {
+            return Check(name: "state directory", ok: false, detail: "\(path) does not exist: the daemon creates it, or `systemd` does with StateDirectory=swiftwing")
+        }
+        guard access(path, W_OK) == 0 else {
+            return Check(name: "state directory", ok: false, detail: "\(path) is not writable by this user: run as the swiftwing user or fix its owner")
+        }
+        var stats = statvfs()
+        guard statvfs(path, &stats) == 0 else {
+            return Check(name: "state directory", ok: false, detail: "\(path): cannot read free space")
+        }
+        let free = Int64(stats.f_bavail) * Int64(stats.f_frsize) / 1_048_576
+        let enough = free >= configuration.minimumFreeMegabytes
+        return Check(
+            name: "state directory", ok: enough,
+            detail: "\(path), \(free) MB free" + (enough ? "" : " — below daemon.min_free_megabytes (\(configuration.minimumFreeMegabytes)); presses will be refused"))
+    }
+
+    private static func cameraCheck(_ configuration: ApplianceConfiguration) -> Check {
+        let daemon = ApplianceDaemon(configuration: configuration)
+        let source: any FrameSource
+        do {
+            source = try daemon.makeCamera()
+        } catch {
+            return Check(name: "camera", ok: false, detail: "\(error)")
+        }
+        let outcome = ResultBox()
+        let done = DispatchSemaphore(value: 0)
+        Task {
+            do {
+                try await source.start()
+                let frame = try await source.capture(after: .now(), timeout: .seconds(5))
+                outcome.value = .success("\(source.status); captured a \(frame.width)x\(frame.height) frame")
+            } catch {
+                outcome.value = .failure(error.description)
+            }
+            await source.stop()
+            done.signal()
+        }
+        done.wait()
+        switch outcome.value {
+        case .success(let detail): return Check(name: "camera", ok: true, detail: detail)
+        case .failure(let detail), nil: return Check(name: "camera", ok: false, detail: detail)
+        }
+    }
+
+    private static func libraryVersions() -> String {
+        let curl = String(cString: curl_version())
+        let gpiod = String(cString: gpiod_version_string())
+        return "libjpeg API \(JPEG_LIB_VERSION), libgpiod \(gpiod), \(curl.split(separator: " ").prefix(2).joined(separator: " "))"
+    }
+}
+
+private enum Outcome: Sendable {
+    case success(String)
+    case failure(String)
+}
+
+/// Carries the camera check's result from its task to the calling thread; the semaphore orders access.
+private final class ResultBox: @unchecked Sendable {
+    var value: Outcome?
+}

@@ -1,0 +1,118 @@
+import Foundation
+import Store
+
+/// `swiftwing status`: the daemon (if one answers), the queue and the library. Reads the database
+/// directly as a WAL reader, so it works with the daemon running or not.
+public struct StatusReport: Codable, Sendable {
+    public struct Daemon: Codable, Sendable {
+        public var running: Bool
+        public var pid: Int32?
+        public var version: String?
+        public var startedAt: Date?
+        public var camera: String?
+        public var cameraState: String?
+        public var pressesAccepted: Int?
+        public var pressesRefused: Int?
+        public var processing: Int?
+        public var lastError: String?
+        /// Why no daemon answered, when it did not.
+        public var reason: String?
+    }
+
+    public struct Library: Codable, Sendable {
+        public var books: Int
+    }
+
+    public var stateDirectory: String
+    public var daemon: Daemon
+    /// Scans per state; `nil` when the database cannot be read (`databaseError` says why).
+    public var queue: [String: Int]?
+    public var library: Library?
+    public var databaseError: String?
+
+    public static func gather(configuration: ApplianceConfiguration) -> StatusReport {
+        var daemon = Daemon(running: false)
+        do {
+            let reply = try ControlClient.send(ControlRequest(command: .status), to: configuration.controlSocket)
+            if let status = reply.status {
+                daemon = Daemon(
+                    running: true, pid: status.pid, version: status.version, startedAt: status.startedAt,
+                    camera: status.camera, cameraState: status.cameraState, pressesAccepted: status.pressesAccepted,
+                    pressesRefused: status.pressesRefused, processing: status.processing, lastError: status.lastError)
+            }
+        } catch {
+            daemon.reason = error.description
+        }
+        var report = StatusReport(stateDirectory: configuration.stateDirectory, daemon: daemon)
+        do {
+            let database = try AppDatabase.openReadOnly(StateDirectory(path: configuration.stateDirectory))
+            let counts = try database.queue.counts()
+            report.queue = Dictionary(uniqueKeysWithValues: ScanState.allCases.map { ($0.rawValue, counts[$0] ?? 0) })
+            report.library = Library(books: try database.library.bookCount())
+        } catch {
+            report.databaseError = error.description
+        }
+        return report
+    }
+
+    public func json() -> String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+        encoder.dateEncodingStrategy = .iso8601
+        return String(decoding: (try? encoder.encode(self)) ?? Data("{}".utf8), as: UTF8.self)
+    }
+
+    public func text() -> String {
+        var lines: [String] = []
+        if daemon.running {
+            lines.append("daemon:  running (pid \(daemon.pid ?? 0), swiftwing \(daemon.version ?? "?"))")
+            lines.append("camera:  \(daemon.camera ?? "?") — \(daemon.cameraState ?? "?")")
+            lines.append("presses: \(daemon.pressesAccepted ?? 0) saved, \(daemon.pressesRefused ?? 0) refused, \(daemon.processing ?? 0) in flight")
+            if let lastError = daemon.lastError { lines.append("last refusal: \(lastError)") }
+        } else {
+            lines.append("daemon:  not running (\(daemon.reason ?? "no reply"))")
+        }
+        lines.append("state:   \(stateDirectory)")
+        if let queue {
+            let order = ScanState.allCases.map(\.rawValue)
+            lines.append("queue:   " + order.map { "\($0) \(queue[$0] ?? 0)" }.joined(separator: ", "))
+        }
+        if let library { lines.append("library: \(library.books) books") }
+        if let databaseError { lines.append("database: \(databaseError)") }
+        return lines.joined(separator: "\n")
+    }
+}
+
+/// `swiftwing queue`: every scan, newest first.
+public struct QueueReport: Encodable, Sendable {
+    public var scans: [ScanRecord]
+
+    public static func gather(configuration: ApplianceConfiguration) throws -> QueueReport {
+        do {
+            let database = try AppDatabase.openReadOnly(StateDirectory(path: configuration.stateDirectory))
+            let scans = try database.queue.scans(includeDiscarded: true)
+            return QueueReport(scans: scans.sorted { $0.createdAt > $1.createdAt })
+        } catch {
+            throw ApplianceError(error.description)
+        }
+    }
+
+    public func json() -> String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+        encoder.dateEncodingStrategy = .iso8601
+        return String(decoding: (try? encoder.encode(self)) ?? Data("{}".utf8), as: UTF8.self)
+    }
+
+    public func text() -> String {
+        guard !scans.isEmpty else { return "the queue is empty" }
+        let formatter = ISO8601DateFormatter()
+        return scans.map { scan in
+            var line = "\(scan.idempotencyKey)  \(scan.state.rawValue.padding(toLength: 15, withPad: " ", startingAt: 0)) "
+                + "\(formatter.string(from: scan.createdAt))  \(scan.width)x\(scan.height)  \(scan.imageSize / 1024) KiB"
+            if scan.attempts > 0 { line += "  attempts \(scan.attempts)" }
+            if let error = scan.lastError { line += "  — \(error)" }
+            return line
+        }.joined(separator: "\n")
+    }
+}
