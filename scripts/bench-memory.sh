@@ -39,4 +39,5 @@ echo "| scans queued | $queued |"
 echo "| peak RSS after start, idle (KiB) | $idle_hwm |"
 echo "| peak RSS over $count presses (KiB) | $press_hwm (RSS at end $press_rss) |"
 echo "| peak RSS after restart with $queued queued (KiB) | $restart_hwm |"
-echo "| presses per second, one at a time through the CLI | $(echo "$count / ($ended - $began)" | bc -l | cut -c1-5) |"
+rate=$(awk -v n="$count" -v a="$began" -v b="$ended" 'BEGIN {printf "%.1f", n / (b - a)}')
+echo "| presses per second, one at a time through the CLI | $rate |"
