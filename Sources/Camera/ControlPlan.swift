@@ -56,6 +56,11 @@ public struct ControlPlan: Hashable, Sendable {
     public struct Setting: Hashable, Sendable {
         public var control: CameraControl
         public var value: Int32
+
+        public init(control: CameraControl, value: Int32) {
+            self.control = control
+            self.value = value
+        }
     }
 
     public enum Note: Hashable, Sendable, CustomStringConvertible {

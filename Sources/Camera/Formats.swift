@@ -103,12 +103,15 @@ public enum FormatPlan: Hashable, Sendable, CustomStringConvertible {
     /// libv4l2 converts in user space from one of the camera's own formats (it picks which; CPU cost,
     /// and MJPEG sources are decoded on the CPU).
     case converted(sources: [FourCC])
+    /// Photos from a folder, decoded and fitted once (the synthetic camera).
+    case synthetic(folder: String)
 
     public var description: String {
         switch self {
         case .native: return "YU12 native"
         case .converted(let sources):
             return "YU12 converted by libv4l2 from one of " + sources.map(\.description).joined(separator: ", ")
+        case .synthetic(let folder): return "photos from \(folder)"
         }
     }
 
@@ -163,7 +166,11 @@ public struct NegotiatedFormat: Hashable, Sendable, CustomStringConvertible {
     public var description: String {
         let fps = framesPerSecond.map { " @ \(($0 * 100).rounded() / 100) fps" } ?? ""
         let adjusted = size == requested ? "" : " (asked for \(requested))"
-        let source = cameraFormat == .yuv420 ? "native" : "converted from \(cameraFormat) by libv4l2"
+        let source: String
+        switch plan {
+        case .synthetic(let folder): source = "from the photos in \(folder)"
+        case .native, .converted: source = cameraFormat == .yuv420 ? "native" : "converted from \(cameraFormat) by libv4l2"
+        }
         let rotation = softwareRotationDegrees == 0 ? "" : ", rotate \(softwareRotationDegrees)° in software"
         return "\(size)\(adjusted) YU12 \(source)\(fps), \(bufferCount) buffers\(rotation)"
     }
