@@ -54,6 +54,9 @@ public struct AppDatabase: Sendable {
         let pool: DatabasePool
         do {
             pool = try DatabasePool(path: path, configuration: makeConfiguration(readonly: false))
+            // GRDB switches the writer to WAL *after* prepareDatabase ran and sets
+            // `synchronous = NORMAL` while doing so (Database.setUpWALMode): put FULL back.
+            try pool.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA synchronous = FULL") }
         } catch {
             throw StoreError.from(error, databasePath: path, consequence: "the daemon cannot start")
         }
@@ -108,8 +111,9 @@ public struct AppDatabase: Sendable {
         config.publicStatementArguments = false
         config.label = readonly ? "swiftwing.reader" : "swiftwing"
         config.prepareDatabase { db in
-            // WAL's default (NORMAL) may lose the last transactions on power loss; a press the
-            // person heard click must not be lost, so FULL on every connection.
+            // With NORMAL, WAL may lose the last transactions on power loss; a press the person
+            // heard click must not be lost, so FULL on every connection. (The pool's writer needs
+            // it again after GRDB enables WAL: see ``open(_:)``.)
             try db.execute(sql: "PRAGMA synchronous = FULL")
         }
         return config

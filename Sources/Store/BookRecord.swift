@@ -101,7 +101,9 @@ public struct BookRecord: Identifiable, Hashable, Sendable, Codable, FetchableRe
     }
 
     /// Scan ids are stored as lowercase strings, like `scan.id`.
-    public static let databaseUUIDEncodingStrategy = DatabaseUUIDEncodingStrategy.lowercaseString
+    public static func databaseUUIDEncodingStrategy(for column: String) -> DatabaseUUIDEncodingStrategy {
+        .lowercaseString
+    }
 
     public mutating func didInsert(_ inserted: InsertionSuccess) {
         id = inserted.rowID
