@@ -28,13 +28,17 @@ public struct ApplianceDaemon: Sendable {
         let database: AppDatabase
         do {
             try state.create()
-            lock = try StateDirectoryLock.acquire(state)
+            lock = try StateDirectoryLock.acquire(stateDirectory: state)
             database = try AppDatabase.open(state)
-            let report = try database.reconcile(spool: SpoolDirectory(state))
-            report.log(to: logger)
-            let deviceID = try DeviceIdentity.loadOrCreate(state)
+            let report = try database.queue.reconcile(spool: SpoolDirectory(state))
+            if report.isClean {
+                logger.info("spool and queue agree")
+            } else {
+                logger.warning("reconciled spool and queue: \(report)")
+            }
+            let deviceID = try DeviceIdentity.loadOrCreate(stateDirectory: state)
             logger.info("state directory ready", metadata: ["state_directory": "\(state.path)", "device_id": "\(deviceID)"])
-        } catch let error as StoreError {
+        } catch {
             throw ApplianceError(error.description)
         }
 
@@ -84,7 +88,7 @@ public struct ApplianceDaemon: Sendable {
         try await group.run()
         notifier.stopping()
         worker.stop()
-        withExtendedLifetime(lock) {}
+        lock.release()
         logger.info("stopped")
     }
 
@@ -117,8 +121,15 @@ public struct ApplianceDaemon: Sendable {
                     focusAbsolute: settings.focusAbsolute.map { Int32($0) }, focusAuto: settings.autofocus,
                     zoomAbsolute: settings.zoomAbsolute.map { Int32($0) },
                     exposureAbsolute: settings.exposureAbsolute.map { Int32($0) }),
-                stallTimeout: .milliseconds(Int(settings.stallTimeoutSeconds * 1000)))
-            return V4L2Camera(configuration: cameraConfiguration, logger: Logger(label: "camera"))
+                // Rotation is done in software on the processing worker, the same for every camera.
+                rotation: .none,
+                stallTimeout: .milliseconds(Int(settings.stallTimeoutSeconds * 1000)),
+                frameBufferPoolSize: configuration.imaging.queueDepth)
+            do {
+                return try V4L2Camera(configuration: cameraConfiguration, logger: Logger(label: "camera"))
+            } catch {
+                throw ApplianceError(error.description)
+            }
         }
     }
 }
@@ -145,7 +156,8 @@ struct CameraService: Service {
                 pipeline.setCameraProblem(problem)
                 if problem != lastProblem { logger.error("camera cannot start: \(problem)") }
                 lastProblem = problem
-                try? await cancelWhenGracefulShutdown { try await Task.sleep(for: delay) }
+                let wait = delay
+                try? await cancelWhenGracefulShutdown { try await Task.sleep(for: wait) }
                 delay = min(delay * 2, .seconds(10))
             }
         }

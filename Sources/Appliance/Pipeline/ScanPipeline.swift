@@ -42,7 +42,7 @@ public final class ScanPipeline: Sendable {
     private let settings: Settings
     private let feedback: any PressFeedback
     private let logger: Logger
-    private let counters = Mutex(Counters())
+    private let tally = Mutex(Counters())
     /// Why the camera cannot serve presses right now (it failed to start), for a precise refusal.
     private let cameraProblem = Mutex<String?>(nil)
 
@@ -60,7 +60,7 @@ public final class ScanPipeline: Sendable {
         self.logger = logger
     }
 
-    public var counters: Counters { counters.withLock { $0 } }
+    public var counters: Counters { tally.withLock { $0 } }
 
     /// Set while the camera cannot be opened (and cleared when it streams), so refusals say why.
     public func setCameraProblem(_ problem: String?) {
@@ -105,7 +105,7 @@ public final class ScanPipeline: Sendable {
                     throw error
                 }
             }
-            counters.withLock { $0.accepted += 1 }
+            tally.withLock { $0.accepted += 1 }
             feedback.scanSaved(press)
             logger.info(
                 "scan saved",
@@ -132,22 +132,24 @@ public final class ScanPipeline: Sendable {
 
     /// Runs on the worker thread: pure CPU work on the frame.
     static func process(_ frame: YUV420Frame, settings: Settings) throws -> Processed {
-        let upright = settings.rotation == .none ? frame : frame.rotated(by: settings.rotation)
-        let scaled = YUV420Scaler.downscaled(upright, maxLongEdge: settings.maxLongEdge)
-        let jpeg = try JPEGEncoder(quality: settings.jpegQuality).encode(scaled)
-        let thumbnail = try Thumbnail.jpeg(of: scaled, longEdge: settings.thumbnailLongEdge)
-        return Processed(jpeg: jpeg, thumbnail: thumbnail, width: scaled.width, height: scaled.height)
+        let upright = settings.rotation == .none ? frame : try rotated(frame, by: settings.rotation)
+        let scaler = YUV420Scaler()
+        let scaled = try scaler.downscaled(upright, maxLongEdge: settings.maxLongEdge)
+        let encoder = try JPEGEncoder(quality: settings.jpegQuality)
+        let jpeg = try encoder.encode(scaled)
+        let thumbnail = try Thumbnail(of: scaled, longEdge: settings.thumbnailLongEdge, encoder: encoder, scaler: scaler)
+        return Processed(jpeg: jpeg, thumbnail: thumbnail.jpeg, width: scaled.width, height: scaled.height)
     }
 
     private func freeSpaceProblem() -> String? {
-        guard settings.minimumFreeBytes > 0, let free = try? FreeSpace.available(at: stateDirectory.path) else { return nil }
+        guard settings.minimumFreeBytes > 0, let free = try? FreeSpace.availableBytes(at: stateDirectory.path) else { return nil }
         guard free < settings.minimumFreeBytes else { return nil }
         return "state directory \(stateDirectory.path) is nearly full (\(free / 1_048_576) MB free, "
             + "daemon.min_free_megabytes is \(settings.minimumFreeBytes / 1_048_576)): free space on the card; queued scans are kept"
     }
 
     private func refuse(_ press: ShutterPress, _ reason: String) -> Outcome {
-        counters.withLock {
+        tally.withLock {
             $0.refused += 1
             $0.lastRefusal = reason
         }

@@ -66,7 +66,7 @@ public struct DoctorReport: Sendable {
                 let frame = try await source.capture(after: .now(), timeout: .seconds(5))
                 outcome.value = .success("\(source.status); captured a \(frame.width)x\(frame.height) frame")
             } catch {
-                outcome.value = .failure(error.description)
+                outcome.value = .failure("\(error)")
             }
             await source.stop()
             done.signal()
@@ -74,7 +74,8 @@ public struct DoctorReport: Sendable {
         done.wait()
         switch outcome.value {
         case .success(let detail): return Check(name: "camera", ok: true, detail: detail)
-        case .failure(let detail), nil: return Check(name: "camera", ok: false, detail: detail)
+        case .failure(let detail): return Check(name: "camera", ok: false, detail: detail)
+        case nil: return Check(name: "camera", ok: false, detail: "the check did not finish")
         }
     }
 
