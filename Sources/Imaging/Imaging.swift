@@ -1,1 +1,3 @@
-// The Imaging component: see ../../README.md and ARCHITECTURE.md.
+// The Imaging component: pure functions on YUV 4:2:0 buffers — JPEG decode/encode through libjpeg
+// (LibJPEG.swift is the only file that calls libjpeg), area-average scaling, rotation and
+// thumbnails. No hardware, no threads of its own. See ARCHITECTURE.md.

@@ -1,0 +1,331 @@
+import SwiftWingCore
+
+/// Shrinks (and, for ``resized(_:width:height:)``, fits) YUV 4:2:0 frames by area averaging.
+///
+/// Every output sample is the average of the source area it covers, partial pixels weighted by
+/// how much of them is covered (a box filter with fractional coverage): no aliasing on shelf text,
+/// no ringing, flat areas stay exactly flat. The three planes are scaled independently, chroma on
+/// its own half-size grid. Exact 2x and 4x reductions take a fast path that sums 2x2 or 4x4
+/// blocks; everything else uses precomputed per-column and per-row fixed-point weights (14 bits),
+/// a horizontal pass into 16-bit rows (8 fractional bits) cached across output rows, and a
+/// vertical pass. See Benchmarks/README.md for what it costs.
+///
+/// Stateless apart from the optional pool, so it is `Sendable`; the processing worker calls it.
+public struct YUV420Scaler: Sendable {
+    /// The long edge of a scan sent for recognition: 1920 pixels.
+    public static let defaultMaxLongEdge = 1920
+
+    /// Where output buffers come from; fresh buffers when `nil`.
+    public var pool: BufferPool?
+
+    public init(pool: BufferPool? = nil) {
+        self.pool = pool
+    }
+
+    /// The size ``downscaled(_:maxLongEdge:)`` produces for a `width` x `height` picture: the long
+    /// edge at most `maxLongEdge`, both sides even, aspect ratio kept to within one pixel; the
+    /// input size itself when it already fits.
+    public static func downscaledSize(width: Int, height: Int, maxLongEdge: Int = defaultMaxLongEdge)
+        -> (width: Int, height: Int)
+    {
+        guard max(width, height) > maxLongEdge else { return (width, height) }
+        let long = max(2, maxLongEdge & ~1)
+        func evenShortSide(_ short: Int, _ longSide: Int) -> Int {
+            let exact = Double(short) * Double(long) / Double(longSide)
+            return max(2, Int((exact / 2).rounded()) * 2)
+        }
+        return width >= height ? (long, evenShortSide(height, width)) : (evenShortSide(width, height), long)
+    }
+
+    /// `frame` shrunk so its long edge is at most `maxLongEdge` (1920 by default), keeping the
+    /// aspect ratio and giving even dimensions. Never enlarges: a frame that already fits is
+    /// returned as it is (same buffer).
+    /// - Throws: ``ImagingError/invalidSize(width:height:reason:)`` when `maxLongEdge` < 2;
+    ///   ``ImagingError/noFreeBuffer(neededBytes:poolBufferSize:)`` when the pool has none.
+    public func downscaled(_ frame: YUV420Frame, maxLongEdge: Int = defaultMaxLongEdge) throws(ImagingError)
+        -> YUV420Frame
+    {
+        guard maxLongEdge >= 2 else {
+            throw .invalidSize(width: maxLongEdge, height: maxLongEdge,
+                               reason: "the long edge limit must be at least 2 pixels (1920 is the default)")
+        }
+        let size = Self.downscaledSize(width: frame.width, height: frame.height, maxLongEdge: maxLongEdge)
+        if size.width == frame.width && size.height == frame.height { return frame }
+        let crop = CropRect(x: 0, y: 0, width: Double(frame.width), height: Double(frame.height))
+        return try scale(frame, crop: crop, width: size.width, height: size.height)
+    }
+
+    /// `frame` fitted to exactly `width` x `height`: first center-cropped to the target's aspect
+    /// ratio (cutting equal amounts off both long sides; nothing is letterboxed or stretched),
+    /// then area-scaled. Enlarges when the target is bigger (each output sample then covers part
+    /// of one or two source samples). Used to turn photos into frames of a camera's size.
+    /// - Throws: ``ImagingError/invalidSize(width:height:reason:)`` for a size below 1x1.
+    public func resized(_ frame: YUV420Frame, width: Int, height: Int) throws(ImagingError) -> YUV420Frame {
+        guard width >= 1 && height >= 1 else {
+            throw .invalidSize(width: width, height: height, reason: "both sides must be at least 1 pixel")
+        }
+        let sourceWidth = Double(frame.width), sourceHeight = Double(frame.height)
+        var crop = CropRect(x: 0, y: 0, width: sourceWidth, height: sourceHeight)
+        if frame.width * height > width * frame.height {
+            crop.width = sourceHeight * Double(width) / Double(height)  // source is wider: trim the sides
+            crop.x = (sourceWidth - crop.width) / 2
+        } else if frame.width * height < width * frame.height {
+            crop.height = sourceWidth * Double(height) / Double(width)  // source is taller: trim top, bottom
+            crop.y = (sourceHeight - crop.height) / 2
+        }
+        return try scale(frame, crop: crop, width: width, height: height)
+    }
+
+    struct CropRect {
+        var x: Double, y: Double, width: Double, height: Double
+    }
+
+    private func scale(_ frame: YUV420Frame, crop: CropRect, width: Int, height: Int) throws(ImagingError)
+        -> YUV420Frame
+    {
+        let layout = YUV420Layout(width: width, height: height)
+        let buffer: PixelBuffer
+        if let pool {
+            buffer = try acquireBuffer(from: pool, bytes: layout.byteCount)
+        } else {
+            buffer = PixelBuffer(capacity: layout.byteCount)
+        }
+        let output = YUV420Frame(layout: layout, buffer: buffer, timestamp: frame.timestamp, sequence: frame.sequence)
+        let source = frame.layout
+        let sourceBase = UnsafeRawPointer(frame.buffer.bytes.baseAddress!)
+        let targetBase = output.buffer.bytes.baseAddress!
+
+        Self.scalePlane(
+            PlaneView(base: sourceBase, width: source.width, height: source.height, stride: source.lumaStride),
+            crop: crop,
+            into: MutablePlaneView(base: targetBase, width: width, height: height, stride: layout.lumaStride))
+        // Chroma sample j covers luma [2j, 2j+2) of the output, so its source span is measured in
+        // output luma pixels and halved; for even sizes this is just the luma crop halved.
+        let chromaCrop = CropRect(
+            x: crop.x / 2, y: crop.y / 2,
+            width: Double(layout.chromaWidth) * crop.width / Double(width),
+            height: Double(layout.chromaHeight) * crop.height / Double(height))
+        for (sourceOffset, targetOffset) in [(source.cbOffset, layout.cbOffset), (source.crOffset, layout.crOffset)] {
+            Self.scalePlane(
+                PlaneView(base: sourceBase + sourceOffset, width: source.chromaWidth, height: source.chromaHeight,
+                          stride: source.chromaStride),
+                crop: chromaCrop,
+                into: MutablePlaneView(base: targetBase + targetOffset, width: layout.chromaWidth,
+                                       height: layout.chromaHeight, stride: layout.chromaStride))
+        }
+        return output
+    }
+
+    struct PlaneView {
+        var base: UnsafeRawPointer
+        var width: Int, height: Int, stride: Int
+        func row(_ y: Int) -> UnsafePointer<UInt8> { (base + y * stride).assumingMemoryBound(to: UInt8.self) }
+    }
+
+    struct MutablePlaneView {
+        var base: UnsafeMutableRawPointer
+        var width: Int, height: Int, stride: Int
+        func row(_ y: Int) -> UnsafeMutablePointer<UInt8> {
+            (base + y * stride).assumingMemoryBound(to: UInt8.self)
+        }
+    }
+
+    /// Scales the `crop` area of `source` onto all of `target`.
+    static func scalePlane(_ source: PlaneView, crop: CropRect, into target: MutablePlaneView) {
+        if let factor = integerFactor(crop: crop, source: source, target: target) {
+            let x0 = Int(crop.x), y0 = Int(crop.y)
+            switch factor {
+            case 1: copyPlane(source, x0: x0, y0: y0, into: target)
+            case 2: halvePlane(source, x0: x0, y0: y0, into: target)
+            default: quarterPlane(source, x0: x0, y0: y0, into: target)
+            }
+            return
+        }
+        let columns = AxisWeights(sourceStart: crop.x, sourceLength: crop.width, sourceSize: source.width,
+                                  targetSize: target.width)
+        let rows = AxisWeights(sourceStart: crop.y, sourceLength: crop.height, sourceSize: source.height,
+                               targetSize: target.height)
+        defer {
+            columns.deallocate()
+            rows.deallocate()
+        }
+        areaAverage(source, into: target, columns: columns, rows: rows)
+    }
+
+    /// 1, 2 or 4 when the crop is whole pixels and exactly that many times the target; else nil.
+    private static func integerFactor(crop: CropRect, source: PlaneView, target: MutablePlaneView) -> Int? {
+        guard crop.x == crop.x.rounded(.down), crop.y == crop.y.rounded(.down) else { return nil }
+        for factor in [1, 2, 4] {
+            if crop.width == Double(target.width * factor) && crop.height == Double(target.height * factor)
+                && Int(crop.x) + target.width * factor <= source.width
+                && Int(crop.y) + target.height * factor <= source.height
+            {
+                return factor
+            }
+        }
+        return nil
+    }
+
+    private static func copyPlane(_ source: PlaneView, x0: Int, y0: Int, into target: MutablePlaneView) {
+        for y in 0..<target.height {
+            target.row(y).update(from: source.row(y0 + y) + x0, count: target.width)
+        }
+    }
+
+    private static func halvePlane(_ source: PlaneView, x0: Int, y0: Int, into target: MutablePlaneView) {
+        let width = target.width
+        for y in 0..<target.height {
+            let a = source.row(y0 + 2 * y) + x0
+            let b = source.row(y0 + 2 * y + 1) + x0
+            let out = target.row(y)
+            for x in 0..<width {
+                let sum = UInt16(a[2 &* x]) &+ UInt16(a[2 &* x &+ 1]) &+ UInt16(b[2 &* x]) &+ UInt16(b[2 &* x &+ 1])
+                out[x] = UInt8(truncatingIfNeeded: (sum &+ 2) &>> 2)
+            }
+        }
+    }
+
+    private static func quarterPlane(_ source: PlaneView, x0: Int, y0: Int, into target: MutablePlaneView) {
+        let width = target.width
+        let sums = UnsafeMutablePointer<UInt16>.allocate(capacity: width)
+        defer { sums.deallocate() }
+        for y in 0..<target.height {
+            sums.update(repeating: 0, count: width)
+            for k in 0..<4 {
+                let row = source.row(y0 + 4 * y + k) + x0
+                for x in 0..<width {
+                    let p = row + 4 &* x
+                    sums[x] = sums[x] &+ UInt16(p[0]) &+ UInt16(p[1]) &+ UInt16(p[2]) &+ UInt16(p[3])
+                }
+            }
+            let out = target.row(y)
+            for x in 0..<width { out[x] = UInt8(truncatingIfNeeded: (sums[x] &+ 8) &>> 4) }
+        }
+    }
+
+    /// Fixed-point weights for one axis: output sample i averages source samples
+    /// `first[i] ..< first[i] + taps` with weights `weights[i * taps ..< (i + 1) * taps]`, which
+    /// sum to exactly 1 << 14. Every index is inside the source (zero weights pad short spans).
+    struct AxisWeights {
+        static let bits = 14
+        let taps: Int
+        let first: UnsafeMutablePointer<Int>
+        let weights: UnsafeMutablePointer<Int32>
+
+        init(sourceStart: Double, sourceLength: Double, sourceSize: Int, targetSize: Int) {
+            let step = sourceLength / Double(targetSize)
+            let one = Double(1 << Self.bits)
+            // Widest span: a step covers at most ceil(step) + 1 source samples.
+            var spans: [(first: Int, weights: [Int32])] = []
+            spans.reserveCapacity(targetSize)
+            var widest = 1
+            for i in 0..<targetSize {
+                let start = sourceStart + Double(i) * step
+                let end = start + step
+                let firstSample = max(0, min(sourceSize - 1, Int(start.rounded(.down))))
+                let lastSample = max(firstSample, min(sourceSize - 1, Int((end - 1e-9).rounded(.down))))
+                var weights: [Int32] = []
+                var previous = 0
+                for j in firstSample...lastSample {
+                    // Samples first...j cover [start, min(j+1, end)); the weight of j is the
+                    // increase, so rounding never loses a bit. Spans past the edge go to the edge.
+                    let high = j == lastSample ? end : Double(j + 1)
+                    let cumulative = Int(((high - start) / step * one).rounded())
+                    weights.append(Int32(cumulative - previous))
+                    previous = cumulative
+                }
+                weights[weights.count - 1] += Int32((1 << Self.bits) - previous)  // exact sum
+                spans.append((firstSample, weights))
+                widest = max(widest, weights.count)
+            }
+            let taps = min(widest, sourceSize)
+            self.taps = taps
+            first = .allocate(capacity: targetSize)
+            weights = .allocate(capacity: targetSize * taps)
+            weights.initialize(repeating: 0, count: targetSize * taps)
+            for (i, span) in spans.enumerated() {
+                // Shift spans that would run past the end left, padding with zero weights in front.
+                let start = min(span.first, sourceSize - taps)
+                first[i] = start
+                let shift = span.first - start
+                for (k, weight) in span.weights.enumerated() { weights[i * taps + shift + k] = weight }
+            }
+        }
+
+        func deallocate() {
+            first.deallocate()
+            weights.deallocate()
+        }
+    }
+
+    /// The general path: horizontal pass per source row (cached in a ring of `rows.taps` rows),
+    /// then a vertical weighted sum per output row.
+    private static func areaAverage(
+        _ source: PlaneView, into target: MutablePlaneView, columns: AxisWeights, rows: AxisWeights
+    ) {
+        let width = target.width
+        let ringSize = rows.taps
+        let ring = UnsafeMutablePointer<UInt16>.allocate(capacity: ringSize * width)
+        defer { ring.deallocate() }
+        let ringRow = UnsafeMutablePointer<Int>.allocate(capacity: ringSize)
+        defer { ringRow.deallocate() }
+        ringRow.initialize(repeating: -1, count: ringSize)
+        let accumulator = UnsafeMutablePointer<UInt32>.allocate(capacity: width)
+        defer { accumulator.deallocate() }
+
+        for y in 0..<target.height {
+            let firstRow = rows.first[y]
+            let rowWeights = rows.weights + y * ringSize
+            var started = false
+            for k in 0..<ringSize {
+                let weight = UInt32(bitPattern: rowWeights[k])
+                if weight == 0 { continue }
+                let sourceRow = firstRow + k
+                let slot = sourceRow % ringSize
+                let filtered = ring + slot * width
+                if ringRow[slot] != sourceRow {
+                    horizontalPass(source.row(sourceRow), into: filtered, width: width, columns: columns)
+                    ringRow[slot] = sourceRow
+                }
+                if started {
+                    for x in 0..<width { accumulator[x] = accumulator[x] &+ weight &* UInt32(filtered[x]) }
+                } else {
+                    for x in 0..<width { accumulator[x] = weight &* UInt32(filtered[x]) }
+                    started = true
+                }
+            }
+            let out = target.row(y)
+            for x in 0..<width { out[x] = UInt8(truncatingIfNeeded: (accumulator[x] &+ (1 << 21)) &>> 22) }
+        }
+    }
+
+    /// One source row filtered to the target width, with 8 fractional bits.
+    @inline(__always)
+    private static func horizontalPass(
+        _ row: UnsafePointer<UInt8>, into filtered: UnsafeMutablePointer<UInt16>, width: Int, columns: AxisWeights
+    ) {
+        let taps = columns.taps
+        switch taps {
+        case 2: horizontalPass(row, into: filtered, width: width, columns: columns, taps: 2)
+        case 3: horizontalPass(row, into: filtered, width: width, columns: columns, taps: 3)
+        case 4: horizontalPass(row, into: filtered, width: width, columns: columns, taps: 4)
+        default: horizontalPass(row, into: filtered, width: width, columns: columns, taps: taps)
+        }
+    }
+
+    @inline(__always)
+    private static func horizontalPass(
+        _ row: UnsafePointer<UInt8>, into filtered: UnsafeMutablePointer<UInt16>, width: Int, columns: AxisWeights,
+        taps: Int
+    ) {
+        let first = columns.first
+        let weights = columns.weights
+        for x in 0..<width {
+            let p = row + first[x]
+            let w = weights + x &* taps
+            var sum: Int32 = 0
+            for k in 0..<taps { sum = sum &+ Int32(p[k]) &* w[k] }
+            filtered[x] = UInt16(truncatingIfNeeded: (sum &+ 32) &>> 6)
+        }
+    }
+}
