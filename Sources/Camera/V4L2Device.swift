@@ -70,6 +70,8 @@ final class V4L2Device {
             case EBUSY: throw .deviceBusy(device: path)
             case ENODEV, ENXIO: throw .cameraUnavailable(device: path, reason: "the device node has no camera behind it")
             case EISDIR: throw .notV4L2Device(device: path, reason: "it is a directory")
+            // libv4l2's v4l2_open already asks VIDIOC_QUERYCAP and fails with its errno.
+            case ENOTTY, EINVAL: throw .notV4L2Device(device: path, reason: "VIDIOC_QUERYCAP: \(error.reason)")
             default: throw .systemCall(device: path, error)
             }
         }

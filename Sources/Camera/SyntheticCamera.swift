@@ -1,0 +1,223 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Imaging
+import Logging
+import Synchronization
+import SwiftWingCore
+
+/// Settings of the synthetic camera (`--camera synthetic`).
+public struct SyntheticCameraConfiguration: Hashable, Sendable {
+    /// The photos shipped for development and tests (two 4624x3468 shelf photos).
+    public static let fixturesFolder = "/work/shared/fixtures/shelves"
+
+    /// A folder of `.jpg` / `.jpeg` files, replayed in name order.
+    public var folder: String
+    public var width: Int
+    public var height: Int
+    public var framesPerSecond: Int
+    /// How long each photo stays "in front of the camera" before the next one.
+    public var secondsPerPhoto: Double
+    /// Captured frames that may be in processing at once (pooled copies).
+    public var frameBufferPoolSize: Int
+
+    public init(
+        folder: String = SyntheticCameraConfiguration.fixturesFolder, width: Int = 1920, height: Int = 1080,
+        framesPerSecond: Int = 15, secondsPerPhoto: Double = 2, frameBufferPoolSize: Int = 4
+    ) {
+        self.folder = folder
+        self.width = width
+        self.height = height
+        self.framesPerSecond = framesPerSecond
+        self.secondsPerPhoto = secondsPerPhoto
+        self.frameBufferPoolSize = frameBufferPoolSize
+    }
+
+    /// The synthetic camera that stands in for `camera`: same size and rate.
+    public init(standingInFor camera: CameraConfiguration, folder: String = SyntheticCameraConfiguration.fixturesFolder) {
+        self.init(
+            folder: folder, width: camera.width, height: camera.height, framesPerSecond: camera.framesPerSecond,
+            frameBufferPoolSize: camera.frameBufferPoolSize)
+    }
+
+    public func validate() throws(CameraError) {
+        if !(16...8192).contains(width) || !(16...8192).contains(height) {
+            throw .invalidConfiguration(
+                setting: "width/height", value: "\(width)x\(height)", advice: "each side must be 16 to 8192 pixels")
+        }
+        if !(1...120).contains(framesPerSecond) {
+            throw .invalidConfiguration(
+                setting: "fps", value: String(framesPerSecond), advice: "use 1 to 120 frames per second")
+        }
+        if !(secondsPerPhoto > 0) {
+            throw .invalidConfiguration(
+                setting: "seconds_per_photo", value: "\(secondsPerPhoto)", advice: "use a positive number of seconds")
+        }
+        if !(1...64).contains(frameBufferPoolSize) {
+            throw .invalidConfiguration(
+                setting: "frame_buffers", value: String(frameBufferPoolSize), advice: "use 1 to 64 pooled frames")
+        }
+    }
+}
+
+/// A camera that replays a folder of JPEG photos as YUV420 frames, with the real camera's timing:
+/// frames at the configured rate on a thread of its own, stamped with `CLOCK_MONOTONIC` when
+/// "taken", and ``capture(after:timeout:)`` returns the first one taken at or after the press.
+///
+/// Each photo is decoded (shrunk inside libjpeg where possible) and fitted to the frame size
+/// (center crop, area scale) once, in ``start()``; frames are then copies into pooled buffers.
+public final class SyntheticCamera: FrameSource {
+    public let configuration: SyntheticCameraConfiguration
+    private let hub: CaptureHub
+    private let logger: Logger
+    private let thread = Mutex<DeviceThread?>(nil)
+
+    public init(
+        configuration: SyntheticCameraConfiguration = SyntheticCameraConfiguration(),
+        logger: Logger = Logger(label: "swiftwing.camera.synthetic")
+    ) throws(CameraError) {
+        try configuration.validate()
+        self.configuration = configuration
+        self.hub = CaptureHub(device: "synthetic:\(configuration.folder)")
+        self.logger = logger
+    }
+
+    /// Lists, decodes and fits the photos (on the camera's thread), then starts the frame clock.
+    /// Throws ``CameraError/noPhotos(folder:reason:)`` or ``CameraError/photoUnreadable(path:reason:)``.
+    public func start() async throws(CameraError) {
+        guard hub.beginStarting() else {
+            if hub.status.state == .stopped { throw .notRunning(device: hub.device) }
+            return
+        }
+        hub.updateStatus { $0.state = .starting }
+        let loop = SyntheticLoop(configuration: configuration, hub: hub, logger: logger)
+        let result: Result<Void, CameraError> = await withCheckedContinuation { continuation in
+            loop.onStarted = { continuation.resume(returning: $0) }
+            let started = DeviceThread(name: "sw-synthetic") { loop.run() }
+            thread.withLock { $0 = started }
+        }
+        if case .failure(let error) = result {
+            thread.withLock { $0 }?.join()
+            throw error
+        }
+    }
+
+    public func stop() async {
+        if hub.requestStop() {
+            await hub.waitForExit()
+        }
+        thread.withLock { $0 }?.join()
+    }
+
+    public func capture(after t0: MonotonicInstant, timeout: Duration) async throws(CameraError) -> YUV420Frame {
+        try await hub.capture(after: t0, timeout: timeout)
+    }
+
+    public var status: CameraStatus { hub.status }
+
+    public func statusUpdates() -> AsyncStream<CameraStatus> { hub.statusUpdates() }
+
+    /// The `.jpg` / `.jpeg` files (any case) directly in `folder`, sorted by name.
+    public static func photos(in folder: String) throws(CameraError) -> [String] {
+        guard let directory = opendir(folder) else {
+            throw .noPhotos(folder: folder, reason: "cannot open it: \(String(cString: strerror(errno)))")
+        }
+        defer { closedir(directory) }
+        var names: [String] = []
+        while let entry = readdir(directory) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { bytes in
+                String(decoding: bytes.prefix { $0 != 0 }, as: UTF8.self)
+            }
+            let lowercased = name.lowercased()
+            if !name.hasPrefix("."), lowercased.hasSuffix(".jpg") || lowercased.hasSuffix(".jpeg") {
+                names.append(name)
+            }
+        }
+        guard !names.isEmpty else { throw .noPhotos(folder: folder, reason: "no .jpg or .jpeg files") }
+        let base = folder.hasSuffix("/") ? folder : folder + "/"
+        return names.sorted().map { base + $0 }
+    }
+}
+
+/// The synthetic camera's thread: prepares the photos, then ticks at the frame rate.
+private final class SyntheticLoop: @unchecked Sendable {
+    let configuration: SyntheticCameraConfiguration
+    let hub: CaptureHub
+    let logger: Logger
+    var onStarted: ((Result<Void, CameraError>) -> Void)?
+
+    init(configuration: SyntheticCameraConfiguration, hub: CaptureHub, logger: Logger) {
+        self.configuration = configuration
+        self.hub = hub
+        self.logger = logger
+    }
+
+    func run() {
+        let photos: [YUV420Frame]
+        do {
+            photos = try prepare()
+        } catch {
+            onStarted?(.failure(error))
+            hub.threadExited(finalError: .notRunning(device: hub.device))
+            return
+        }
+        let layout = photos[0].layout
+        let format = NegotiatedFormat(
+            layout: layout, requested: FrameSize(width: configuration.width, height: configuration.height),
+            cameraFormat: "JPEG", plan: .synthetic(folder: configuration.folder),
+            framesPerSecond: Double(configuration.framesPerSecond), bufferCount: photos.count,
+            softwareRotationDegrees: 0)
+        let pool = BufferPool(bufferSize: layout.byteCount, maximumBuffers: configuration.frameBufferPoolSize)
+        hub.markRunning(format: format)
+        onStarted?(.success(()))
+        onStarted = nil
+        logger.info("synthetic camera streaming", metadata: ["format": "\(format)"])
+
+        let period = 1_000_000_000 / Int64(configuration.framesPerSecond)
+        let framesPerPhoto = max(1, Int((configuration.secondsPerPhoto * Double(configuration.framesPerSecond)).rounded()))
+        let start = MonotonicInstant.now()
+        var frameNumber: Int64 = 0
+        while !hub.isStopRequested {
+            frameNumber += 1
+            hub.sleep(until: start.advanced(byNanoseconds: frameNumber * period))
+            if hub.isStopRequested { break }
+            let timestamp = MonotonicInstant.now()
+            hub.count { $0.framesReceived += 1 }
+            guard hub.wantsFrame(at: timestamp) else { continue }
+            guard let pixels = pool.acquire() else {
+                hub.fail(satisfiedBy: timestamp, with: .noFreeBuffer(device: hub.device, poolSize: pool.maximumBuffers))
+                continue
+            }
+            let photo = photos[Int(frameNumber / Int64(framesPerPhoto)) % photos.count]
+            pixels.bytes.copyMemory(from: UnsafeRawBufferPointer(rebasing: photo.buffer.bytes[0..<layout.byteCount]))
+            hub.deliver(
+                YUV420Frame(layout: layout, buffer: pixels, timestamp: timestamp, sequence: UInt32(truncatingIfNeeded: frameNumber)))
+        }
+        hub.threadExited(finalError: .notRunning(device: hub.device))
+    }
+
+    /// Decodes and fits every photo once; all come out with the same layout.
+    private func prepare() throws(CameraError) -> [YUV420Frame] {
+        let paths = try SyntheticCamera.photos(in: configuration.folder)
+        let decoder = JPEGDecoder()
+        let scaler = YUV420Scaler()
+        var frames: [YUV420Frame] = []
+        for path in paths {
+            do {
+                let decoded = try decoder.decode(
+                    contentsOf: path, minimumWidth: configuration.width, minimumHeight: configuration.height)
+                let fitted = try scaler.resized(decoded, width: configuration.width, height: configuration.height)
+                frames.append(fitted)
+            } catch {
+                throw .photoUnreadable(path: path, reason: error.description)
+            }
+        }
+        // The scaler may pad rows; frames must share one layout to share one pool.
+        let layout = frames[0].layout
+        for (index, frame) in frames.enumerated() where frame.layout != layout {
+            throw .photoUnreadable(path: paths[index], reason: "fitted to \(frame.layout), unlike \(layout)")
+        }
+        logger.info("synthetic camera prepared \(frames.count) photos from \(configuration.folder) at \(layout)")
+        return frames
+    }
+}

@@ -1,0 +1,154 @@
+import Camera
+import Glibc
+import SwiftWingCore
+import Testing
+
+/// The synthetic camera on the real fixture photos (4624x3468 JPEGs), at 640x480 and 30 fps.
+@Suite(.serialized) struct SyntheticCameraTests {
+    static let fixtures = SyntheticCameraConfiguration.fixturesFolder
+    static let haveFixtures = access(fixtures + "/one_shelf.jpg", R_OK) == 0
+
+    func makeCamera(pool: Int = 4) throws -> SyntheticCamera {
+        try SyntheticCamera(
+            configuration: SyntheticCameraConfiguration(
+                folder: Self.fixtures, width: 640, height: 480, framesPerSecond: 30, frameBufferPoolSize: pool))
+    }
+
+    @Test(.enabled(if: haveFixtures, "needs the fixture photos in /work/shared/fixtures/shelves"))
+    func captureReturnsAFrameTakenAfterThePressWithPlausibleContent() async throws {
+        let camera = try makeCamera()
+        try await camera.start()
+        #expect(camera.status.state == .streaming)
+        #expect(camera.status.format?.size == FrameSize(width: 640, height: 480))
+
+        let t0 = MonotonicInstant.now()
+        let frame = try await camera.capture(after: t0, timeout: .seconds(2))
+        let latency = MonotonicInstant.now().nanoseconds(since: t0)
+        await camera.stop()
+
+        #expect(frame.timestamp >= t0)
+        #expect(latency < 500_000_000, "a 30 fps source answers within a few frame periods, took \(latency) ns")
+        #expect(frame.width == 640 && frame.height == 480)
+        // A shelf photo: luma spans a wide range and is not one value; chroma is not all grey.
+        let luma = Array(UnsafeRawBufferPointer(frame.luma))
+        let lumaRange = Int(luma.max()!) - Int(luma.min()!)
+        #expect(lumaRange > 100, "luma range \(lumaRange)")
+        #expect(Set(luma).count > 64)
+        let mean = luma.reduce(0) { $0 + Int($1) } / luma.count
+        #expect((30...225).contains(mean), "mean luma \(mean)")
+        #expect(UnsafeRawBufferPointer(frame.cb).contains { $0 < 120 || $0 > 136 })
+    }
+
+    @Test(.enabled(if: haveFixtures))
+    func framesOlderThanThePressAreNeverReturnedAndPressesAreServedInParallel() async throws {
+        let camera = try makeCamera()
+        try await camera.start()
+        let now = MonotonicInstant.now()
+        let later = now.advanced(byNanoseconds: 200_000_000)  // a press 200 ms from now
+        async let first = camera.capture(after: now, timeout: .seconds(2))
+        async let second = camera.capture(after: later, timeout: .seconds(2))
+        let (a, b) = try await (first, second)
+        await camera.stop()
+        #expect(a.timestamp >= now)
+        #expect(b.timestamp >= later)
+        #expect(a.timestamp < later, "the early press must not wait for the later one")
+        #expect(b.sequence > a.sequence)
+        #expect(camera.status.framesCaptured == 2)
+        #expect(camera.status.framesReceived >= 6)  // ~200 ms at 30 fps
+    }
+
+    @Test(.enabled(if: haveFixtures))
+    func aPressInTheFutureTimesOutWithAClearError() async throws {
+        let camera = try makeCamera()
+        try await camera.start()
+        let future = MonotonicInstant.now().advanced(byNanoseconds: 60_000_000_000)
+        let started = MonotonicInstant.now()
+        do {
+            _ = try await camera.capture(after: future, timeout: .milliseconds(200))
+            Issue.record("no frame is taken a minute from now within 200 ms")
+        } catch {
+            guard case .timedOut(_, let after, let received) = error else {
+                Issue.record("expected timedOut, got \(error)")
+                await camera.stop()
+                return
+            }
+            #expect(after == .milliseconds(200))
+            #expect(received > 0)
+            #expect(error.description.contains("No frame from synthetic:"))
+        }
+        let waited = MonotonicInstant.now().nanoseconds(since: started)
+        #expect(waited >= 200_000_000 && waited < 1_000_000_000, "timed out after \(waited) ns")
+        await camera.stop()
+    }
+
+    @Test(.enabled(if: haveFixtures))
+    func stopIsPromptAndFailsPendingCaptures() async throws {
+        let camera = try makeCamera()
+        try await camera.start()
+        let updates = camera.statusUpdates()
+        let future = MonotonicInstant.now().advanced(byNanoseconds: 60_000_000_000)
+        let pending = Task { () async throws(CameraError) -> YUV420Frame in
+            try await camera.capture(after: future, timeout: .seconds(30))
+        }
+        try await Task.sleep(for: .milliseconds(100))
+        let started = MonotonicInstant.now()
+        await camera.stop()
+        let stopTook = MonotonicInstant.now().nanoseconds(since: started)
+        #expect(stopTook < 500_000_000, "stop took \(stopTook) ns")
+        let result = await pending.result
+        #expect(throws: CameraError.notRunning(device: "synthetic:\(Self.fixtures)")) { try result.get() }
+        #expect(camera.status.state == .stopped)
+        var states: [CameraStatus.State] = []
+        for await status in updates { states.append(status.state) }  // finishes on stop
+        #expect(states.first == .streaming)
+        #expect(states.last == .stopped)
+        // After stop, captures are refused at once.
+        await #expect(throws: CameraError.self) { try await camera.capture(after: .now(), timeout: .seconds(5)) }
+    }
+
+    @Test(.enabled(if: haveFixtures))
+    func aFullPoolRefusesThePressInsteadOfBlocking() async throws {
+        let camera = try makeCamera(pool: 1)
+        try await camera.start()
+        let held = try await camera.capture(after: .now(), timeout: .seconds(2))
+        do {
+            _ = try await camera.capture(after: .now(), timeout: .seconds(2))
+            Issue.record("the only pooled buffer is held; the second press must fail")
+        } catch {
+            #expect(error == .noFreeBuffer(device: "synthetic:\(Self.fixtures)", poolSize: 1))
+        }
+        withExtendedLifetime(held) {}
+        await camera.stop()
+    }
+
+    @Test func anEmptyFolderIsAClearError() async throws {
+        var template = Array("/tmp/swiftwing-empty-XXXXXX".utf8CString)
+        try #require(mkdtemp(&template) != nil)
+        let folder = String(decoding: template.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        defer { rmdir(folder) }
+        let camera = try SyntheticCamera(configuration: SyntheticCameraConfiguration(folder: folder))
+        do {
+            try await camera.start()
+            Issue.record("an empty folder cannot be a camera")
+            await camera.stop()
+        } catch {
+            #expect(error == .noPhotos(folder: folder, reason: "no .jpg or .jpeg files"))
+            #expect(error.description.contains(folder))
+        }
+        #expect(camera.status.state == .stopped)
+    }
+
+    @Test func aMissingFolderIsAClearError() async throws {
+        #expect {
+            try SyntheticCamera.photos(in: "/nonexistent/swiftwing-photos")
+        } throws: { error in
+            (error as? CameraError)?.description.contains("/nonexistent/swiftwing-photos") == true
+        }
+    }
+
+    @Test(.enabled(if: haveFixtures))
+    func fixturesAreListedInNameOrder() throws {
+        let photos = try SyntheticCamera.photos(in: Self.fixtures)
+        #expect(photos == [Self.fixtures + "/one_shelf.jpg", Self.fixtures + "/two_shelves.jpg"])
+    }
+}

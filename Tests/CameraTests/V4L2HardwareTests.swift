@@ -1,0 +1,86 @@
+import Camera
+import Glibc
+import SwiftWingCore
+import Testing
+
+/// Against a real V4L2 device, when one is named: `SWIFTWING_TEST_V4L2_DEVICE=/dev/video0`
+/// (vivid in the VM rig, or a USB camera on a board). Skipped otherwise.
+/// `SWIFTWING_TEST_V4L2_DISCONNECT=1` additionally presses vivid's "Disconnect" button (an emulated
+/// USB unplug that lasts until the module is reloaded), so run that only on a throwaway guest.
+@Suite(.serialized) struct V4L2HardwareTests {
+    static let device = getenv("SWIFTWING_TEST_V4L2_DEVICE").map { String(cString: $0) }
+    static let disconnect = getenv("SWIFTWING_TEST_V4L2_DISCONNECT") != nil
+
+    static func configuration(access: V4L2Access) -> CameraConfiguration {
+        CameraConfiguration(
+            device: device ?? "/dev/video0", width: 640, height: 480, framesPerSecond: 30,
+            controls: CameraControls(focusAbsolute: 10, zoomAbsolute: 100), rotation: .clockwise90,
+            stallTimeout: .seconds(3), access: access)
+    }
+
+    @Test(.enabled(if: device != nil), arguments: [V4L2Access.libv4l2, .libc])
+    func streamsAndCapturesTheFirstFrameAfterThePress(access: V4L2Access) async throws {
+        let camera = try V4L2Camera(configuration: Self.configuration(access: access))
+        try await camera.start()
+        let status = camera.status
+        print("[\(access)] \(status)")
+        #expect(status.state == .streaming)
+        let format = try #require(status.format)
+        #expect(format.bufferCount >= 3)
+        #expect(format.layout.byteCount > 0)
+
+        for _ in 0..<3 {
+            let t0 = MonotonicInstant.now()
+            let frame = try await camera.capture(after: t0, timeout: .seconds(5))
+            let latency = Double(MonotonicInstant.now().nanoseconds(since: t0)) / 1e6
+            print("[\(access)] frame \(frame.sequence) \(frame.width)x\(frame.height) at \(frame.timestamp), \(latency) ms after the press")
+            #expect(frame.timestamp >= t0)
+            #expect(frame.width == format.layout.width && frame.height == format.layout.height)
+            let luma = UnsafeRawBufferPointer(frame.luma)
+            #expect(Set(luma.prefix(frame.layout.lumaStride * 16)).count > 1, "a test pattern is not one value")
+        }
+        let t0 = MonotonicInstant.now()
+        async let a = camera.capture(after: t0, timeout: .seconds(5))
+        async let b = camera.capture(after: t0.advanced(byNanoseconds: 300_000_000), timeout: .seconds(5))
+        let (first, second) = try await (a, b)
+        #expect(first.timestamp >= t0)
+        #expect(second.timestamp >= t0.advanced(byNanoseconds: 300_000_000))
+        #expect(second.sequence > first.sequence)
+
+        let stopStarted = MonotonicInstant.now()
+        await camera.stop()
+        let stopMilliseconds = MonotonicInstant.now().nanoseconds(since: stopStarted) / 1_000_000
+        print("[\(access)] stop took \(stopMilliseconds) ms; final \(camera.status)")
+        #expect(stopMilliseconds < 1000)
+        #expect(camera.status.state == .stopped)
+    }
+
+    @Test(.enabled(if: device != nil && disconnect))
+    func anUnplugFailsPendingCapturesAndReopens() async throws {
+        let camera = try V4L2Camera(configuration: Self.configuration(access: .libv4l2))
+        try await camera.start()
+        let future = MonotonicInstant.now().advanced(byNanoseconds: 60_000_000_000)
+        let pending = Task { () async throws(CameraError) -> YUV420Frame in
+            try await camera.capture(after: future, timeout: .seconds(30))
+        }
+        try await Task.sleep(for: .milliseconds(300))
+        let path = Self.device ?? "/dev/video0"
+        #expect(system("v4l2-ctl -d \(path) --set-ctrl=disconnect=1") == 0)
+        let result = await pending.result
+        print("pending capture after disconnect: \(result)")
+        guard case .failure(.cameraUnavailable) = result else {
+            Issue.record("expected cameraUnavailable, got \(result)")
+            await camera.stop()
+            return
+        }
+        guard case .reopening = camera.status.state else {
+            Issue.record("expected reopening, got \(camera.status.state)")
+            await camera.stop()
+            return
+        }
+        await #expect(throws: CameraError.self) { try await camera.capture(after: .now(), timeout: .seconds(1)) }
+        print("status after disconnect: \(camera.status)")
+        await camera.stop()
+        #expect(camera.status.state == .stopped)
+    }
+}
