@@ -68,7 +68,7 @@ import Testing
         #expect(system("v4l2-ctl -d \(path) --set-ctrl=disconnect=1") == 0)
         let result = await pending.result
         print("pending capture after disconnect: \(result)")
-        guard case .failure(.cameraUnavailable) = result else {
+        guard case .failure(let error) = result, case .cameraUnavailable? = error as? CameraError else {
             Issue.record("expected cameraUnavailable, got \(result)")
             await camera.stop()
             return
