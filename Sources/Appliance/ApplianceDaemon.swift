@@ -42,7 +42,11 @@ public struct ApplianceDaemon: Sendable {
             throw ApplianceError(error.description)
         }
 
-        let camera = try makeCamera()
+        // A setting the camera cannot take stops the daemon now; a missing device does not (it may come).
+        _ = try makeCamera()
+        let camera = CameraSupervisor(device: configuration.camera.device.description, logger: Logger(label: "camera")) {
+            try makeCamera()
+        }
         let worker = BoundedWorker(name: "swiftwing-processing", capacity: configuration.imaging.queueDepth)
         let pipeline = ScanPipeline(
             camera: camera, worker: worker, database: database, stateDirectory: state,
@@ -63,7 +67,7 @@ public struct ApplianceDaemon: Sendable {
                     let counters = pipeline.counters
                     let status = DaemonStatus(
                         pid: getpid(), version: ApplianceInfo.version, startedAt: startedAt, camera: cameraName,
-                        cameraState: camera.status.description, pressesAccepted: counters.accepted,
+                        cameraState: camera.statusDescription, pressesAccepted: counters.accepted,
                         pressesRefused: counters.refused, processing: worker.busy, lastError: counters.lastRefusal)
                     return ControlReply(ok: true, status: status)
                 }
@@ -73,7 +77,7 @@ public struct ApplianceDaemon: Sendable {
         }
 
         let services: [any Service] = [
-            CameraService(camera: camera, pipeline: pipeline, logger: Logger(label: "camera")),
+            camera,
             ControlSocketService(server: control),
             WatchdogService(notifier: notifier),
         ]
@@ -156,46 +160,15 @@ extension ApplianceDaemon {
     }
 }
 
-/// Keeps the camera open for the daemon's lifetime. A camera that cannot be opened is reported
-/// (once per distinct reason) and retried with backoff; the daemon runs on and refuses presses
-/// with that reason meanwhile.
-struct CameraService: Service {
-    let camera: any FrameSource
-    let pipeline: ScanPipeline
-    let logger: Logger
-
-    func run() async throws {
-        var delay = Duration.milliseconds(500)
-        var lastProblem: String?
-        while !Task.isShuttingDownGracefully && !Task.isCancelled {
-            do {
-                try await camera.start()
-                pipeline.setCameraProblem(nil)
-                logger.info("camera streaming", metadata: ["status": "\(camera.status)"])
-                break
-            } catch {
-                let problem = error.description
-                pipeline.setCameraProblem(problem)
-                if problem != lastProblem { logger.error("camera cannot start: \(problem)") }
-                lastProblem = problem
-                let wait = delay
-                try? await cancelWhenGracefulShutdown { try await Task.sleep(for: wait) }
-                delay = min(delay * 2, .seconds(10))
-            }
-        }
-        try? await gracefulShutdown()
-        await camera.stop()
-    }
-}
-
 /// Runs the control socket's accept loop on a thread of its own until graceful shutdown.
 struct ControlSocketService: Service {
     let server: ControlSocketServer
 
     func run() async throws {
-        let thread = Thread { server.serve() }
-        thread.name = "swiftwing-control"
-        thread.start()
+        Thread.detachNewThread {
+            Thread.current.name = "swiftwing-control"
+            server.serve()
+        }
         try? await gracefulShutdown()
         server.stop()
     }

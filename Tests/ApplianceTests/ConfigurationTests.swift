@@ -5,7 +5,7 @@ import Testing
 @Suite struct ConfigurationTests {
     private func load(_ toml: String, environment: [String: String] = [:], overrides: [(key: String, value: String, flag: String)] = []) throws(ConfigurationError) -> ApplianceConfiguration {
         let path = NSTemporaryDirectory() + "swiftwing-config-\(UUID().uuidString).toml"
-        FileManager.default.createFile(atPath: path, contents: Data(toml.utf8))
+        _ = FileManager.default.createFile(atPath: path, contents: Data(toml.utf8))
         defer { try? FileManager.default.removeItem(atPath: path) }
         return try ConfigurationLoader.load(path: path, environment: environment, overrides: overrides)
     }

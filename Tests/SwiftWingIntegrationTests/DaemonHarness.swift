@@ -48,7 +48,7 @@ final class DaemonHarness: @unchecked Sendable {
     /// An empty config file, so a config in /etc on the test machine never leaks in.
     lazy var configPath: String = {
         let path = root.appendingPathComponent("swiftwing.toml").path
-        FileManager.default.createFile(atPath: path, contents: Data("# test\n".utf8))
+        _ = FileManager.default.createFile(atPath: path, contents: Data("# test\n".utf8))
         return path
     }()
 
@@ -64,7 +64,7 @@ final class DaemonHarness: @unchecked Sendable {
         environment.removeValue(forKey: "NOTIFY_SOCKET")
         process.environment = environment
         if !FileManager.default.fileExists(atPath: logPath) {
-            FileManager.default.createFile(atPath: logPath, contents: nil)
+            _ = FileManager.default.createFile(atPath: logPath, contents: nil)
         }
         let log = try FileHandle(forWritingTo: URL(fileURLWithPath: logPath))
         log.seekToEndOfFile()

@@ -11,8 +11,16 @@ struct FullAndReadOnlyStateTests {
             try FileManager.default.createDirectory(atPath: mountPoint, withIntermediateDirectories: true)
             try shell("mount", "-t", "tmpfs", "-o", "size=\(megabytes)m", "tmpfs", mountPoint)
         }
-        func remountReadOnly() throws { try shell("mount", "-o", "remount,ro", mountPoint) }
+        /// Makes `directory` (inside this file system) read-only with a read-only bind mount over it:
+        /// the whole file system cannot be remounted read-only while the daemon holds files open for writing.
+        func makeReadOnly(_ directory: String) throws {
+            try shell("mount", "--bind", directory, directory)
+            try shell("mount", "-o", "remount,bind,ro", directory)
+            boundDirectories.append(directory)
+        }
+        private var boundDirectories: [String] = []
         deinit {
+            for directory in boundDirectories.reversed() { _ = try? shell("umount", "-l", directory) }
             _ = try? shell("umount", "-l", mountPoint)
             try? FileManager.default.removeItem(atPath: mountPoint)
         }
@@ -55,7 +63,7 @@ struct FullAndReadOnlyStateTests {
         harness.killDaemon(signal: SIGTERM)
     }
 
-    @Test func aReadOnlyStateDirectoryRefusesThePressAndKeepsTheQueue() throws {
+    @Test func aSpoolThatTurnsReadOnlyRefusesThePressAndKeepsTheQueue() throws {
         let disk = try SmallFileSystem(megabytes: 24)
         let harness = try DaemonHarness(stateDirectory: disk.mountPoint + "/state")
         try harness.startDaemonWithoutFreeSpaceMargin()
@@ -63,13 +71,24 @@ struct FullAndReadOnlyStateTests {
         #expect(harness.press().id != nil)
         let before = try harness.queue()
 
-        try disk.remountReadOnly()
+        try disk.makeReadOnly(harness.spoolDirectory)
         let refused = harness.press()
         #expect(refused.id == nil)
         #expect(refused.result.error.contains("read-only"), "got: \(refused.result.error)")
         #expect(try harness.queue().map(\.id) == before.map(\.id))
-        #expect(harness.spoolFiles().filter { $0.hasSuffix(".jpg") }.count == 2)
+        #expect(harness.spoolFiles().filter { $0.hasSuffix(".jpg") && !$0.hasSuffix(".thumb.jpg") }.count == 2)
         harness.killDaemon(signal: SIGKILL)
+    }
+
+    @Test func aReadOnlyStateDirectoryStopsTheDaemonWithAClearError() throws {
+        let disk = try SmallFileSystem(megabytes: 8)
+        let harness = try DaemonHarness(stateDirectory: disk.mountPoint + "/state")
+        try FileManager.default.createDirectory(atPath: harness.stateDirectory, withIntermediateDirectories: true)
+        try disk.makeReadOnly(harness.stateDirectory)
+        let result = harness.run(["run"] + harness.commonArguments + ["--camera", "synthetic:\(Fixtures.shelves)"])
+        #expect(result.status != 0)
+        #expect(result.error.contains(harness.stateDirectory), "got: \(result.error)")
+        #expect(result.error.contains("read-only"), "got: \(result.error)")
     }
 }
 

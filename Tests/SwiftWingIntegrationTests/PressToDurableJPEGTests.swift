@@ -35,7 +35,7 @@ import Testing
             let size = try FileManager.default.attributesOfItem(atPath: entry.imagePath)[.size] as? Int
             #expect(size == entry.imageSize)
         }
-        #expect(harness.spoolFiles().filter { $0.hasSuffix(".jpg") }.count == 10)
+        #expect(harness.spoolFiles().filter { $0.hasSuffix(".jpg") && !$0.hasSuffix(".thumb.jpg") }.count == 10)
         #expect(!harness.spoolFiles().contains { $0.contains(".tmp") })
     }
 

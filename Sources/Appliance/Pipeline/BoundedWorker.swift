@@ -24,9 +24,11 @@ public final class BoundedWorker: Sendable {
         precondition(capacity > 0)
         self.name = name
         self.capacity = capacity
-        let thread = Thread { [weak self] in self?.runLoop() }
-        thread.name = name
-        thread.start()
+        Thread.detachNewThread { [weak self] in
+            // Named from inside: shows in `top -H` and crash reports (Linux takes the first 15 bytes).
+            Thread.current.name = name
+            self?.runLoop()
+        }
     }
 
     /// A slot, or `nil` when all `capacity` slots are taken. Never blocks.

@@ -34,7 +34,7 @@ public final class ScanPipeline: Sendable {
         public var lastRefusal: String?
     }
 
-    private let camera: any FrameSource
+    private let camera: CameraSupervisor
     private let worker: BoundedWorker
     private let database: AppDatabase
     private let spool: SpoolDirectory
@@ -43,11 +43,9 @@ public final class ScanPipeline: Sendable {
     private let feedback: any PressFeedback
     private let logger: Logger
     private let tally = Mutex(Counters())
-    /// Why the camera cannot serve presses right now (it failed to start), for a precise refusal.
-    private let cameraProblem = Mutex<String?>(nil)
 
     public init(
-        camera: any FrameSource, worker: BoundedWorker, database: AppDatabase, stateDirectory: StateDirectory,
+        camera: CameraSupervisor, worker: BoundedWorker, database: AppDatabase, stateDirectory: StateDirectory,
         settings: Settings, feedback: any PressFeedback, logger: Logger
     ) {
         self.camera = camera
@@ -62,11 +60,6 @@ public final class ScanPipeline: Sendable {
 
     public var counters: Counters { tally.withLock { $0 } }
 
-    /// Set while the camera cannot be opened (and cleared when it streams), so refusals say why.
-    public func setCameraProblem(_ problem: String?) {
-        cameraProblem.withLock { $0 = problem }
-    }
-
     public func press(_ press: ShutterPress) async -> Outcome {
         feedback.pressAccepted(press)
         guard let slot = worker.reserve() else {
@@ -79,9 +72,10 @@ public final class ScanPipeline: Sendable {
         let frame: YUV420Frame
         do {
             frame = try await camera.capture(after: press.time, timeout: settings.captureTimeout)
+        } catch let error as CameraSupervisorError {
+            return refuse(press, error.description)
         } catch {
-            let problem = cameraProblem.withLock { $0 }
-            return refuse(press, problem.map { "camera unavailable: \($0)" } ?? "no frame: \(error)")
+            return refuse(press, "no frame: \(error)")
         }
 
         let id = UUID()

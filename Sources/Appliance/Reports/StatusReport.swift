@@ -89,8 +89,16 @@ public struct QueueReport: Encodable, Sendable {
 
     public static func gather(configuration: ApplianceConfiguration) throws -> QueueReport {
         do {
-            let database = try AppDatabase.openReadOnly(StateDirectory(path: configuration.stateDirectory))
-            let scans = try database.queue.scans(includeDiscarded: true)
+            let state = StateDirectory(path: configuration.stateDirectory)
+            let database = try AppDatabase.openReadOnly(state)
+            let spool = SpoolDirectory(state)
+            // The database keeps names inside the spool; a person (or a script) wants full paths.
+            let scans = try database.queue.scans(includeDiscarded: true).map { scan in
+                var scan = scan
+                scan.imagePath = spool.path(of: scan.imagePath)
+                scan.thumbnailPath = scan.thumbnailPath.map { spool.path(of: $0) }
+                return scan
+            }
             return QueueReport(scans: scans.sorted { $0.createdAt > $1.createdAt })
         } catch {
             throw ApplianceError(error.description)

@@ -1,0 +1,94 @@
+import Camera
+import Logging
+import ServiceLifecycle
+import Synchronization
+import SwiftWingCore
+
+/// Keeps a camera open for the daemon's lifetime.
+///
+/// A camera object is single-use: one that failed to start, or was stopped, is replaced by a fresh
+/// one from `makeCamera`. While none streams, presses are refused with the reason it could not
+/// start (reported once per distinct reason), and the next attempt follows with backoff; the daemon
+/// runs on meanwhile. Once streaming, the camera reopens itself after an unplug or a stall.
+public final class CameraSupervisor: Service, Sendable {
+    public typealias Factory = @Sendable () throws -> any FrameSource
+
+    private struct State {
+        var camera: (any FrameSource)?
+        var problem: String? = "the camera is starting"
+        /// Until the first attempt to open the camera has ended.
+        var firstStart = true
+    }
+
+    private let makeCamera: Factory
+    private let device: String
+    private let logger: Logger
+    private let state = Mutex(State())
+
+    public init(device: String, logger: Logger, makeCamera: @escaping Factory) {
+        self.device = device
+        self.logger = logger
+        self.makeCamera = makeCamera
+    }
+
+    /// The first frame at or after `t0`, or a ``CameraSupervisorError`` saying why there is none.
+    ///
+    /// A press in the moment the camera is first opening waits for it within `timeout` (the
+    /// synthetic camera decodes its photos first, a USB camera needs a few hundred ms).
+    public func capture(after t0: MonotonicInstant, timeout: Duration) async throws -> YUV420Frame {
+        let deadline = ContinuousClock.now + timeout
+        while true {
+            let (camera, problem, starting) = state.withLock { ($0.camera, $0.problem, $0.firstStart) }
+            if let camera { return try await camera.capture(after: t0, timeout: deadline - ContinuousClock.now) }
+            guard starting, ContinuousClock.now < deadline else {
+                throw CameraSupervisorError(reason: problem ?? "no camera")
+            }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+    }
+
+    /// One line for `swiftwing status`.
+    public var statusDescription: String {
+        let (camera, problem) = state.withLock { ($0.camera, $0.problem) }
+        if let camera { return camera.status.description }
+        return "\(device): not available (\(problem ?? "stopped"))"
+    }
+
+    public func run() async throws {
+        var backoff = Backoff(initial: .milliseconds(500), maximum: .seconds(10))
+        var lastProblem: String?
+        while !Task.isShuttingDownGracefully && !Task.isCancelled {
+            do {
+                let camera = try makeCamera()
+                try await camera.start()
+                state.withLock { $0 = State(camera: camera, problem: nil, firstStart: false) }
+                logger.info("camera streaming", metadata: ["status": "\(camera.status)"])
+                break
+            } catch {
+                let problem = "\(error)"
+                state.withLock {
+                    $0.problem = problem
+                    $0.firstStart = false
+                }
+                if problem != lastProblem {
+                    logger.error("camera cannot start; retrying with backoff", metadata: ["reason": "\(problem)"])
+                }
+                lastProblem = problem
+                let wait = backoff.next()
+                try? await cancelWhenGracefulShutdown { try await Task.sleep(for: wait) }
+            }
+        }
+        try? await gracefulShutdown()
+        let camera = state.withLock { state -> (any FrameSource)? in
+            defer { state = State(camera: nil, problem: "the daemon is stopping", firstStart: false) }
+            return state.camera
+        }
+        await camera?.stop()
+    }
+}
+
+/// Why a press got no frame: the camera is not streaming (missing, busy, unsupported).
+public struct CameraSupervisorError: Error, CustomStringConvertible, Sendable {
+    public var reason: String
+    public var description: String { "camera unavailable: \(reason)" }
+}
