@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# Fetch Debian's amd64 kernel image package (the exact linux-image-<abi>-amd64 that
+# linux-image-amd64 depends on), unpack it into the cache outside the repository and print the
+# unpacked tree's directory on stdout. Also installs the host packages the rig needs.
+#
+#   scripts/vm/fetch-kernel.sh            # -> e.g. ~/.cache/swiftwing-vm/kernel/6.1.0-56-amd64
+#
+# Environment: SWIFTWING_VM_CACHE (cache dir), SWIFTWING_VM_KERNEL_ABI (force an ABI, e.g.
+# 6.1.0-56-amd64), SWIFTWING_VM_NO_INSTALL=1 (never run apt-get install).
+# Idempotent: a second run finds the unpacked tree and returns at once.
+set -euo pipefail
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+. "$here/lib.sh"
+
+if [ "${SWIFTWING_VM_NO_INSTALL:-0}" != 1 ]; then
+    vm_need_packages qemu-system-x86:qemu-system-x86_64 busybox-static:/bin/busybox \
+        cpio:cpio kmod:modinfo || vm_die "could not install host packages (qemu-system-x86 busybox-static cpio kmod)" 77
+fi
+
+mkdir -p "$VM_CACHE/kernel"
+
+abi="${SWIFTWING_VM_KERNEL_ABI:-}"
+if [ -z "$abi" ]; then
+    dep="$(apt-cache depends linux-image-amd64 2>/dev/null | sed -n 's/^ *Depends: *linux-image-\([0-9][^ ]*\)$/\1/p' | head -n1 || true)"
+    if [ -z "$dep" ]; then
+        # No package lists (yet): use the newest cached tree if there is one, else update once.
+        cached="$(ls -1 "$VM_CACHE/kernel" 2>/dev/null | grep -E '^[0-9].*-amd64$' | sort -V | tail -n1 || true)"
+        if [ -n "$cached" ] && [ -f "$VM_CACHE/kernel/$cached/.complete" ]; then
+            dep="$cached"
+        else
+            vm_log "apt-cache knows no linux-image-amd64; running apt-get update"
+            vm_as_root apt-get update -q >&2 || vm_die "apt-get update failed"
+            dep="$(apt-cache depends linux-image-amd64 | sed -n 's/^ *Depends: *linux-image-\([0-9][^ ]*\)$/\1/p' | head -n1)"
+        fi
+    fi
+    abi="$dep"
+fi
+[ -n "$abi" ] || vm_die "could not determine the kernel ABI"
+
+dest="$VM_CACHE/kernel/$abi"
+if [ -f "$dest/.complete" ]; then
+    [ -f "$dest/lib/modules/$abi/modules.dep" ] || PATH="$PATH:/usr/sbin:/sbin" depmod -b "$dest" "$abi"
+    printf '%s\n' "$dest"
+    exit 0
+fi
+
+t0=$(vm_now)
+tmp="$(mktemp -d "$VM_CACHE/kernel/.fetch.XXXXXX")"
+trap 'rm -rf "$tmp"' EXIT
+# apt's download sandbox user (_apt) cannot write into our private temp dir; root needs none.
+sandbox=""; [ "$(id -u)" -eq 0 ] && sandbox="-o APT::Sandbox::User=root"
+vm_log "downloading linux-image-$abi"
+( cd "$tmp" && apt-get download -q $sandbox "linux-image-$abi" >&2 ) || {
+    vm_log "download failed; running apt-get update once and retrying"
+    vm_as_root apt-get update -q >&2 || true
+    ( cd "$tmp" && apt-get download -q $sandbox "linux-image-$abi" >&2 ) || vm_die "apt-get download linux-image-$abi failed"
+}
+deb="$(ls "$tmp"/linux-image-*.deb)"
+mkdir "$tmp/root"
+dpkg-deb -x "$deb" "$tmp/root"
+vmlinuz="$(ls "$tmp/root/boot"/vmlinuz-* | head -n1)"
+[ -f "$vmlinuz" ] || vm_die "no vmlinuz in $deb"
+[ -d "$tmp/root/lib/modules/$abi" ] || vm_die "no lib/modules/$abi in $deb"
+ln -s "boot/$(basename "$vmlinuz")" "$tmp/root/vmlinuz"
+# modules.dep etc., so that modprobe works in the guest (run.sh binds this tree to /lib/modules).
+PATH="$PATH:/usr/sbin:/sbin" depmod -b "$tmp/root" "$abi"
+basename "$deb" > "$tmp/root/.package"
+printf '%s\n' "$abi" > "$tmp/root/.abi"
+touch "$tmp/root/.complete"
+rm -rf "$dest"
+mv "$tmp/root" "$dest"
+vm_log "kernel $abi ready in $(vm_since "$t0") s: $dest"
+printf '%s\n' "$dest"
