@@ -59,6 +59,8 @@ t_start=$(vm_now)
 kdir="$("$here/fetch-kernel.sh")" || skip "could not install the host packages or fetch the kernel package"
 initrd="$("$here/build-initramfs.sh" "$kdir")" || vm_die "building the initramfs failed" 125
 abi="$(cat "$kdir/.abi")"
+kernel="$kdir/vmlinux"  # uncompressed: PVH boot, no decompression under TCG
+{ [ -f "$kernel" ] && [ "${SWIFTWING_VM_BZIMAGE:-0}" != 1 ]; } || kernel="$kdir/vmlinuz"
 qemu="$(command -v qemu-system-x86_64 || true)"
 [ -n "$qemu" ] || skip "no qemu-system-x86_64"
 t_ready=$(vm_now)
@@ -109,7 +111,7 @@ boot() {
     local args=(
         -accel "$accel" -m 1024 -smp 2 -nographic -nodefaults -no-user-config -no-reboot
         -serial stdio -monitor none
-        -kernel "$kdir/vmlinuz" -initrd "$initrd"
+        -kernel "$kernel" -initrd "$initrd"
         -append "console=ttyS0 quiet panic=-1 oops=panic"
         -virtfs local,path=/,mount_tag=host,security_model=none,readonly=on,multidevs=remap
         -virtfs "local,path=$res,mount_tag=results,security_model=none"
