@@ -86,7 +86,9 @@ extract_vmlinux "$tmp/root"
 basename "$deb" > "$tmp/root/.package"
 printf '%s\n' "$abi" > "$tmp/root/.abi"
 touch "$tmp/root/.complete"
-rm -rf "$dest"
-mv "$tmp/root" "$dest"
+# Another run may have finished the same tree meanwhile (and may be using it): keep theirs.
+if ! mv -T "$tmp/root" "$dest" 2>/dev/null; then
+    [ -f "$dest/.complete" ] || { rm -rf "$dest"; mv -T "$tmp/root" "$dest"; }
+fi
 vm_log "kernel $abi ready in $(vm_since "$t0") s: $dest"
 printf '%s\n' "$dest"

@@ -22,7 +22,10 @@
 # Environment: SWIFTWING_VM_CACHE (cache, default ~/.cache/swiftwing-vm), SWIFTWING_VM_ACCEL
 # (auto|kvm|tcg, default auto: KVM only if a quick probe boot works; the result is cached),
 # SWIFTWING_VM_TIMEOUT (default for --timeout), SWIFTWING_VM_VERBOSE=1 (same as -v: print the
-# console log), SWIFTWING_VM_QUIET=1 (no timing line).
+# console log), SWIFTWING_VM_QUIET=1 (no timing line), SWIFTWING_VM_QEMU (the QEMU binary,
+# default qemu-system-x86_64), SWIFTWING_VM_CPU (QEMU -cpu model; default: QEMU's, qemu64 under
+# TCG, which lacks AVX and SSE4: a binary built for x86-64-v2 or -march=native needs e.g. "max"),
+# SWIFTWING_VM_BZIMAGE=1 (boot vmlinuz instead of the PVH vmlinux).
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 . "$here/lib.sh"
@@ -61,8 +64,8 @@ initrd="$("$here/build-initramfs.sh" "$kdir")" || vm_die "building the initramfs
 abi="$(cat "$kdir/.abi")"
 kernel="$kdir/vmlinux"  # uncompressed: PVH boot, no decompression under TCG
 { [ -f "$kernel" ] && [ "${SWIFTWING_VM_BZIMAGE:-0}" != 1 ]; } || kernel="$kdir/vmlinuz"
-qemu="$(command -v qemu-system-x86_64 || true)"
-[ -n "$qemu" ] || skip "no qemu-system-x86_64"
+qemu="$(command -v "${SWIFTWING_VM_QEMU:-qemu-system-x86_64}" || true)"
+[ -n "$qemu" ] || skip "no ${SWIFTWING_VM_QEMU:-qemu-system-x86_64}"
 t_ready=$(vm_now)
 
 rundir="$(mktemp -d "${TMPDIR:-/tmp}/swiftwing-vm.XXXXXX")"
@@ -109,7 +112,7 @@ prepare() {
 boot() {
     local accel="$1" t="$2" res="$3" log="$4" st=0
     local args=(
-        -accel "$accel" -m 1024 -smp 2 -nographic -nodefaults -no-user-config -no-reboot
+        -accel "$accel" ${SWIFTWING_VM_CPU:+-cpu "$SWIFTWING_VM_CPU"} -m 1024 -smp 2 -nographic -nodefaults -no-user-config -no-reboot
         -serial stdio -monitor none
         -kernel "$kernel" -initrd "$initrd"
         -append "console=ttyS0 quiet panic=-1 oops=panic"
@@ -143,7 +146,7 @@ choose_accel() {
     t0=$(vm_now)
     prepare "$res" true
     # A working KVM guest is at its command in ~1 s; nested KVM here has been seen to hang.
-    if boot kvm 15 "$res" "$rundir/probe.log" && [ "$(cat "$res/exit-code" 2>/dev/null)" = 0 ]; then
+    if boot kvm 10 "$res" "$rundir/probe.log" && [ "$(cat "$res/exit-code" 2>/dev/null)" = 0 ]; then
         result=kvm
     fi
     vm_log "KVM probe: using $result ($(vm_since "$t0") s; cached in $f)"
@@ -162,7 +165,9 @@ wall="$(vm_since "$t_boot")"
 
 show_console() {
     echo "----- guest console ($accel) -----" >&2
-    if [ "$verbose" = 1 ]; then cat "$log" >&2; else tail -n 40 "$log" >&2; fi
+    # (without SeaBIOS's terminal escapes and the serial line's carriage returns)
+    if [ "$verbose" = 1 ]; then cat "$log"; else tail -n 40 "$log"; fi |
+        sed 's/\x1b\[[0-9;?]*[A-Za-z]//g; s/\x1bc//g; s/\r$//' >&2
     echo "----- end of guest console -----" >&2
 }
 [ "$verbose" = 1 ] && show_console
@@ -192,7 +197,16 @@ if [ "$st" != 0 ] && [ ! -f "$res/timing" ]; then
         vm_log "QEMU failed with KVM; retry with SWIFTWING_VM_ACCEL=tcg"
         exit 125
     fi
-    skip "QEMU exited with status $st before the guest started (TCG)"
+    # Tell "QEMU cannot run here" from "the rig gave QEMU something it rejects" (a rig bug must
+    # fail, not skip): a bare paused TCG machine that stays up for 3 s means QEMU itself works.
+    bare=0
+    timeout 3 "$qemu" -accel tcg -machine pc -nodefaults -display none -monitor none -S \
+        </dev/null >/dev/null 2>&1 || bare=$?
+    if [ "$bare" = 124 ]; then
+        printf '[vm] error: QEMU runs here but rejected the rig'"'"'s machine (status %s; see the console above)\n' "$st" >&2
+        exit 125
+    fi
+    skip "QEMU exited with status $st before the guest started (TCG), and a bare TCG machine fails too"
 fi
 show_console
 [ -f "$res/init-error" ] && printf '[vm] guest init error: %s\n' "$(cat "$res/init-error")" >&2

@@ -43,7 +43,7 @@ trap 'rm -rf "$logdir"' EXIT
 # Fetch/build once up front so that their time is not charged to the first test.
 t0=$(vm_now)
 if kdir="$("$here/fetch-kernel.sh")" && "$here/build-initramfs.sh" "$kdir" >/dev/null; then
-    printf '%-36s %6s s\n' "(kernel + initramfs ready)" "$(vm_since "$t0")"
+    printf '%-28s %-16s %6s s\n' "(kernel + initramfs)" ready "$(vm_since "$t0")"
 else
     cannot_run="could not install the host packages or fetch the kernel package"
 fi
@@ -53,7 +53,7 @@ for t in "${tests[@]}"; do
     log="$logdir/$name.log"
     if [ -n "$cannot_run" ]; then
         skipped=$((skipped + 1))
-        printf '%-36s %-5s  (QEMU cannot run here: %s)\n' "$name" SKIP "$cannot_run"
+        printf '%-28s %-16s (QEMU cannot run here: %s)\n' "$name" SKIP "$cannot_run"
         continue
     fi
     t0=$(vm_now)
@@ -70,7 +70,7 @@ for t in "${tests[@]}"; do
         124) failed=$((failed + 1)); status="FAIL (timed out)" ;;
         *)  failed=$((failed + 1)); status="FAIL (exit $rc)" ;;
     esac
-    printf '%-36s %-5s %6s s%s\n' "$name" "$status" "$secs" "${timing:+  ($timing)}"
+    printf '%-28s %-16s %6s s%s\n' "$name" "$status" "$secs" "${timing:+  ($timing)}"
     if [ "$rc" != 0 ] && [ "$rc" != 77 ] || [ "$verbose" = 1 ]; then
         sed 's/^/    | /' "$log"
     else
