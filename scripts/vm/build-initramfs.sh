@@ -42,7 +42,7 @@ trap 'rm -rf "$tmp"' EXIT
 # name (dashes → underscores) → path of every module in the tree
 declare -A PATHS=()
 while IFS= read -r f; do
-    n="$(basename "$f" .ko)"; PATHS["${n//-/_}"]="$f"
+    n="${f##*/}"; n="${n%.ko}"; PATHS["${n//-/_}"]="$f"
 done < <(find "$mdir/kernel" -name '*.ko')
 
 declare -A SEEN=()
@@ -73,13 +73,12 @@ write_order "$root/modules/base.order"
 for m in "${DEV_ROOTS[@]}"; do visit "$m"; done
 write_order "$root/modules/dev.order"
 
-cp "$busybox" "$root/bin/busybox"
-for a in $("$busybox" --list); do
-    [ "$a" = busybox ] || ln -s busybox "$root/bin/$a"
-done
+cp "$busybox" "$root/bin/busybox"   # init links the applets at boot (busybox --install -s)
 install -m 0755 "$here/guest-init.sh" "$root/init"
 # (/dev/console comes from the kernel's built-in initramfs, which is unpacked first.)
 ( cd "$root" && find . -mindepth 1 | LC_ALL=C sort | cpio -o -H newc --quiet >"$tmp/initramfs.cpio" )
 mv "$tmp/initramfs.cpio" "$out"
+# Images of older rig versions: drop them once unused for a day (a running QEMU has read its own).
+find "$VM_CACHE/initramfs" -maxdepth 1 -name '*.cpio' ! -path "$out" -mtime +1 -delete 2>/dev/null || true
 vm_log "initramfs built in $(vm_since "$t0") s ($(du -h "$out" | cut -f1), modules: $(cat "$root/modules/base.order" "$root/modules/dev.order" | cut -d' ' -f1 | tr '\n' ' '))"
 printf '%s\n' "$out"

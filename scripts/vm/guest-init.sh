@@ -1,4 +1,4 @@
-#!/bin/sh
+#!/bin/busybox sh
 # PID 1 of the SwiftWing VM rig's initramfs (busybox ash). Copied to /init by build-initramfs.sh.
 #
 # 1. insmod the base modules (virtio, 9p, overlay) in dependency order (/modules/base.order)
@@ -11,6 +11,7 @@
 # 6. chroot and run results/command.sh (written by run.sh) with stdout/stderr into the share,
 #    write its exit status to results/exit-code, and power off. Any failure powers off too.
 export PATH=/bin
+/bin/busybox --install -s /bin
 R=/results
 NEW=/newroot
 
