@@ -20,6 +20,13 @@ fi
 mkdir -p "$VM_CACHE/kernel"
 
 abi="${SWIFTWING_VM_KERNEL_ABI:-}"
+# apt-cache takes ~1 s: remember its answer until the package lists change (apt-get update).
+lists_stamp="$(stat -c %Y /var/lib/apt/lists /var/lib/apt/lists/*_Packages* 2>/dev/null | sort -n | tail -n1 || true)"
+resolved="$VM_CACHE/kernel/.resolved"
+if [ -z "$abi" ] && [ -n "$lists_stamp" ] && [ -f "$resolved" ]; then
+    read -r stamp cached_abi <"$resolved" || true
+    [ "${stamp:-}" = "$lists_stamp" ] && abi="${cached_abi:-}"
+fi
 if [ -z "$abi" ]; then
     dep="$(apt-cache depends linux-image-amd64 2>/dev/null | sed -n 's/^ *Depends: *linux-image-\([0-9][^ ]*\)$/\1/p' | head -n1 || true)"
     if [ -z "$dep" ]; then
@@ -34,6 +41,7 @@ if [ -z "$abi" ]; then
         fi
     fi
     abi="$dep"
+    [ -n "$abi" ] && [ -n "$lists_stamp" ] && printf '%s %s\n' "$lists_stamp" "$abi" >"$resolved"
 fi
 [ -n "$abi" ] || vm_die "could not determine the kernel ABI"
 
