@@ -31,7 +31,7 @@ if [ -z "$abi" ]; then
     dep="$(apt-cache depends linux-image-amd64 2>/dev/null | sed -n 's/^ *Depends: *linux-image-\([0-9][^ ]*\)$/\1/p' | head -n1 || true)"
     if [ -z "$dep" ]; then
         # No package lists (yet): use the newest cached tree if there is one, else update once.
-        cached="$(ls -1 "$VM_CACHE/kernel" 2>/dev/null | grep -E '^[0-9].*-amd64$' | sort -V | tail -n1 || true)"
+        cached="$(find "$VM_CACHE/kernel" -mindepth 1 -maxdepth 1 -name '[0-9]*-amd64' -printf '%f\n' 2>/dev/null | sort -V | tail -n1 || true)"
         if [ -n "$cached" ] && [ -f "$VM_CACHE/kernel/$cached/.complete" ]; then
             dep="$cached"
         else
@@ -74,12 +74,12 @@ t0=$(vm_now)
 tmp="$(mktemp -d "$VM_CACHE/kernel/.fetch.XXXXXX")"
 trap 'rm -rf "$tmp"' EXIT
 # apt's download sandbox user (_apt) cannot write into our private temp dir; root needs none.
-sandbox=""; [ "$(id -u)" -eq 0 ] && sandbox="-o APT::Sandbox::User=root"
+sandbox=(); [ "$(id -u)" -eq 0 ] && sandbox=(-o APT::Sandbox::User=root)
 vm_log "downloading linux-image-$abi"
-( cd "$tmp" && apt-get download -q $sandbox "linux-image-$abi" >&2 ) || {
+( cd "$tmp" && apt-get download -q "${sandbox[@]}" "linux-image-$abi" >&2 ) || {
     vm_log "download failed; running apt-get update once and retrying"
     vm_as_root apt-get update -q >&2 || true
-    ( cd "$tmp" && apt-get download -q $sandbox "linux-image-$abi" >&2 ) || vm_die "apt-get download linux-image-$abi failed"
+    ( cd "$tmp" && apt-get download -q "${sandbox[@]}" "linux-image-$abi" >&2 ) || vm_die "apt-get download linux-image-$abi failed"
 }
 deb="$(ls "$tmp"/linux-image-*.deb)"
 mkdir "$tmp/root"

@@ -1,4 +1,5 @@
 #!/bin/busybox sh
+# shellcheck shell=dash
 # PID 1 of the SwiftWing VM rig's initramfs (busybox ash). Copied to /init by build-initramfs.sh.
 #
 # 1. insmod the base modules (virtio, 9p, overlay) in dependency order (/modules/base.order)
@@ -38,6 +39,7 @@ echo "vm-init: started"
 load_modules() {
     while read -r name params; do
         [ -n "$name" ] || continue
+        extra=""
         eval "extra=\${VM_PARAM_$name:-}"
         # shellcheck disable=SC2086 # word splitting of the parameter lists is intended
         insmod "/modules/$name.ko" $params $extra || fail "insmod $name $params $extra failed"

@@ -1,6 +1,7 @@
 # shellcheck shell=bash
 # Shared helpers for the SwiftWing VM rig (sourced, not executed).
 
+# shellcheck disable=SC2034 # used by the scripts that source this file
 VM_CACHE="${SWIFTWING_VM_CACHE:-${HOME:-/root}/.cache/swiftwing-vm}"
 
 vm_log() { printf '[vm] %s\n' "$*" >&2; }

@@ -111,6 +111,7 @@ prepare() {
 # boot ACCEL TIMEOUT RESULTSDIR LOG — run QEMU; returns timeout(1)'s / QEMU's status
 boot() {
     local accel="$1" t="$2" res="$3" log="$4" st=0
+    # shellcheck disable=SC2054 # the commas belong to QEMU option values
     local args=(
         -accel "$accel" ${SWIFTWING_VM_CPU:+-cpu "$SWIFTWING_VM_CPU"} -m 1024 -smp 2 -nographic -nodefaults -no-user-config -no-reboot
         -serial stdio -monitor none

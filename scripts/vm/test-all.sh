@@ -58,7 +58,7 @@ for t in "${tests[@]}"; do
     fi
     t0=$(vm_now)
     rc=0
-    "$t" >"$log" 2>&1 || rc=$?
+    bash "$t" >"$log" 2>&1 || rc=$?
     secs="$(vm_since "$t0")"
     timing="$(sed -n 's/^\[vm\] \(kvm\|tcg\): .*boot \([0-9.]*\) s.*command \([0-9.]*\) s.*/\1, boot \2 s, test \3 s/p' "$log" | tail -n1)"
     case "$rc" in
