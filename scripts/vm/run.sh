@@ -167,7 +167,7 @@ wall="$(vm_since "$t_boot")"
 show_console() {
     echo "----- guest console ($accel) -----" >&2
     # (without SeaBIOS's terminal escapes and the serial line's carriage returns)
-    if [ "$verbose" = 1 ]; then cat "$log"; else tail -n 40 "$log"; fi |
+    if [ "$verbose" = 1 ]; then cat "$log"; else tail -n 60 "$log"; fi |
         sed 's/\x1b\[[0-9;?]*[A-Za-z]//g; s/\x1bc//g; s/\r$//' >&2
     echo "----- end of guest console -----" >&2
 }
