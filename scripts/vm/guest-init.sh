@@ -1,0 +1,99 @@
+#!/bin/busybox sh
+# shellcheck shell=dash
+# PID 1 of the SwiftWing VM rig's initramfs (busybox ash). Copied to /init by build-initramfs.sh.
+#
+# 1. insmod the base modules (virtio, 9p, overlay) in dependency order (/modules/base.order)
+# 2. mount the writable 9p share "results" (a host dir made by run.sh) and read its vm.conf
+# 3. insmod the device modules (v4l2 + vivid, vfb) with default + vm.conf parameters
+# 4. mount the host root (9p "host", read-only) as the lower layer of an overlay whose upper layer
+#    is a tmpfs: the guest sees the host's files and may write anywhere; writes vanish at power-off
+# 5. mount proc, sysfs, devtmpfs, devpts, /dev/shm and a tmpfs on /run in it; the results share on
+#    /run/swiftwing-vm/results; the kernel's module tree (depmod'ed) on /lib/modules/<abi>
+# 6. chroot and run results/command.sh (written by run.sh) with stdout/stderr into the share,
+#    write its exit status to results/exit-code, and power off. Any failure powers off too.
+export PATH=/bin
+/bin/busybox --install -s /bin
+R=/results
+NEW=/newroot
+
+stamp() { read -r up _ </proc/uptime; echo "$1 $up" >>"$R/timing" 2>/dev/null; }
+halt() {
+    sync
+    poweroff -f
+    sleep 2
+    echo o >/proc/sysrq-trigger
+    reboot -f
+}
+fail() {
+    echo "vm-init: error: $*" >&2
+    [ -w "$R" ] && echo "$*" >>"$R/init-error"
+    halt
+}
+
+mount -t proc proc /proc
+mount -t sysfs sysfs /sys
+mount -t devtmpfs devtmpfs /dev
+echo "vm-init: started"
+
+# Parameters for module $1: defaults from the order file, then VM_PARAM_<name> from vm.conf.
+load_modules() {
+    while read -r name params; do
+        [ -n "$name" ] || continue
+        extra=""
+        eval "extra=\${VM_PARAM_$name:-}"
+        # shellcheck disable=SC2086 # word splitting of the parameter lists is intended
+        insmod "/modules/$name.ko" $params $extra || fail "insmod $name $params $extra failed"
+    done <"$1"
+}
+
+load_modules /modules/base.order
+mkdir -p "$R"
+mount -t 9p -o trans=virtio,version=9p2000.L,msize=512000,cache=none results "$R" ||
+    fail "cannot mount the results share"
+stamp init
+[ -f "$R/vm.conf" ] && . "$R/vm.conf"
+load_modules /modules/dev.order
+# The framebuffer console draws its cursor into fb0: unbind it so tests see only their pixels.
+for c in /sys/class/vtconsole/vtcon*; do
+    [ -f "$c/name" ] || continue
+    case "$(cat "$c/name")" in *"frame buffer"*) echo 0 >"$c/bind" ;; esac
+done
+stamp modules
+
+mkdir -p /host /rw
+mount -t 9p -o trans=virtio,version=9p2000.L,ro,msize=512000,cache=loose host /host ||
+    fail "cannot mount the host root over 9p"
+mount -t tmpfs -o mode=0755 tmpfs /rw
+mkdir -p /rw/upper /rw/work "$NEW"
+if ! mount -t overlay -o lowerdir=/host,upperdir=/rw/upper,workdir=/rw/work overlay "$NEW"; then
+    echo "vm-init: overlay failed; using the read-only host root with tmpfs on /tmp" >&2
+    mount --bind /host "$NEW"
+    mount -t tmpfs tmpfs "$NEW/tmp"
+    mount -t tmpfs tmpfs "$NEW/var/tmp"
+fi
+mount -t proc proc "$NEW/proc"
+mount -t sysfs sysfs "$NEW/sys"
+mount -t devtmpfs devtmpfs "$NEW/dev"
+mkdir -p "$NEW/dev/pts" "$NEW/dev/shm"
+mount -t devpts devpts "$NEW/dev/pts"
+mount -t tmpfs -o mode=1777 tmpfs "$NEW/dev/shm"
+mount -t tmpfs -o mode=0755 tmpfs "$NEW/run"
+mkdir -p "$NEW/run/swiftwing-vm/results" "$NEW/run/swiftwing-vm/modules"
+mount --bind "$R" "$NEW/run/swiftwing-vm/results"
+mount --bind /modules "$NEW/run/swiftwing-vm/modules"
+abi="$(uname -r)"
+if [ -n "${VM_KMODS:-}" ] && [ -f "$NEW$VM_KMODS/modules.dep" ]; then
+    mkdir -p "$NEW/lib/modules/$abi" 2>/dev/null && mount --bind "$NEW$VM_KMODS" "$NEW/lib/modules/$abi"
+fi
+stamp root
+
+[ -f "$R/command.sh" ] || fail "no command.sh in the results share"
+echo "vm-init: running the command"
+stamp command-start
+env -i chroot "$NEW" /bin/bash /run/swiftwing-vm/results/command.sh \
+    </dev/null >"$R/stdout" 2>"$R/stderr"
+rc=$?
+stamp command-end
+echo "$rc" >"$R/exit-code.tmp" && mv "$R/exit-code.tmp" "$R/exit-code"
+echo "vm-init: command exited with $rc; powering off"
+halt
