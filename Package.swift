@@ -48,7 +48,10 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
-        .target(name: "Controls", dependencies: ["SwiftWingCore"]),
+        .target(
+            name: "Controls",
+            dependencies: ["SwiftWingCore", "CGPIOD", "CShim", .product(name: "Logging", package: "swift-log")]
+        ),
         .target(
             name: "Appliance",
             dependencies: [
@@ -67,14 +70,16 @@ let package = Package(
             dependencies: ["SwiftWingCore", "Imaging", "Store", "CTurboJPEG"],
             path: "Benchmarks/SwiftWingBench"
         ),
+        .executableTarget(name: "ControlsBench", dependencies: ["Controls", "SwiftWingCore"], path: "Benchmarks/ControlsBench"),
 
         // Test doubles ship as their own module and implement the same protocols as the real parts.
-        .target(name: "SwiftWingTesting", dependencies: ["SwiftWingCore", "Camera", "Imaging"], path: "Tests/SwiftWingTesting"),
+        .target(name: "SwiftWingTesting", dependencies: ["SwiftWingCore", "Camera", "Imaging", "Controls"], path: "Tests/SwiftWingTesting"),
 
         .testTarget(name: "SwiftWingCoreTests", dependencies: ["SwiftWingCore"]),
         .testTarget(name: "ImagingTests", dependencies: ["Imaging", "SwiftWingTesting"]),
         .testTarget(name: "CameraTests", dependencies: ["Camera", "SwiftWingTesting"]),
         .testTarget(name: "StoreTests", dependencies: ["Store"]),
+        .testTarget(name: "ControlsTests", dependencies: ["Controls", "SwiftWingTesting"]),
         .testTarget(name: "ApplianceTests", dependencies: ["Appliance", "SwiftWingTesting"]),
         .testTarget(
             name: "SwiftWingIntegrationTests",
