@@ -70,7 +70,7 @@ let package = Package(
             dependencies: ["SwiftWingCore", "Imaging", "Store", "CTurboJPEG"],
             path: "Benchmarks/SwiftWingBench"
         ),
-        .executableTarget(name: "ControlsBench", dependencies: ["Controls", "SwiftWingCore"], path: "Benchmarks/ControlsBench"),
+        .executableTarget(name: "ControlsBench", dependencies: ["Controls", "SwiftWingCore", "CShim"], path: "Benchmarks/ControlsBench"),
 
         // Test doubles ship as their own module and implement the same protocols as the real parts.
         .target(name: "SwiftWingTesting", dependencies: ["SwiftWingCore", "Camera", "Imaging", "Controls"], path: "Tests/SwiftWingTesting"),

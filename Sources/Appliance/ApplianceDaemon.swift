@@ -48,9 +48,11 @@ public struct ApplianceDaemon: Sendable {
             try makeCamera()
         }
         let worker = BoundedWorker(name: "swiftwing-processing", capacity: configuration.imaging.queueDepth)
+        let controls = ShutterControls(configuration: configuration, logger: Logger(label: "shutter"))
+        let feedback = controls.feedback
         let pipeline = ScanPipeline(
             camera: camera, worker: worker, database: database, stateDirectory: state,
-            settings: try pipelineSettings(), feedback: NoFeedback(), logger: Logger(label: "pipeline"))
+            settings: try pipelineSettings(), feedback: feedback, logger: Logger(label: "pipeline"))
         let startedAt = Date()
         let cameraName = configuration.camera.device.description
 
@@ -68,12 +70,33 @@ public struct ApplianceDaemon: Sendable {
                     let status = DaemonStatus(
                         pid: getpid(), version: ApplianceInfo.version, startedAt: startedAt, camera: cameraName,
                         cameraState: camera.statusDescription, pressesAccepted: counters.accepted,
-                        pressesRefused: counters.refused, processing: worker.busy, lastError: counters.lastRefusal)
+                        pressesRefused: counters.refused, processing: worker.busy, lastError: counters.lastRefusal,
+                        shutterInputs: controls.runningInputs, shutterLatency: feedback.latency.summary)
                     return ControlReply(ok: true, status: status)
                 }
             }
         } catch {
             throw ApplianceError(error.description)
+        }
+
+        // Inputs that cannot start (a busy or missing line, no permission) are logged with the fix; the
+        // daemon runs on with the others and the control socket.
+        controls.start { event in
+            switch event {
+            case .press(let press):
+                // On the input's thread, before any hop: the click is on the line now.
+                feedback.pressAccepted(press)
+                Task { _ = await pipeline.press(press, feedbackGiven: true) }
+            case .longPress(let press):
+                feedback.longPress(press)
+                let counters = pipeline.counters
+                logger.notice(
+                    "long press: the second action (retry failed scans, show the address on the panel) is not built yet",
+                    metadata: [
+                        "source": "\(press.source.rawValue)", "addresses": "\(NetworkAddresses.current().joined(separator: ", "))",
+                        "presses_accepted": "\(counters.accepted)", "presses_refused": "\(counters.refused)",
+                    ])
+            }
         }
 
         let services: [any Service] = [
@@ -91,6 +114,7 @@ public struct ApplianceDaemon: Sendable {
             metadata: ["camera": "\(cameraName)", "control_socket": "\(configuration.controlSocket)"])
         try await group.run()
         notifier.stopping()
+        controls.stop()
         worker.stop()
         lock.release()
         logger.info("stopped")

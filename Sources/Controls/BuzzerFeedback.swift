@@ -33,12 +33,14 @@ public final class BuzzerFeedback: PressFeedback {
         self.lightMaximum = lightMaximumNanoseconds
     }
 
-    /// Press (event timestamp) to buzzer line set, over every press so far.
+    /// Press (the kernel's event timestamp) to buzzer line set, over every GPIO and key press so far.
+    /// Control-socket presses are not recorded: their timestamp is the request's arrival, not an edge.
     public var latency: LatencyHistogram { latencies.withLock { $0 } }
 
     public func pressAccepted(_ press: ShutterPress) {
         let buzzerSet = player.play(.click)
         player.lightOn(forAtMost: lightMaximum)
+        guard press.source != .controlSocket else { return }
         let latency = buzzerSet.nanoseconds(since: press.time)
         latencies.withLock { $0.record(nanoseconds: latency) }
     }

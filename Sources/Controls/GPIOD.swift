@@ -63,6 +63,12 @@ public struct GPIOError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The chip's device name once found (`gpiochip0`).
     public var chipName: String?
 
+    public init(kind: Kind, spec: GPIOLineSpec, chipName: String? = nil) {
+        self.kind = kind
+        self.spec = spec
+        self.chipName = chipName
+    }
+
     public var description: String {
         let chip = chipName.map { "\(spec.chip) (\($0))" } ?? spec.chip
         switch kind {

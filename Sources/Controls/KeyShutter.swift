@@ -36,6 +36,10 @@ public final class KeyShutter: ShutterInput {
 
     public var name: String { "keys \(keys.sorted().map(KeyCodes.name(of:)).joined(separator: ",")) on \(directory)/event*" }
 
+    /// `event*` nodes opened and looked at so far (kept or not): shows the inotify pick-up works.
+    public var examined: Int { examinedCount.withLock { $0 } }
+    private let examinedCount = Mutex(0)
+
     /// The devices in use now: path → device name.
     public var devices: [String: String] { openDevices.withLock { $0 } }
 
@@ -198,6 +202,7 @@ public final class KeyShutter: ShutterInput {
                 return
             }
             refusedPaths.remove(path)
+            owner.examinedCount.withLock { $0 += 1 }
             var bits = [UInt8](repeating: 0, count: Int(KEY_CNT + 7) / 8)
             let gotBits = bits.withUnsafeMutableBytes { sw_ioctl_ptr(fd, sw_EVIOCGBIT_KEY(UInt32($0.count)), $0.baseAddress) }
             let offered = owner.keys.filter { code in gotBits > 0 && bits[Int(code) / 8] & (1 << (code % 8)) != 0 }

@@ -13,6 +13,7 @@
 #include <sys/ioctl.h>
 #include <sys/timerfd.h>
 #include <linux/input.h>
+#include <linux/uinput.h>
 
 /// `EVIOCGNAME(len)`: the device's name ("gpio-keys", "AB Shutter3").
 static inline unsigned long sw_EVIOCGNAME(unsigned int len) { return EVIOCGNAME(len); }
@@ -28,6 +29,16 @@ static inline size_t sw_input_event_size(void) { return sizeof(struct input_even
 
 /// The corresponding C function is `ioctl` with a pointer argument (libc; variadic).
 static inline int sw_ioctl_ptr(int fd, unsigned long request, void *arg) { return ioctl(fd, request, arg); }
+
+/// The corresponding C function is `ioctl` with an int argument by value (libc; variadic).
+static inline int sw_ioctl_int(int fd, unsigned long request, int arg) { return ioctl(fd, request, arg); }
+
+// uinput (tests on a real kernel create a virtual key device through it)
+static inline unsigned long sw_UI_SET_EVBIT(void) { return UI_SET_EVBIT; }
+static inline unsigned long sw_UI_SET_KEYBIT(void) { return UI_SET_KEYBIT; }
+static inline unsigned long sw_UI_DEV_SETUP(void) { return UI_DEV_SETUP; }
+static inline unsigned long sw_UI_DEV_CREATE(void) { return UI_DEV_CREATE; }
+static inline unsigned long sw_UI_DEV_DESTROY(void) { return UI_DEV_DESTROY; }
 
 /// Arms a timerfd at an absolute CLOCK_MONOTONIC instant (0 disarms). The corresponding C function is
 /// `timerfd_settime` with `TFD_TIMER_ABSTIME`.
