@@ -122,9 +122,13 @@ func run(_ player: PatternPlayer, _ clock: FakeClock, forMilliseconds ms: Int) {
         try await Task.sleep(for: .milliseconds(400))
         let timeline = buzzer.timeline(since: origin)
         #expect(timeline.map(\.1) == [true, false, true, false])
-        // On schedule within 20 ms each (a loaded 2-core machine), never early.
-        for (actual, expected) in zip(timeline.map(\.0), [0.0, 60, 140, 200]) {
-            #expect(actual >= expected - 0.01 && actual < expected + 20, "step at \(actual) ms, expected \(expected) ms")
+        // The first step is set before `play` reads the clock; the others are never early (a timerfd
+        // does not fire early) and late only by the thread's wake-up: a loaded 2-core CI machine
+        // (load 11 while this was written) has shown 46 ms, so the bound is loose.
+        let steps = timeline.map(\.0)
+        #expect(steps.first.map { $0 <= 0 && $0 > -5 } == true, "first step at \(steps.first ?? .nan) ms")
+        for (actual, expected) in zip(steps.dropFirst(), [60.0, 140, 200]) {
+            #expect(actual >= expected && actual < expected + 150, "step at \(actual) ms, expected \(expected) ms")
         }
     }
 
