@@ -8,7 +8,8 @@
 # 4. mount the host root (9p "host", read-only) as the lower layer of an overlay whose upper layer
 #    is a tmpfs: the guest sees the host's files and may write anywhere; writes vanish at power-off
 # 5. mount proc, sysfs, devtmpfs, devpts, /dev/shm and a tmpfs on /run in it; the results share on
-#    /run/swiftwing-vm/results; the kernel's module tree (depmod'ed) on /lib/modules/<abi>
+#    /run/swiftwing-vm/results; the kernel's module tree (depmod'ed) on /lib/modules/<abi>;
+#    with run.sh --gpio-sim: load configfs, irq_sim, gpio-sim and create the chip
 # 6. chroot and run results/command.sh (written by run.sh) with stdout/stderr into the share,
 #    write its exit status to results/exit-code, and power off. Any failure powers off too.
 export PATH=/bin
@@ -76,6 +77,11 @@ mount -t sysfs sysfs "$NEW/sys"
 mount -t devtmpfs devtmpfs "$NEW/dev"
 mkdir -p "$NEW/dev/pts" "$NEW/dev/shm"
 mount -t devpts devpts "$NEW/dev/pts"
+# (udev makes these on a normal system; bash's process substitution needs /dev/fd)
+ln -sf /proc/self/fd "$NEW/dev/fd"
+ln -sf /proc/self/fd/0 "$NEW/dev/stdin"
+ln -sf /proc/self/fd/1 "$NEW/dev/stdout"
+ln -sf /proc/self/fd/2 "$NEW/dev/stderr"
 mount -t tmpfs -o mode=1777 tmpfs "$NEW/dev/shm"
 mount -t tmpfs -o mode=0755 tmpfs "$NEW/run"
 mkdir -p "$NEW/run/swiftwing-vm/results" "$NEW/run/swiftwing-vm/modules"
@@ -84,6 +90,35 @@ mount --bind /modules "$NEW/run/swiftwing-vm/modules"
 abi="$(uname -r)"
 if [ -n "${VM_KMODS:-}" ] && [ -f "$NEW$VM_KMODS/modules.dep" ]; then
     mkdir -p "$NEW/lib/modules/$abi" 2>/dev/null && mount --bind "$NEW$VM_KMODS" "$NEW/lib/modules/$abi"
+fi
+# gpio-sim (run.sh --gpio-sim): out-of-tree modules from the host's cache, a chip described by
+# VM_GPIO_SIM_SPEC = LABEL:NUM_LINES:OFFSET=NAME[:up|down],... (see scripts/vm/README.md).
+setup_gpio_sim() {
+    spec="$VM_GPIO_SIM_SPEC"
+    label="${spec%%:*}"; rest="${spec#*:}"; nlines="${rest%%:*}"; lines="${rest#*:}"
+    insmod "/host$VM_KMODS/kernel/fs/configfs/configfs.ko" 2>/dev/null || grep -q configfs /proc/filesystems ||
+        fail "insmod configfs failed"
+    insmod "/host$VM_GPIO_SIM/irq_sim.ko" || fail "insmod irq_sim failed"
+    insmod "/host$VM_GPIO_SIM/gpio-sim.ko" || fail "insmod gpio-sim failed"
+    mount -t configfs configfs /sys/kernel/config || fail "cannot mount configfs"
+    c=/sys/kernel/config/gpio-sim/swiftwing
+    mkdir "$c" "$c/bank0" || fail "cannot create the gpio-sim device in configfs"
+    echo "$label" >"$c/bank0/label" && echo "$nlines" >"$c/bank0/num_lines" || fail "bad gpio-sim spec $spec"
+    pulls=""
+    for l in $(echo "$lines" | tr ',' ' '); do
+        off="${l%%=*}"; name="${l#*=}"; pull=""
+        case "$name" in *:*) pull="${name#*:}"; name="${name%%:*}" ;; esac
+        mkdir "$c/bank0/line$off" && echo "$name" >"$c/bank0/line$off/name" || fail "bad gpio-sim line $l"
+        [ -n "$pull" ] && pulls="$pulls $off:$pull"
+    done
+    echo 1 >"$c/live" || fail "gpio-sim chip $spec did not go live"
+    sim="/sys/devices/platform/$(cat "$c/dev_name")/$(cat "$c/bank0/chip_name")"
+    for p in $pulls; do echo "pull-${p#*:}" >"$sim/sim_gpio${p%%:*}/pull" || fail "cannot set pull $p"; done
+    echo "vm-init: gpio-sim chip $(cat "$c/bank0/chip_name") \"$label\" ($nlines lines: $lines)"
+}
+if [ -n "${VM_GPIO_SIM:-}" ]; then
+    setup_gpio_sim
+    mount -t configfs configfs "$NEW/sys/kernel/config" || fail "cannot mount configfs in the new root"
 fi
 stamp root
 
