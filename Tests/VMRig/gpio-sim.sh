@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # gpio-sim in the guest (run.sh --gpio-sim): a real GPIO character device labelled like a
 # Raspberry Pi 4's header chip, driven by libgpiod's tools (gpiod 1.6, the library the daemon
-# links): the chip is found by label, the lines by name; 20 back-to-back flips of the simulated
-# pull (1 ms apart) are 20 edge events with increasing CLOCK_MONOTONIC timestamps; a bouncy press
+# links): the chip is found by label, the lines by name; 20 quick flips of the simulated
+# pull (20 ms apart) are 20 edge events with increasing CLOCK_MONOTONIC timestamps; a bouncy press
 # is seen as all its edges (debouncing is the consumer's job); gpioset's output levels read back
 # from sysfs, and the buzzer's level over time is sampled from sysfs.
 # Run alone (builds gpio-sim on the host if needed, then boots a guest): Tests/VMRig/gpio-sim.sh
@@ -36,14 +36,14 @@ wait_used() {
     return 1
 }
 
-# 1. 20 back-to-back flips (1 ms apart) → 20 events, alternating, monotonic timestamps close to
-#    CLOCK_MONOTONIC
+# 1. 20 flips in quick succession (20 ms apart: 10 presses in 0.4 s, faster than any hand) → 20
+#    events, alternating, with increasing timestamps close to CLOCK_MONOTONIC
 mon="$(mktemp)"
 read -r up0 _ </proc/uptime
 timeout 10 gpiomon --num-events=20 --line-buffered --format='%e %s.%n' "$chip" 17 >"$mon" 2>&1 &
 monpid=$!
 vm_check "gpiomon has requested SHUTTER" wait_used 17
-$ctl flip SHUTTER 20 0.001
+$ctl flip SHUTTER 20 0.02
 wait "$monpid"; st=$?
 read -r up1 _ </proc/uptime
 vm_expect "gpiomon exited after its 20 events" "$st" 0
@@ -55,9 +55,12 @@ vm_check "timestamps are CLOCK_MONOTONIC (between the uptimes before and after: 
     awk -v a="$up0" -v b="$up1" '{ split($2, t, "."); s = t[1] + t[2] / 1e9; if (s < a - 0.02 || s > b + 0.02) exit 1 }' "$mon"
 vm_note "20 flips span $(awk '{ split($2, t, "."); s = t[1] + t[2] / 1e9 } NR == 1 { f = s } END { printf "%.1f ms", (s - f) * 1000 }' "$mon")"
 
-# 1b. (a figure, not a check) the same 20 flips with no pause at all: irq_sim delivers the
-#     interrupt through irq_work and gpiolib's uAPI v1 reads the level in its IRQ thread, so
-#     changes faster than the guest schedules that thread are merged (under TCG)
+# 1b. (a figure, not a check) the same 20 flips with no pause at all. irq_sim raises the
+#     interrupt through irq_work, gpiolib's uAPI v1 (libgpiod 1.6) wakes one IRQ thread per line
+#     and that thread reads the level: flips that come faster than the guest runs that thread
+#     are merged (seen here: 5, 8 and 20 of 20 in three runs; 16 of 20 at 1 ms apart under a
+#     host load of 12 on 2 cores). Real buttons bounce that fast: debounce on "something changed,
+#     then read the settled level", never by counting edges.
 timeout 10 gpiomon --line-buffered --format='%e' "$chip" 17 >"$mon" 2>&1 &
 monpid=$!
 wait_used 17
@@ -66,18 +69,17 @@ sleep 1; kill "$monpid"; wait "$monpid" 2>/dev/null
 vm_note "20 flips with no pause between the sysfs writes gave $(wc -l <"$mon") events ($(tr -d '\n' <"$mon"))"
 $ctl release SHUTTER
 
-# 2. a bouncy press (4 reversals, then down): every edge arrives; 9 events, ending falling
-timeout 10 gpiomon --num-events=9 --line-buffered --format='%e' "$chip" 17 >"$mon" 2>&1 &
+# 2. a bouncy press (4 reversals 1-3 ms apart, then down). uAPI v1 labels an edge by the level
+#    its IRQ thread reads afterwards, and merges edges faster than that thread runs (see 1b), so
+#    only "events arrived, the last is falling, the level is low" is reliable: what a debouncer
+#    needs. The edges seen are reported.
+timeout 10 gpiomon --line-buffered --format='%e' "$chip" 17 >"$mon" 2>&1 &
 monpid=$!
 vm_check "gpiomon has requested SHUTTER again" wait_used 17
-$ctl release SHUTTER   # (no edge: the line is already high)
 $ctl bounce SHUTTER down
-wait "$monpid"; st=$?
-# Every edge is counted, but uAPI v1 (libgpiod 1.6) labels an edge by the level its IRQ thread
-# reads afterwards, so a 1 ms glitch may be reported as the opposite edge: only the count and the
-# settled level are reliable, which is what a debouncer needs.
-vm_note "bouncy press edges: $(tr -d '\n' <"$mon") (0 falling, 1 rising; sent 010101010)"
-vm_expect "a bouncy press is 9 edge events" "$(wc -l <"$mon")" 9
+sleep 0.5; kill "$monpid"; wait "$monpid" 2>/dev/null
+vm_note "bouncy press: $(wc -l <"$mon") edge events $(tr -d '\n' <"$mon") (0 falling, 1 rising; sent 010101010)"
+vm_check "the bouncy press gave edge events" test -s "$mon"
 vm_expect "the last one is falling" "$(tail -n1 "$mon")" 0
 vm_expect "SHUTTER reads low while pressed" "$($ctl value SHUTTER)" 0
 $ctl release SHUTTER
@@ -93,14 +95,15 @@ vm_expect "BUZZER back to its pull (0) after release" "$($ctl value BUZZER)" 0
 
 # 4. the buzzer's level over time: sampled while gpioset beeps it for 0.3 s
 samples="$(mktemp)"
-$ctl sample BUZZER 1.5 0.005 >"$samples" &
+$ctl sample BUZZER 20 0.005 >"$samples" &
 smppid=$!
 for ((i = 0; i < 50; i++)); do [ -s "$samples" ] && break; sleep 0.1; done
 sleep 0.2
 gpioset --mode=time --usec=300000 "$chip" 27=1
-wait "$smppid"
+sleep 0.3; kill "$smppid"; wait "$smppid" 2>/dev/null
 vm_note "BUZZER samples (s level): $(tr '\n' ' ' <"$samples")"
 vm_expect "BUZZER went 0 → 1 → 0" "$(cut -d' ' -f2 "$samples" | tr -d '\n')" 010
-vm_check "it was high for 0.3 s (±0.1)" awk 'NR == 2 { r = $1 } NR == 3 { d = $1 - r; exit !(d > 0.2 && d < 0.4) }' "$samples"
+vm_check "it was high for about 0.3 s (0.25-0.6 s, sampled every 5 ms)" \
+    awk 'NR == 2 { r = $1 } NR == 3 { d = $1 - r } END { exit !(d > 0.25 && d < 0.6) }' "$samples"
 
 vm_finish
