@@ -122,7 +122,33 @@ if [ -n "${VM_GPIO_SIM:-}" ]; then
 fi
 stamp root
 
+# Files run.sh staged for the new root (--unit, --udev-rule, --file; with --systemd also the test
+# target, its service, masks and default.target): copied over the overlay.
+if [ -d "$R/root" ]; then
+    cp -a "$R/root/." "$NEW/" || fail "cannot copy the staged files into the new root"
+fi
+# Devices that no udev will load drivers for in the chroot: ask modprobe there.
+if [ "${VM_SYSTEMD:-0}" != 1 ] && [ -n "${VM_MODPROBE:-}" ]; then
+    # shellcheck disable=SC2086
+    chroot "$NEW" /sbin/modprobe -a $VM_MODPROBE || fail "modprobe $VM_MODPROBE failed"
+fi
+
 [ -f "$R/command.sh" ] || fail "no command.sh in the results share"
+if [ "${VM_SYSTEMD:-0}" = 1 ]; then
+    # systemd as PID 1 (run.sh --systemd). The host root's /.dockerenv would make systemd believe
+    # it runs in a container (and ignore systemd.unit=); Debian's tmp.conf would wipe /tmp.
+    rm -f "$NEW/.dockerenv"
+    # (what systemd-tmpfiles-setup, masked for speed, would have made and services expect)
+    mkdir -p "$NEW/run/lock" "$NEW/run/user" && chmod 1777 "$NEW/run/lock"
+    mkdir -p "$NEW/etc/tmpfiles.d"
+    ln -sf /dev/null "$NEW/etc/tmpfiles.d/tmp.conf"
+    # (no machine-id on the host root: systemd would run first-boot setup)
+    [ -s "$NEW/etc/machine-id" ] || echo 53776966745769676e564d7269670001 >"$NEW/etc/machine-id"
+    stamp switch-root
+    echo "vm-init: starting systemd"
+    exec switch_root "$NEW" /lib/systemd/systemd   # default.target = swiftwing-vm-test.target
+    fail "switch_root to systemd failed"
+fi
 echo "vm-init: running the command"
 stamp command-start
 env -i chroot "$NEW" /bin/bash /run/swiftwing-vm/results/command.sh \
