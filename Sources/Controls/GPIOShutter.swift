@@ -1,4 +1,7 @@
 import Logging
+#if canImport(Glibc)
+import Glibc
+#endif
 import Synchronization
 import SwiftWingCore
 
@@ -35,7 +38,7 @@ public final class GPIOShutter: ShutterInput {
     public let timing: PressTiming
     private let logger: Logger
     private let stats = Mutex(ShutterStatistics())
-    private let running = Mutex<WakeUp?>(nil)
+    private let running = Mutex<(wake: WakeUp, thread: ThreadHandle)?>(nil)
 
     public init(spec: GPIOLineSpec, timing: PressTiming = PressTiming(), logger: Logger = Logger(label: "shutter")) {
         self.spec = spec
@@ -52,7 +55,6 @@ public final class GPIOShutter: ShutterInput {
         let line = try GPIOInputLine(spec: spec)
         let wake = try WakeUp()
         let timer = try DeadlineTimer()
-        running.withLock { $0 = wake }
         let held = (try? line.isActive()) ?? false
         logger.info(
             "shutter on GPIO",
@@ -60,22 +62,37 @@ public final class GPIOShutter: ShutterInput {
                 "chip": "\(line.chipName) [\(line.chipLabel)]", "line": "\(spec.line)", "active_low": "\(spec.activeLow)",
                 "bias": "\(spec.bias.rawValue)", "held_at_start": "\(held)",
             ])
-        spawnThread(name: "swiftwing-gpio") { [self] in
+        let thread = spawnThread(name: "swiftwing-gpio", realtimePriority: feedbackThreadPriority) { [self] in
             run(line: line, wake: wake, timer: timer, handler: handler)
             line.release()
         }
+        running.withLock { $0 = (wake, thread) }
     }
 
+    /// Wakes the loop and waits until it has released the line (milliseconds).
     public func stop() {
-        running.withLock { wake in
-            wake?.signal()
-            wake = nil
+        let running = running.withLock { running in
+            defer { running = nil }
+            return running
         }
+        guard let running else { return }
+        running.wake.signal()
+        running.thread.join()
     }
+
+    /// Whether the loop got `SCHED_FIFO` (nil before it started).
+    public var isRealtime: Bool? { running.withLock { $0?.thread.isRealtime } }
 
     private func run(line: GPIOInputLine, wake: WakeUp, timer: DeadlineTimer, handler: @Sendable (ShutterEvent) -> Void) {
         var detector = PressDetector(timing: timing, source: .gpio)
         let lineFD = line.fileDescriptor
+        var policy: Int32 = 0
+        var parameters = sched_param()
+        pthread_getschedparam(pthread_self(), &policy, &parameters)
+        if policy != SCHED_FIFO {
+            logger.notice(
+                "the GPIO shutter thread runs at normal priority: a busy board may delay the click. Fix: LimitRTPRIO=10 in the systemd unit (or CAP_SYS_NICE)")
+        }
         func deliver(_ events: [ShutterEvent]) {
             for event in events {
                 handler(event)

@@ -20,7 +20,7 @@ public final class KeyShutter: ShutterInput {
     public let keys: Set<UInt16>
     public let timing: PressTiming
     private let logger: Logger
-    private let running = Mutex<WakeUp?>(nil)
+    private let running = Mutex<(wake: WakeUp, thread: ThreadHandle)?>(nil)
     private let openDevices = Mutex<[String: String]>([:])
     private let stats = Mutex(ShutterStatistics())
 
@@ -49,20 +49,24 @@ public final class KeyShutter: ShutterInput {
         let wake = try WakeUp()
         let timer = try DeadlineTimer()
         let inotify = try retryingOnInterrupt("inotify_init1") { inotify_init1(Int32(IN_CLOEXEC | IN_NONBLOCK)) }
-        running.withLock { $0 = wake }
-        spawnThread(name: "swiftwing-keys") { [self] in
+        let thread = spawnThread(name: "swiftwing-keys", realtimePriority: feedbackThreadPriority) { [self] in
             var loop = Loop(owner: self, inotify: inotify, handler: handler)
             loop.run(wake: wake, timer: timer)
             loop.closeAll()
             close(inotify)
         }
+        running.withLock { $0 = (wake, thread) }
     }
 
+    /// Wakes the loop and waits until it has closed its devices.
     public func stop() {
-        running.withLock { wake in
-            wake?.signal()
-            wake = nil
+        let running = running.withLock { running in
+            defer { running = nil }
+            return running
         }
+        guard let running else { return }
+        running.wake.signal()
+        running.thread.join()
     }
 
     /// One open event device.

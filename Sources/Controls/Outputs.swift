@@ -25,3 +25,8 @@ public struct SystemFeedbackClock: FeedbackClock {
     public init() {}
     public func now() -> MonotonicInstant { .now() }
 }
+
+/// The `SCHED_FIFO` priority the shutter and buzzer threads ask for: above every normal thread (JPEG
+/// encoding, SQLite, curl), far below the kernel's own interrupt threads (50). Needs root,
+/// `CAP_SYS_NICE` or systemd's `LimitRTPRIO=10`; without it the threads run at normal priority.
+let feedbackThreadPriority: Int32 = 10

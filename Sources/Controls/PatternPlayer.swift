@@ -62,7 +62,7 @@ public final class PatternPlayer: Sendable {
     private let clock: any FeedbackClock
     private let logger: Logger
     private let state = Mutex(State())
-    private let stopper = Mutex<WakeUp?>(nil)
+    private let stopper = Mutex<(wake: WakeUp, thread: ThreadHandle)?>(nil)
 
     public init(buzzer: any DigitalOutput, light: (any DigitalOutput)? = nil, clock: any FeedbackClock = SystemFeedbackClock(),
                 logger: Logger = Logger(label: "feedback")) {
@@ -181,8 +181,7 @@ public final class PatternPlayer: Sendable {
             state.timer = timer
             rearm(&state)
         }
-        stopper.withLock { $0 = wake }
-        spawnThread(name: "swiftwing-buzzer") { [self] in
+        let thread = spawnThread(name: "swiftwing-buzzer", realtimePriority: feedbackThreadPriority) { [self] in
             while true {
                 let ready: [Int32: Int16]
                 do {
@@ -199,13 +198,21 @@ public final class PatternPlayer: Sendable {
             }
             state.withLock { $0.timer = nil }
         }
+        stopper.withLock { $0 = (wake, thread) }
     }
+
+    /// Whether the timer thread got `SCHED_FIFO` (nil before it started).
+    public var isRealtime: Bool? { stopper.withLock { $0?.thread.isRealtime } }
 
     /// Stops the timer thread, silences the buzzer and puts out the light.
     public func stop() {
-        stopper.withLock { wake in
-            wake?.signal()
-            wake = nil
+        let running = stopper.withLock { running in
+            defer { running = nil }
+            return running
+        }
+        if let running {
+            running.wake.signal()
+            running.thread.join()
         }
         state.withLock { state in
             state.pattern = nil

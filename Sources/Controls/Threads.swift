@@ -1,33 +1,73 @@
 import CShim
+import Synchronization
 import SwiftWingCore
 
 #if canImport(Glibc)
 import Glibc
 #endif
 
-/// Runs `body` on a new detached thread named `name` (shown by `top -H`, `ps -L`).
+/// A thread started by ``spawnThread(name:realtimePriority:_:)``; `join()` waits for its end.
+final class ThreadHandle: @unchecked Sendable {
+    fileprivate var thread = pthread_t()
+    private let joined = Mutex(false)
+    private let schedulingResult = Atomic<Int32>(-1)
+
+    /// Whether the thread runs with `SCHED_FIFO` (nil: still starting, or none asked for).
+    var isRealtime: Bool? {
+        let result = schedulingResult.load(ordering: .acquiring)
+        return result < 0 ? nil : result == 0
+    }
+
+    fileprivate func recordScheduling(_ result: Int32) { schedulingResult.store(result, ordering: .releasing) }
+
+    /// Waits until the thread's body returned. A no-op on the thread itself or when joined before.
+    /// The corresponding C function is `pthread_join`.
+    func join() {
+        guard pthread_equal(pthread_self(), thread) == 0 else { return }
+        let first = joined.withLock { done in
+            defer { done = true }
+            return !done
+        }
+        if first { pthread_join(thread, nil) }
+    }
+}
+
+/// Runs `body` on a new thread named `name` (shown by `top -H`, `ps -L`).
 ///
 /// The shutter and buzzer loops block in `poll`; they live on threads of their own, never on an
-/// actor or the cooperative pool. The corresponding C function is `pthread_create`.
-func spawnThread(name: String, _ body: @escaping @Sendable () -> Void) {
+/// actor or the cooperative pool. With `realtimePriority` the thread asks for `SCHED_FIFO` at that
+/// priority: the click must not wait behind JPEG encoding on a 4-core board. Without the right
+/// (root, `CAP_SYS_NICE` or systemd's `LimitRTPRIO=`) it runs at normal priority.
+/// The corresponding C functions are `pthread_create` and `pthread_setschedparam`.
+@discardableResult
+func spawnThread(name: String, realtimePriority: Int32? = nil, _ body: @escaping @Sendable () -> Void) -> ThreadHandle {
     final class Box {
         let name: String
+        let priority: Int32?
+        let handle: ThreadHandle
         let body: @Sendable () -> Void
-        init(name: String, body: @escaping @Sendable () -> Void) {
+        init(name: String, priority: Int32?, handle: ThreadHandle, body: @escaping @Sendable () -> Void) {
             self.name = name
+            self.priority = priority
+            self.handle = handle
             self.body = body
         }
     }
-    let context = Unmanaged.passRetained(Box(name: name, body: body)).toOpaque()
-    var thread = pthread_t()
-    let result = pthread_create(&thread, nil, { raw in
+    let handle = ThreadHandle()
+    let context = Unmanaged.passRetained(Box(name: name, priority: realtimePriority, handle: handle, body: body)).toOpaque()
+    let result = pthread_create(&handle.thread, nil, { raw in
         let box = Unmanaged<Box>.fromOpaque(raw!).takeRetainedValue()
         _ = sw_set_current_thread_name(String(box.name.prefix(15)))
+        if let priority = box.priority {
+            var parameters = sched_param()
+            parameters.sched_priority = priority
+            box.handle.recordScheduling(pthread_setschedparam(pthread_self(), SCHED_FIFO, &parameters))
+        }
         box.body()
         return nil
     }, context)
     precondition(result == 0, "pthread_create failed: \(result)")
-    pthread_detach(thread)
+    return handle
 }
 
 /// Waits until one of `descriptors` is readable (or has an error or hang-up), retrying on `EINTR`;

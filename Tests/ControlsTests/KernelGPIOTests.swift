@@ -224,6 +224,39 @@ struct KernelGPIOTests {
         inverted.release()
     }
 
+    @Test func aHeldPressSoundsTheClickThenTheLongPressPatternOnTheBuzzerLine() async throws {
+        let buzzer = try GPIOOutputLine(spec: GPIOSim.buzzer)
+        defer { buzzer.release() }
+        let player = PatternPlayer(buzzer: buzzer)
+        try player.start()
+        defer { player.stop() }
+        let feedback = BuzzerFeedback(player: player)
+        let shutter = GPIOShutter(spec: GPIOSim.shutter, timing: PressTiming(longPressMilliseconds: 1000))
+        try shutter.start { event in
+            switch event {
+            case .press(let press): feedback.pressAccepted(press)
+            case .longPress(let press): feedback.longPress(press)
+            }
+        }
+        defer { shutter.stop() }
+        GPIOSim.sleep(ms: 50)
+        let start = Date()
+        GPIOSim.button(pressed: true)
+        // Sample the line as the outside world sees it (sysfs) for 2 s.
+        var timeline: [(Double, String)] = []
+        while Date().timeIntervalSince(start) < 2 {
+            let level = GPIOSim.buzzerLevel()
+            if timeline.last?.1 != level { timeline.append((Date().timeIntervalSince(start) * 1000, level)) }
+            GPIOSim.sleep(ms: 5)
+        }
+        GPIOSim.button(pressed: false)
+        print("BUZZER while held: " + timeline.map { String(format: "%.0fms=%@", $0.0, $0.1) }.joined(separator: " "))
+        // The long-press pattern's 200 ms on-phases start ~1 s after the press.
+        let lateOns = timeline.filter { $0.1 == "1" && $0.0 > 900 }
+        #expect(lateOns.count == 2, "two on-phases of the long-press pattern after 0.9 s")
+        #expect(GPIOSim.buzzerLevel() == "0")
+    }
+
     @Test func pressToBuzzerOnTheRealLinesIsRecorded() async throws {
         // The whole in-process path on real lines: kernel edge → detector → feedback → buzzer ioctl.
         let buzzer = try GPIOOutputLine(spec: GPIOSim.buzzer)

@@ -38,13 +38,18 @@ vm_check "the kernel suite ran (not skipped)" grep -q 'Suite KernelGPIOTests pas
 # 2. The daemon.
 state=/tmp/sw-gpio
 mkdir -p "$state"
+fixtures="${SWIFTWING_FIXTURES:-}"
+for d in ../shared/fixtures/shelves ../../shared/fixtures/shelves /work/shared/fixtures/shelves; do
+    [ -z "$fixtures" ] && [ -d "$d" ] && fixtures="$(cd "$d" && pwd)"
+done
+[ -n "$fixtures" ] || { echo "skipped: no shelf photos (set SWIFTWING_FIXTURES)"; exit 77; }
 cat >/tmp/sw-gpio.toml <<TOML
 [daemon]
 state_directory = "$state"
 control_socket = "/tmp/sw-gpio.sock"
 min_free_megabytes = 0
 [camera]
-device = "synthetic"
+device = "synthetic:$fixtures"
 width = 640
 height = 480
 capture_timeout_seconds = 10.0
@@ -59,30 +64,30 @@ long_press_ms = 1000
 gpio_line = "BUZZER"
 TOML
 sw() { .build/debug/swiftwing "$@" --config /tmp/sw-gpio.toml; }
-field() { sed -n "s/.*\"$1\" : \\([0-9]*\\).*/\\1/p" | head -1; }
+# json EXPRESSION — evaluates a Python expression over `swiftwing status --json` as `s`
+json() { sw status --json | python3 -c "import json,sys; s=json.load(sys.stdin); print($1)"; }
 sw run >/tmp/sw-gpio.log 2>&1 &
 daemon=$!
 for _ in $(seq 100); do [ -S /tmp/sw-gpio.sock ] && break; sleep 0.1; done
 vm_check "the daemon serves (control socket up)" test -S /tmp/sw-gpio.sock
 vm_check "the daemon requested SHUTTER and BUZZER" sh -c "gpioinfo ${chip#/dev/} | grep -E 'line +(17|27):.*\"swiftwing\"' | wc -l | grep -qx 2"
 
-presses() { s="$(sw status --json)"; a="$(field pressesAccepted <<<"$s")"; r="$(field pressesRefused <<<"$s")"; echo $(( ${a:-0} + ${r:-0} )); }
+presses() { json "s['daemon'].get('pressesAccepted', 0) + s['daemon'].get('pressesRefused', 0)"; }
 # wait_presses N — until accepted + refused = N (processing under TCG takes a while)
 wait_presses() { for _ in $(seq 300); do [ "$(presses)" -ge "$1" ] && break; sleep 0.2; done; presses; }
 
 $ctl click SHUTTER 0.1
 vm_expect "a clean press is one press" "$(wait_presses 1)" 1
-queued="$(sw queue --json | grep -c '"id"')"
-vm_expect "… and one scan in the queue" "$queued" 1
+vm_expect "… and one scan in the queue" "$(sw queue --json | python3 -c 'import json,sys; print(len(json.load(sys.stdin)["scans"]))')" 1
 
 $ctl bounce SHUTTER down; sleep 0.2; $ctl bounce SHUTTER up; sleep 0.3
 vm_expect "a bouncy press and release is one press" "$(wait_presses 2)" 2
 
 # A held press: one press, and the long-press pattern (200 ms on, 100 off, 200 on) on BUZZER.
 $ctl press SHUTTER
-samples="$($ctl sample BUZZER 1.8 0.005)"
+samples="$($ctl sample BUZZER 2.5 0.005)"
 $ctl release SHUTTER; sleep 0.3
-vm_expect "a held press (1.8 s) is one press, no repeats" "$(wait_presses 3)" 3
+vm_expect "a held press (2.5 s) is one press, no repeats" "$(wait_presses 3)" 3
 vm_note "BUZZER while held: $(tr '\n' ' ' <<<"$samples")"
 ons="$(grep -c ' 1$' <<<"$samples")"
 vm_check "BUZZER sounded the click and the long-press pattern (≥ 2 on-phases seen; saw $ons)" test "$ons" -ge 2
@@ -91,13 +96,15 @@ vm_expect "BUZZER is silent afterwards" "$($ctl value BUZZER)" 0
 for _ in $(seq 20); do $ctl seq SHUTTER down 0.04 up 0.06; done
 vm_expect "20 quick presses are 20 presses" "$(wait_presses 23)" 23
 
-status="$(sw status --json)"
-vm_note "$(tr -d '\n' <<<"$status" | grep -o '"shutterLatency".*' | cut -c1-300)"
-vm_expect "the latency histogram counts every GPIO press" "$(sed -n '/shutterLatency/,/}/p' <<<"$status" | grep -o '"count" : [0-9]*' | tail -1 | grep -o '[0-9]*$')" 23
-vm_check "status lists the GPIO shutter input" grep -q "GPIO line SHUTTER of $label" <<<"$status"
+vm_note "daemon press→buzzer: $(json "'p50 %s µs, p99 %s µs, max %s µs over %s presses' % tuple(s['daemon']['shutterLatency'][k] for k in ('p50Microseconds', 'p99Microseconds', 'maxMicroseconds', 'count'))")"
+vm_expect "the latency histogram in status --json counts every GPIO press" "$(json "s['daemon']['shutterLatency']['count']")" 23
+vm_expect "status lists the GPIO shutter input" "$(json "s['daemon']['shutterInputs']")" "['GPIO line SHUTTER of $label']"
+vm_expect "accepted (saved) presses" "$(json "s['daemon']['pressesAccepted']")" 23
 
 kill -TERM "$daemon"; wait "$daemon"; rc=$?
 vm_expect "the daemon stops cleanly on SIGTERM" "$rc" 0
+[ "$rc" = 0 ] || tail -20 /tmp/sw-gpio.log | sed 's/^/#   /'
+grep -E 'priority|WARN|ERROR' /tmp/sw-gpio.log | head -5 | sed 's/^/#   log: /'
 vm_check "… and gives the lines back" sh -c "! gpioinfo ${chip#/dev/} | grep -q '\"swiftwing\"'"
 
 # 3. Without permission on the chip: the daemon says what to do and runs on.
