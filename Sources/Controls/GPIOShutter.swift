@@ -1,3 +1,4 @@
+import CShim
 import Logging
 #if canImport(Glibc)
 import Glibc
@@ -86,10 +87,7 @@ public final class GPIOShutter: ShutterInput {
     private func run(line: GPIOInputLine, wake: WakeUp, timer: DeadlineTimer, handler: @Sendable (ShutterEvent) -> Void) {
         var detector = PressDetector(timing: timing, source: .gpio)
         let lineFD = line.fileDescriptor
-        var policy: Int32 = 0
-        var parameters = sched_param()
-        pthread_getschedparam(pthread_self(), &policy, &parameters)
-        if policy != SCHED_FIFO {
+        if sw_is_realtime() == 0 {
             logger.notice(
                 "the GPIO shutter thread runs at normal priority: a busy board may delay the click. Fix: LimitRTPRIO=10 in the systemd unit (or CAP_SYS_NICE)")
         }

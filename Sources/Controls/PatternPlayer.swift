@@ -152,6 +152,7 @@ public final class PatternPlayer: Sendable {
         guard state.buzzerOn != on || state.step == 0 else { return }
         set(buzzer, on, &state)
         state.buzzerOn = on
+        logger.trace("buzzer \(on ? "on" : "off")", metadata: ["pattern": "\(state.pattern?.name ?? "-")", "at": "\(clock.now())"])
     }
 
     private func set(_ output: any DigitalOutput, _ on: Bool, _ state: inout State) {

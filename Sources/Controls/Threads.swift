@@ -38,7 +38,7 @@ final class ThreadHandle: @unchecked Sendable {
 /// actor or the cooperative pool. With `realtimePriority` the thread asks for `SCHED_FIFO` at that
 /// priority: the click must not wait behind JPEG encoding on a 4-core board. Without the right
 /// (root, `CAP_SYS_NICE` or systemd's `LimitRTPRIO=`) it runs at normal priority.
-/// The corresponding C functions are `pthread_create` and `pthread_setschedparam`.
+/// The corresponding C functions are `pthread_create` and `sched_setscheduler`.
 @discardableResult
 func spawnThread(name: String, realtimePriority: Int32? = nil, _ body: @escaping @Sendable () -> Void) -> ThreadHandle {
     final class Box {
@@ -59,9 +59,9 @@ func spawnThread(name: String, realtimePriority: Int32? = nil, _ body: @escaping
         let box = Unmanaged<Box>.fromOpaque(raw!).takeRetainedValue()
         _ = sw_set_current_thread_name(String(box.name.prefix(15)))
         if let priority = box.priority {
-            var parameters = sched_param()
-            parameters.sched_priority = priority
-            box.handle.recordScheduling(pthread_setschedparam(pthread_self(), SCHED_FIFO, &parameters))
+            // With SCHED_RESET_ON_FORK: threads this one happens to create (the concurrency runtime
+            // grows its pool from the thread that enqueues a Task) must not inherit real-time priority.
+            box.handle.recordScheduling(sw_set_realtime(priority))
         }
         box.body()
         return nil
