@@ -11,10 +11,11 @@
 // click comes 8 ms after the last edge by design, plus the timerfd wake-up measured in (3).
 // 3. "timer": the timerfd wake-up lateness of the poll loop at a deadline.
 //
-// Run: swift run -c release ControlsBench [presses]
+// Run: swift run -c release ControlsBench [presses] [--realtime]
 import CShim
 import Controls
 import Foundation
+import Synchronization
 import SwiftWingCore
 
 #if canImport(Glibc)
@@ -38,14 +39,16 @@ func report(_ name: String, _ nanoseconds: [Int64]) {
                  name as NSString, sorted.count, at(0.5), at(0.99), at(0.999), Double(sorted.last!) / 1000))
 }
 
-let presses = CommandLine.arguments.count > 1 ? Int(CommandLine.arguments[1]) ?? 10_000 : 10_000
+/// The press is the edge itself and a release counts at once: every loop iteration is a new press.
+let timing = PressTiming(glitchMilliseconds: 0, debounceMilliseconds: 0)
+let presses = CommandLine.arguments.dropFirst().compactMap { Int($0) }.first ?? 10_000
 print("ControlsBench: \(presses) presses per case, \(ProcessInfo.processInfo.activeProcessorCount) CPUs")
 
 // 1. direct
 do {
     let output = SyscallOutput()
     let feedback = BuzzerFeedback(player: PatternPlayer(buzzer: output))
-    var detector = PressDetector(timing: PressTiming(glitchMilliseconds: 0), source: .gpio)
+    var detector = PressDetector(timing: timing, source: .gpio)
     var samples: [Int64] = []
     samples.reserveCapacity(presses)
     for _ in 0..<presses {
@@ -55,6 +58,7 @@ do {
         }
         samples.append(MonotonicInstant.now().nanoseconds(since: t0))
         _ = detector.edge(active: false, at: t0.advanced(byNanoseconds: 1000))
+        _ = detector.advance(to: MonotonicInstant.now())
     }
     report("direct (detector→feedback→set)", samples)
     let summary = feedback.latency.summary
@@ -71,8 +75,12 @@ do {
     try player.start()
     let feedback = BuzzerFeedback(player: player)
     let done = DispatchSemaphore(value: 0)
+    let samples = Mutex<[Int64]>([])
+    let realtime = CommandLine.arguments.contains("--realtime")
     let thread = Thread {
-        var detector = PressDetector(timing: PressTiming(glitchMilliseconds: 0), source: .gpio)
+        // As the daemon's GPIO thread does (SCHED_FIFO 10, needs root or LimitRTPRIO): --realtime.
+        if realtime { print("  loop thread SCHED_FIFO: \(sw_set_realtime(10) == 0 ? "yes" : "no (not permitted)")") }
+        var detector = PressDetector(timing: timing, source: .gpio)
         var stamp: UInt64 = 0
         while true {
             var pfd = pollfd(fd: readFD, events: Int16(POLLIN), revents: 0)
@@ -82,7 +90,10 @@ do {
             for event in detector.edge(active: true, at: t0) {
                 if case .press(let press) = event { feedback.pressAccepted(press) }
             }
+            let latency = MonotonicInstant.now().nanoseconds(since: t0)
+            samples.withLock { $0.append(latency) }
             _ = detector.edge(active: false, at: t0.advanced(byNanoseconds: 1000))
+            _ = detector.advance(to: MonotonicInstant.now())
             done.signal()
         }
     }
@@ -97,11 +108,9 @@ do {
     var zero: UInt64 = 0
     _ = write(writeFD, &zero, 8)
     player.stop()
-    let h = feedback.latency
-    let summary = h.summary
-    print(String(format: "%-34@ n=%6d  p50 ≤ %6d µs  p99 ≤ %6d µs  max %8d µs  (daemon histogram buckets)",
-                 "thread wake-up (poll→…→set)" as NSString, h.count, summary.p50Microseconds ?? 0, summary.p99Microseconds ?? 0,
-                 summary.maxMicroseconds ?? 0))
+    report("thread wake-up (write→poll→…→set)", samples.withLock { $0 })
+    let summary = feedback.latency.summary
+    print("  recorded by the daemon's histogram: n=\(summary.count) p50 ≤ \(summary.p50Microseconds ?? 0) µs, p99 ≤ \(summary.p99Microseconds ?? 0) µs")
 }
 
 // 3. timerfd lateness (the glitch-filter and debounce deadlines)
