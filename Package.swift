@@ -70,7 +70,9 @@ let package = Package(
             dependencies: ["SwiftWingCore", "Imaging", "Store", "CTurboJPEG"],
             path: "Benchmarks/SwiftWingBench"
         ),
-        .executableTarget(name: "ControlsBench", dependencies: ["Controls", "SwiftWingCore", "CShim"], path: "Benchmarks/ControlsBench"),
+        .executableTarget(
+            name: "ControlsBench", dependencies: ["Controls", "SwiftWingCore", "CShim"], path: "Benchmarks/ControlsBench",
+            exclude: ["README.md"]),
 
         // Test doubles ship as their own module and implement the same protocols as the real parts.
         .target(name: "SwiftWingTesting", dependencies: ["SwiftWingCore", "Camera", "Imaging", "Controls"], path: "Tests/SwiftWingTesting"),

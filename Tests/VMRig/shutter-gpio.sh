@@ -77,7 +77,7 @@ presses() { json "s['daemon'].get('pressesAccepted', 0) + s['daemon'].get('press
 wait_presses() { local n; for _ in $(seq 100); do n="$(presses)"; [ "${n:-0}" -ge "$1" ] && break; sleep 1; done; echo "$n"; }
 
 # The synthetic camera converts its photos first (seconds under TCG): press once it streams.
-for _ in $(seq 120); do json "s['daemon'].get('cameraState', '')" | grep -q streaming && break; sleep 0.5; done
+for _ in $(seq 60); do json "s['daemon'].get('cameraState', '')" | grep -q streaming && break; sleep 2; done
 vm_note "guest uptime $(cut -d' ' -f1 /proc/uptime) s: daemon up, camera $(json "s['daemon'].get('cameraState', '')" | cut -c1-60)"
 $ctl click SHUTTER 0.1
 vm_expect "a clean press is one press" "$(wait_presses 1)" 1
