@@ -27,6 +27,8 @@ public struct ShutterStatistics: Sendable, Equatable {
     public var glitches = 0
     /// Reads that returned a full batch: the kernel's event buffer may have overflowed.
     public var possibleOverflows = 0
+    /// Deadlines at which the line's real level differed from the last event's (a merged or lost edge).
+    public var resynchronisations = 0
 }
 
 /// The shutter button on a GPIO line: libgpiod both-edge events with kernel timestamps, debounced
@@ -141,7 +143,16 @@ public final class GPIOShutter: ShutterInput {
                 if let revents = try? waitReadable([lineFD], timeoutMilliseconds: 0), revents[lineFD] != nil {
                     guard readLine() else { return }
                 }
-                deliver(detector.advance(to: .now()))
+                // The v1 uAPI reads the level in its IRQ thread, and changes that come faster than that
+                // thread runs are merged: the settling edge of a bouncy contact can be missing. At each
+                // deadline the line's real level is checked; a difference counts as an edge now.
+                let now = MonotonicInstant.now()
+                if detector.nextDeadline.map({ $0 <= now }) == true, let actual = try? line.isActive(), actual != detector.level {
+                    stats.withLock { $0.resynchronisations += 1 }
+                    deliver(detector.edge(active: actual, at: now))
+                    continue
+                }
+                deliver(detector.advance(to: now))
                 stats.withLock { $0.glitches = detector.ignoredGlitches }
             }
         }

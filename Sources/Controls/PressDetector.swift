@@ -68,6 +68,14 @@ public struct PressDetector: Sendable {
         self.source = source
     }
 
+    /// The line's level as last reported (`false` when idle).
+    public var level: Bool {
+        switch state {
+        case .idle: false
+        case .pending(_, let level, _), .pressed(_, let level, _, _): level
+        }
+    }
+
     /// Whether the detector currently considers the button held (counted and not yet released).
     public var isHeld: Bool {
         if case .pressed = state { return true }
