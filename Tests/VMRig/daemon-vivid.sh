@@ -3,7 +3,7 @@
 # --camera /dev/video0` serves presses from `swiftwing shutter`; each becomes a durable JPEG
 # (scaled to <= 1920 px) and a queued row, also across a SIGKILL and a restart.
 # Needs `swift build` on the host first. Run alone (boots a guest): Tests/VMRig/daemon-vivid.sh
-VM_TEST_TIMEOUT=240
+VM_TEST_TIMEOUT=420
 . "$(dirname "$0")/../../scripts/vm/testlib.sh"
 
 bin=.build/debug/swiftwing
