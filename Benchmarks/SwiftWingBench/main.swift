@@ -48,8 +48,10 @@ func findFixture(_ fixture: String?) -> String? {
 // MARK: - Measuring
 
 struct Stats {
-    var samples: [Double]  // milliseconds
+    var samples: [Double]  // wall-clock milliseconds
+    var cpuSamples: [Double] = []  // this thread's CPU milliseconds (less disturbed by other load)
     var median: Double { percentile(0.5) }
+    var cpuMedian: Double { cpuSamples.sorted()[cpuSamples.count / 2] }
     var p90: Double { percentile(0.9) }
     func percentile(_ p: Double) -> Double {
         let sorted = samples.sorted()
@@ -62,12 +64,22 @@ struct Stats {
 func measure(_ count: Int, warmUp: Int = 2, _ body: () throws -> Void) rethrows -> Stats {
     for _ in 0..<warmUp { try body() }
     var samples: [Double] = []
+    var cpuSamples: [Double] = []
     for _ in 0..<count {
+        let cpuStart = threadCPUTime()
         let start = MonotonicInstant.now()
         try body()
         samples.append(Double(MonotonicInstant.now().nanoseconds(since: start)) / 1e6)
+        cpuSamples.append(Double(threadCPUTime() - cpuStart) / 1e6)
     }
-    return Stats(samples: samples)
+    return Stats(samples: samples, cpuSamples: cpuSamples)
+}
+
+/// Nanoseconds of CPU this thread has used. The corresponding C function is `clock_gettime`.
+func threadCPUTime() -> Int64 {
+    var ts = timespec()
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts)
+    return Int64(ts.tv_sec) * 1_000_000_000 + Int64(ts.tv_nsec)
 }
 
 func ms(_ value: Double) -> String {
@@ -224,7 +236,7 @@ func run(_ options: Options) throws {
     let encoder = try JPEGEncoder(quality: 85)
     let fastEncoder = try JPEGEncoder(quality: 85, dctMethod: .fast)
 
-    var table = ["| frame | stage | median ms | p90 ms | note |", "|---|---|---:|---:|---|"]
+    var table = ["| frame | stage | median ms | p90 ms | CPU median ms | note |", "|---|---|---:|---:|---:|---|"]
     var summary = ["| frame | ours / floor encode (target ≤ 1.15) | press→durable / floor pipeline (target < 2) "
         + "| scaler vs naive Double | fast DCT / accurate DCT (ours) | JPEG bytes ours / floor |",
         "|---|---:|---:|---:|---:|---:|"]
@@ -296,7 +308,7 @@ func run(_ options: Options) throws {
             ("floor pipeline (tj encode + write)", floorPipelineStats, "end to end"),
         ] + (naiveStats.map { [("naive Double area average (reference)", $0, "max luma diff vs ours: \(naiveDifference)")] } ?? [])
         for (stage, stats, note) in rows {
-            table.append("| \(name) | \(stage) | \(ms(stats.median)) | \(ms(stats.p90)) | \(note) |")
+            table.append("| \(name) | \(stage) | \(ms(stats.median)) | \(ms(stats.p90)) | \(ms(stats.cpuMedian)) | \(note) |")
         }
         let naiveRatio = naiveStats.map { ratio($0.median, scaleStats.median) + "x faster" } ?? "n/a (no scaling)"
         summary.append("| \(name) | \(ratio(encodeStats.median, floorStats.median)) "

@@ -6,9 +6,10 @@ import SwiftWingCore
 /// how much of them is covered (a box filter with fractional coverage): no aliasing on shelf text,
 /// no ringing, flat areas stay exactly flat. The three planes are scaled independently, chroma on
 /// its own half-size grid. Exact 2x and 4x reductions take a fast path that sums 2x2 or 4x4
-/// blocks; everything else uses precomputed per-column and per-row fixed-point weights (14 bits),
-/// a horizontal pass into 16-bit rows (8 fractional bits) cached across output rows, and a
-/// vertical pass. See Benchmarks/README.md for what it costs.
+/// blocks; everything else uses precomputed per-row and per-column fixed-point weights, a
+/// vertical pass into one 8.8 fixed-point row, then a horizontal pass (see `areaAverage`).
+/// Results are within about one level of an exact floating-point area average. See
+/// Benchmarks/README.md for what it costs.
 ///
 /// Stateless apart from the optional pool, so it is `Sendable`; the processing worker calls it.
 public struct YUV420Scaler: Sendable {
@@ -142,9 +143,9 @@ public struct YUV420Scaler: Sendable {
             return
         }
         let columns = AxisWeights(sourceStart: crop.x, sourceLength: crop.width, sourceSize: source.width,
-                                  targetSize: target.width)
+                                  targetSize: target.width, bits: 16)
         let rows = AxisWeights(sourceStart: crop.y, sourceLength: crop.height, sourceSize: source.height,
-                               targetSize: target.height)
+                               targetSize: target.height, bits: 8)
         defer {
             columns.deallocate()
             rows.deallocate()
@@ -205,16 +206,15 @@ public struct YUV420Scaler: Sendable {
 
     /// Fixed-point weights for one axis: output sample i averages source samples
     /// `first[i] ..< first[i] + taps` with weights `weights[i * taps ..< (i + 1) * taps]`, which
-    /// sum to exactly 1 << 14. Every index is inside the source (zero weights pad short spans).
+    /// sum to exactly `1 << bits`. Every index is inside the source (zero weights pad short spans).
     struct AxisWeights {
-        static let bits = 14
         let taps: Int
         let first: UnsafeMutablePointer<Int>
         let weights: UnsafeMutablePointer<Int32>
 
-        init(sourceStart: Double, sourceLength: Double, sourceSize: Int, targetSize: Int) {
+        init(sourceStart: Double, sourceLength: Double, sourceSize: Int, targetSize: Int, bits: Int) {
             let step = sourceLength / Double(targetSize)
-            let one = Double(1 << Self.bits)
+            let one = Double(1 << bits)
             // Widest span: a step covers at most ceil(step) + 1 source samples.
             var spans: [(first: Int, weights: [Int32])] = []
             spans.reserveCapacity(targetSize)
@@ -234,7 +234,7 @@ public struct YUV420Scaler: Sendable {
                     weights.append(Int32(cumulative - previous))
                     previous = cumulative
                 }
-                weights[weights.count - 1] += Int32((1 << Self.bits) - previous)  // exact sum
+                weights[weights.count - 1] += Int32((1 << bits) - previous)  // exact sum
                 spans.append((firstSample, weights))
                 widest = max(widest, weights.count)
             }
@@ -258,74 +258,141 @@ public struct YUV420Scaler: Sendable {
         }
     }
 
-    /// The general path: horizontal pass per source row (cached in a ring of `rows.taps` rows),
-    /// then a vertical weighted sum per output row.
+    /// The general path, per output row: a vertical weighted sum of the few source rows it covers
+    /// (contiguous, so the compiler vectorizes it) into one 16-bit 8.8 fixed-point row, then
+    /// a horizontal weighted sum over that row. Vertical first means the gathering horizontal pass
+    /// runs once per output row instead of once per source row.
+    ///
+    /// Row weights have 8 bits (so the vertical pass stays in 16-bit lanes), column weights 16 bits;
+    /// both sum exactly to one, so flat areas stay exactly flat, and the result is within about one
+    /// level of an exact floating-point area average (the benchmark checks this on the shelf photo).
     private static func areaAverage(
         _ source: PlaneView, into target: MutablePlaneView, columns: AxisWeights, rows: AxisWeights
     ) {
-        let width = target.width
-        let ringSize = rows.taps
-        let ring = UnsafeMutablePointer<UInt16>.allocate(capacity: ringSize * width)
-        defer { ring.deallocate() }
-        let ringRow = UnsafeMutablePointer<Int>.allocate(capacity: ringSize)
-        defer { ringRow.deallocate() }
-        ringRow.initialize(repeating: -1, count: ringSize)
-        let accumulator = UnsafeMutablePointer<UInt32>.allocate(capacity: width)
-        defer { accumulator.deallocate() }
+        // Only the source columns some output column reads (a crop may skip the sides).
+        let left = columns.first[0]
+        let span = columns.first[target.width - 1] + columns.taps - left
+        let column = UnsafeMutablePointer<UInt16>.allocate(capacity: span + 4)
+        defer { column.deallocate() }
+        (column + span).initialize(repeating: 0, count: 4)  // the 4-wide loads may read past the span
+        let rowPointers = UnsafeMutablePointer<UnsafePointer<UInt8>>.allocate(capacity: rows.taps)
+        defer { rowPointers.deallocate() }
+        let rowWeights = UnsafeMutablePointer<UInt16>.allocate(capacity: rows.taps)
+        defer { rowWeights.deallocate() }
+        let horizontal = HorizontalKernel(columns, left: left, width: target.width)
+        defer { horizontal.deallocate() }
 
         for y in 0..<target.height {
-            let firstRow = rows.first[y]
-            let rowWeights = rows.weights + y * ringSize
-            var started = false
-            for k in 0..<ringSize {
-                let weight = UInt32(bitPattern: rowWeights[k])
+            // The source rows with a non-zero weight for this output row.
+            var count = 0
+            for k in 0..<rows.taps {
+                let weight = rows.weights[y &* rows.taps &+ k]
                 if weight == 0 { continue }
-                let sourceRow = firstRow + k
-                let slot = sourceRow % ringSize
-                let filtered = ring + slot * width
-                if ringRow[slot] != sourceRow {
-                    horizontalPass(source.row(sourceRow), into: filtered, width: width, columns: columns)
-                    ringRow[slot] = sourceRow
-                }
-                if started {
-                    for x in 0..<width { accumulator[x] = accumulator[x] &+ weight &* UInt32(filtered[x]) }
-                } else {
-                    for x in 0..<width { accumulator[x] = weight &* UInt32(filtered[x]) }
-                    started = true
+                rowPointers[count] = source.row(rows.first[y] &+ k) + left
+                rowWeights[count] = UInt16(clamping: weight)
+                count &+= 1
+            }
+            verticalPass(rowPointers, rowWeights, count: count, span: span, into: column)
+            horizontal.run(column, into: target.row(y))
+        }
+    }
+
+    /// The high 16 bits of `value * weight`.
+    @inline(__always)
+    private static func share(_ value: UInt16, _ weight: UInt16) -> UInt16 {
+        UInt16(truncatingIfNeeded: (UInt32(value) &* UInt32(weight)) &>> 16)
+    }
+
+    /// `column[x] = Σ weight[k] * row[k][x]` with 8-bit row weights summing to 256: 8.8 fixed point
+    /// that never leaves 16 bits, so it vectorizes to 16-bit lanes (`pmullw`, NEON `umlal`). Up to
+    /// four rows (ratios below 3:1) are fused into one loop; more rows add up in place.
+    @inline(__always)
+    private static func verticalPass(
+        _ rows: UnsafeMutablePointer<UnsafePointer<UInt8>>, _ weights: UnsafeMutablePointer<UInt16>, count: Int,
+        span: Int, into column: UnsafeMutablePointer<UInt16>
+    ) {
+        switch count {
+        case 1:
+            let a = rows[0]
+            for x in 0..<span { column[x] = UInt16(a[x]) &<< 8 }
+        case 2:
+            let a = rows[0], b = rows[1]
+            let wa = weights[0], wb = weights[1]
+            for x in 0..<span { column[x] = UInt16(a[x]) &* wa &+ UInt16(b[x]) &* wb }
+        case 3:
+            let a = rows[0], b = rows[1], c = rows[2]
+            let wa = weights[0], wb = weights[1], wc = weights[2]
+            for x in 0..<span { column[x] = UInt16(a[x]) &* wa &+ UInt16(b[x]) &* wb &+ UInt16(c[x]) &* wc }
+        case 4:
+            let a = rows[0], b = rows[1], c = rows[2], d = rows[3]
+            let wa = weights[0], wb = weights[1], wc = weights[2], wd = weights[3]
+            for x in 0..<span {
+                column[x] = UInt16(a[x]) &* wa &+ UInt16(b[x]) &* wb &+ UInt16(c[x]) &* wc &+ UInt16(d[x]) &* wd
+            }
+        default:
+            let a = rows[0], wa = weights[0]
+            for x in 0..<span { column[x] = UInt16(a[x]) &* wa }
+            for k in 1..<count {
+                let row = rows[k], weight = weights[k]
+                for x in 0..<span { column[x] = column[x] &+ UInt16(row[x]) &* weight }
+            }
+        }
+    }
+
+    /// The horizontal pass over one 8.8 row, with 16-bit column weights: `out[x] = Σ weight * column[first[x] + k]`, rounded.
+    /// Up to four taps (ratios below 3:1) it loads four neighbours and four weights as SIMD
+    /// vectors; wider spans (thumbnails) loop over their taps.
+    struct HorizontalKernel {
+        let width: Int
+        let taps: Int
+        /// Per output: the first column index, relative to the span's left edge.
+        let first: UnsafeMutablePointer<Int>
+        /// Per output: the weights, 4 per output (zero-padded) in the SIMD case, else `taps`.
+        let weights: UnsafeMutablePointer<UInt16>
+
+        init(_ columns: AxisWeights, left: Int, width: Int) {
+            self.width = width
+            taps = columns.taps
+            let stride = taps <= 4 ? 4 : taps
+            first = .allocate(capacity: width)
+            weights = .allocate(capacity: width * stride)
+            weights.initialize(repeating: 0, count: width * stride)
+            for x in 0..<width {
+                first[x] = columns.first[x] - left
+                for k in 0..<taps {
+                    // A lone full weight (1 << 16) does not fit: 65535 is off by 1/65536.
+                    weights[x * stride + k] = UInt16(clamping: columns.weights[x * taps + k])
                 }
             }
-            let out = target.row(y)
-            for x in 0..<width { out[x] = UInt8(truncatingIfNeeded: (accumulator[x] &+ (1 << 21)) &>> 22) }
         }
-    }
 
-    /// One source row filtered to the target width, with 8 fractional bits.
-    @inline(__always)
-    private static func horizontalPass(
-        _ row: UnsafePointer<UInt8>, into filtered: UnsafeMutablePointer<UInt16>, width: Int, columns: AxisWeights
-    ) {
-        let taps = columns.taps
-        switch taps {
-        case 2: horizontalPass(row, into: filtered, width: width, columns: columns, taps: 2)
-        case 3: horizontalPass(row, into: filtered, width: width, columns: columns, taps: 3)
-        case 4: horizontalPass(row, into: filtered, width: width, columns: columns, taps: 4)
-        default: horizontalPass(row, into: filtered, width: width, columns: columns, taps: taps)
+        func deallocate() {
+            first.deallocate()
+            weights.deallocate()
         }
-    }
 
-    @inline(__always)
-    private static func horizontalPass(
-        _ row: UnsafePointer<UInt8>, into filtered: UnsafeMutablePointer<UInt16>, width: Int, columns: AxisWeights,
-        taps: Int
-    ) {
-        let first = columns.first
-        let weights = columns.weights
-        for x in 0..<width {
-            let p = row + first[x]
-            let w = weights + x &* taps
-            var sum: Int32 = 0
-            for k in 0..<taps { sum = sum &+ Int32(p[k]) &* w[k] }
-            filtered[x] = UInt16(truncatingIfNeeded: (sum &+ 32) &>> 6)
+        @inline(__always)
+        func run(_ column: UnsafePointer<UInt16>, into out: UnsafeMutablePointer<UInt8>) {
+            if taps <= 4 {
+                let columnBytes = UnsafeRawPointer(column)
+                let weightBytes = UnsafeRawPointer(weights)
+                for x in 0..<width {
+                    let samples = SIMD4<UInt32>(truncatingIfNeeded:
+                        columnBytes.loadUnaligned(fromByteOffset: first[x] &* 2, as: SIMD4<UInt16>.self))
+                    let w = SIMD4<UInt32>(truncatingIfNeeded:
+                        weightBytes.loadUnaligned(fromByteOffset: x &* 8, as: SIMD4<UInt16>.self))
+                    let shares = SIMD4<UInt16>(truncatingIfNeeded: (samples &* w) &>> 16)
+                    out[x] = UInt8(truncatingIfNeeded: (UInt32(shares.wrappedSum()) &+ 128) &>> 8)
+                }
+            } else {
+                for x in 0..<width {
+                    let p = column + first[x]
+                    let w = weights + x &* taps
+                    var sum: UInt32 = 0
+                    for k in 0..<taps { sum = sum &+ UInt32(share(p[k], w[k])) }
+                    out[x] = UInt8(truncatingIfNeeded: (sum &+ 128) &>> 8)
+                }
+            }
         }
     }
 }
