@@ -6,9 +6,9 @@ import Imaging
 import SwiftWingCore
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 // MARK: - Options
@@ -40,8 +40,10 @@ func findFixture(_ fixture: String?) -> String? {
     if let root = getenv("SWIFTWING_FIXTURES").map({ String(cString: $0) }) {
         candidates += [root + "/shelves/one_shelf.jpg", root + "/one_shelf.jpg"]
     }
-    candidates += ["../shared/fixtures/shelves/one_shelf.jpg", "../../shared/fixtures/shelves/one_shelf.jpg",
-                   "/work/shared/fixtures/shelves/one_shelf.jpg"]
+    candidates += [
+        "../shared/fixtures/shelves/one_shelf.jpg", "../../shared/fixtures/shelves/one_shelf.jpg",
+        "/work/shared/fixtures/shelves/one_shelf.jpg",
+    ]
     return candidates.first { access($0, R_OK) == 0 }
 }
 
@@ -104,10 +106,16 @@ func durableWrite(_ bytes: UnsafeRawBufferPointer, folder: String, name: String)
     while done < bytes.count {
         let count = write(fd, bytes.baseAddress! + done, bytes.count - done)
         if count < 0 && errno == EINTR { continue }
-        guard count > 0 else { close(fd); throw BenchFailure(description: "write: errno \(errno)") }
+        guard count > 0 else {
+            close(fd)
+            throw BenchFailure(description: "write: errno \(errno)")
+        }
         done += count
     }
-    guard fsync(fd) == 0 else { close(fd); throw BenchFailure(description: "fsync: errno \(errno)") }
+    guard fsync(fd) == 0 else {
+        close(fd)
+        throw BenchFailure(description: "fsync: errno \(errno)")
+    }
     close(fd)
     guard rename(temporary, final) == 0 else { throw BenchFailure(description: "rename: errno \(errno)") }
     let dir = open(folder, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
@@ -144,8 +152,9 @@ final class TurboEncoder {
         var output: UnsafeMutablePointer<UInt8>? = buffer
         let flags = TJFLAG_NOREALLOC | (fast ? TJFLAG_FASTDCT : TJFLAG_ACCURATEDCT)
         let status = planes.withUnsafeMutableBufferPointer { planes in
-            tjCompressFromYUVPlanes(handle, planes.baseAddress, Int32(layout.width), &strides, Int32(layout.height),
-                                    Int32(TJSAMP_420.rawValue), &output, &size, Int32(quality), Int32(flags))
+            tjCompressFromYUVPlanes(
+                handle, planes.baseAddress, Int32(layout.width), &strides, Int32(layout.height),
+                Int32(TJSAMP_420.rawValue), &output, &size, Int32(quality), Int32(flags))
         }
         guard status == 0 else { throw BenchFailure(description: String(cString: tjGetErrorStr2(handle))) }
         return Int(size)
@@ -159,11 +168,14 @@ func naiveDownscale(_ frame: YUV420Frame, width: Int, height: Int) -> YUV420Fram
     let source = frame.layout
     let target = output.layout
     func plane(_ src: Int, _ sw: Int, _ sh: Int, _ sstride: Int, _ dst: Int, _ dw: Int, _ dh: Int, _ dstride: Int) {
-        let sx = Double(sw) / Double(dw), sy = Double(sh) / Double(dh)
+        let sx = Double(sw) / Double(dw)
+        let sy = Double(sh) / Double(dh)
         for y in 0..<dh {
-            let y0 = Double(y) * sy, y1 = y0 + sy
+            let y0 = Double(y) * sy
+            let y1 = y0 + sy
             for x in 0..<dw {
-                let x0 = Double(x) * sx, x1 = x0 + sx
+                let x0 = Double(x) * sx
+                let x1 = x0 + sx
                 var sum = 0.0
                 var j = Int(y0)
                 while Double(j) < y1 && j < sh {
@@ -182,8 +194,9 @@ func naiveDownscale(_ frame: YUV420Frame, width: Int, height: Int) -> YUV420Fram
     }
     plane(0, source.width, source.height, source.lumaStride, 0, width, height, target.lumaStride)
     for (s, d) in [(source.cbOffset, target.cbOffset), (source.crOffset, target.crOffset)] {
-        plane(s, source.chromaWidth, source.chromaHeight, source.chromaStride,
-              d, target.chromaWidth, target.chromaHeight, target.chromaStride)
+        plane(
+            s, source.chromaWidth, source.chromaHeight, source.chromaStride,
+            d, target.chromaWidth, target.chromaHeight, target.chromaStride)
     }
     return output
 }
@@ -192,8 +205,11 @@ func maximumDifference(_ a: YUV420Frame, _ b: YUV420Frame) -> Int {
     var worst = 0
     for y in 0..<a.height {
         for x in 0..<a.width {
-            worst = max(worst, abs(Int(a.buffer.bytes[y * a.layout.lumaStride + x])
-                - Int(b.buffer.bytes[y * b.layout.lumaStride + x])))
+            worst = max(
+                worst,
+                abs(
+                    Int(a.buffer.bytes[y * a.layout.lumaStride + x])
+                        - Int(b.buffer.bytes[y * b.layout.lumaStride + x])))
         }
     }
     return worst
@@ -229,17 +245,20 @@ func run(_ options: Options) throws {
         rmdir(folder)
     }
 
-    print("SwiftWingBench: \(iterations) iterations after 2 warm-ups; nproc \(sysconf(Int32(_SC_NPROCESSORS_ONLN))), "
-        + "CPU \(cpuModel()); fixture \(path); spool dir \(folder)\n")
+    print(
+        "SwiftWingBench: \(iterations) iterations after 2 warm-ups; nproc \(sysconf(Int32(_SC_NPROCESSORS_ONLN))), "
+            + "CPU \(cpuModel()); fixture \(path); spool dir \(folder)\n")
     let decoder = JPEGDecoder()
     let scaler = YUV420Scaler()
     let encoder = try JPEGEncoder(quality: 85)
     let fastEncoder = try JPEGEncoder(quality: 85, dctMethod: .fast)
 
     var table = ["| frame | stage | median ms | p90 ms | CPU median ms | note |", "|---|---|---:|---:|---:|---|"]
-    var summary = ["| frame | ours / floor encode (target ≤ 1.15) | press→durable / floor pipeline (target < 2) "
-        + "| scaler vs naive Double | fast DCT / accurate DCT (ours) | JPEG bytes ours / floor |",
-        "|---|---:|---:|---:|---:|---:|"]
+    var summary = [
+        "| frame | ours / floor encode (target ≤ 1.15) | press→durable / floor pipeline (target < 2) "
+            + "| scaler vs naive Double | fast DCT / accurate DCT (ours) | JPEG bytes ours / floor |",
+        "|---|---:|---:|---:|---:|---:|",
+    ]
 
     for (width, height) in [(1920, 1080), (4056, 3040), (4608, 2592)] {
         // The camera frame: the shelf photo, decoded at the smallest DCT scale that still covers the
@@ -255,7 +274,8 @@ func run(_ options: Options) throws {
         let pool = BufferPool(bufferSize: frame.layout.byteCount, maximumBuffers: 2)
         let copyStats = measure(iterations) {
             let buffer = pool.acquire()!
-            buffer.bytes.baseAddress!.copyMemory(from: frame.buffer.bytes.baseAddress!, byteCount: frame.layout.byteCount)
+            buffer.bytes.baseAddress!.copyMemory(
+                from: frame.buffer.bytes.baseAddress!, byteCount: frame.layout.byteCount)
         }
         // 2. Scale to ≤ 1920 (a no-op for 1920x1080).
         var scaled = frame
@@ -275,7 +295,8 @@ func run(_ options: Options) throws {
         // 6. Whole press → durable, end to end; and the floor pipeline (tj encode + same write).
         let pipelineStats = try measure(iterations) {
             let buffer = pool.acquire()!
-            buffer.bytes.baseAddress!.copyMemory(from: frame.buffer.bytes.baseAddress!, byteCount: frame.layout.byteCount)
+            buffer.bytes.baseAddress!.copyMemory(
+                from: frame.buffer.bytes.baseAddress!, byteCount: frame.layout.byteCount)
             let captured = YUV420Frame(layout: frame.layout, buffer: buffer, timestamp: frame.timestamp)
             let small = try scaler.downscaled(captured)
             let bytes = try encoder.encode(small)
@@ -283,7 +304,8 @@ func run(_ options: Options) throws {
         }
         let floorPipelineStats = try measure(iterations) {
             let size = try turbo.encode(scaled, quality: 85)
-            try durableWrite(UnsafeRawBufferPointer(start: turbo.buffer, count: size), folder: folder, name: "floor.jpg")
+            try durableWrite(
+                UnsafeRawBufferPointer(start: turbo.buffer, count: size), folder: folder, name: "floor.jpg")
         }
         // 7. The scaler against a naive per-pixel Double area average (few runs: it is slow).
         var naiveStats: Stats?
@@ -296,24 +318,37 @@ func run(_ options: Options) throws {
             naiveDifference = maximumDifference(reference, scaled)
         }
 
-        let rows: [(String, Stats, String)] = [
-            ("decode fixture (setup, not in pipeline)", decodeStats, "\(photo.width)x\(photo.height) via DCT scaling"),
-            ("frame copy (capture loop)", copyStats, "\(frame.layout.byteCount / 1024) KiB memcpy into pool buffer"),
-            ("scale to ≤1920", scaleStats, "→ \(scaled.width)x\(scaled.height)"),
-            ("encode q85 ours (ISLOW)", encodeStats, "\(jpeg.count / 1024) KiB"),
-            ("encode q85 ours (IFAST)", fastStats, ""),
-            ("encode q85 floor: tjCompressFromYUVPlanes", floorStats, "\(floorSize / 1024) KiB"),
-            ("durable write (tmp+fsync+rename+fsync dir)", writeStats, ""),
-            ("press→durable (copy+scale+encode+write)", pipelineStats, "end to end"),
-            ("floor pipeline (tj encode + write)", floorPipelineStats, "end to end"),
-        ] + (naiveStats.map { [("naive Double area average (reference)", $0, "max luma diff vs ours: \(naiveDifference)")] } ?? [])
+        let rows: [(String, Stats, String)] =
+            [
+                (
+                    "decode fixture (setup, not in pipeline)", decodeStats,
+                    "\(photo.width)x\(photo.height) via DCT scaling"
+                ),
+                (
+                    "frame copy (capture loop)", copyStats,
+                    "\(frame.layout.byteCount / 1024) KiB memcpy into pool buffer"
+                ),
+                ("scale to ≤1920", scaleStats, "→ \(scaled.width)x\(scaled.height)"),
+                ("encode q85 ours (ISLOW)", encodeStats, "\(jpeg.count / 1024) KiB"),
+                ("encode q85 ours (IFAST)", fastStats, ""),
+                ("encode q85 floor: tjCompressFromYUVPlanes", floorStats, "\(floorSize / 1024) KiB"),
+                ("durable write (tmp+fsync+rename+fsync dir)", writeStats, ""),
+                ("press→durable (copy+scale+encode+write)", pipelineStats, "end to end"),
+                ("floor pipeline (tj encode + write)", floorPipelineStats, "end to end"),
+            ]
+            + (naiveStats.map {
+                [("naive Double area average (reference)", $0, "max luma diff vs ours: \(naiveDifference)")]
+            } ?? [])
         for (stage, stats, note) in rows {
-            table.append("| \(name) | \(stage) | \(ms(stats.median)) | \(ms(stats.p90)) | \(ms(stats.cpuMedian)) | \(note) |")
+            table.append(
+                "| \(name) | \(stage) | \(ms(stats.median)) | \(ms(stats.p90)) | \(ms(stats.cpuMedian)) | \(note) |")
         }
         let naiveRatio = naiveStats.map { ratio($0.median, scaleStats.median) + "x faster" } ?? "n/a (no scaling)"
-        summary.append("| \(name) | \(ratio(encodeStats.median, floorStats.median)) "
-            + "| \(ratio(pipelineStats.median, floorPipelineStats.median)) | \(naiveRatio) "
-            + "| \(ratio(fastStats.median, encodeStats.median)) | \(ratio(Double(jpeg.count), Double(floorSize))) |")
+        summary.append(
+            "| \(name) | \(ratio(encodeStats.median, floorStats.median)) "
+                + "| \(ratio(pipelineStats.median, floorPipelineStats.median)) | \(naiveRatio) "
+                + "| \(ratio(fastStats.median, encodeStats.median)) | \(ratio(Double(jpeg.count), Double(floorSize))) |"
+        )
     }
     print(table.joined(separator: "\n"))
     print()

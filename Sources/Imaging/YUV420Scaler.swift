@@ -47,8 +47,9 @@ public struct YUV420Scaler: Sendable {
         -> YUV420Frame
     {
         guard maxLongEdge >= 2 else {
-            throw .invalidSize(width: maxLongEdge, height: maxLongEdge,
-                               reason: "the long edge limit must be at least 2 pixels (1920 is the default)")
+            throw .invalidSize(
+                width: maxLongEdge, height: maxLongEdge,
+                reason: "the long edge limit must be at least 2 pixels (1920 is the default)")
         }
         let size = Self.downscaledSize(width: frame.width, height: frame.height, maxLongEdge: maxLongEdge)
         if size.width == frame.width && size.height == frame.height { return frame }
@@ -65,7 +66,8 @@ public struct YUV420Scaler: Sendable {
         guard width >= 1 && height >= 1 else {
             throw .invalidSize(width: width, height: height, reason: "both sides must be at least 1 pixel")
         }
-        let sourceWidth = Double(frame.width), sourceHeight = Double(frame.height)
+        let sourceWidth = Double(frame.width)
+        let sourceHeight = Double(frame.height)
         var crop = CropRect(x: 0, y: 0, width: sourceWidth, height: sourceHeight)
         if frame.width * height > width * frame.height {
             crop.width = sourceHeight * Double(width) / Double(height)  // source is wider: trim the sides
@@ -108,11 +110,13 @@ public struct YUV420Scaler: Sendable {
             height: Double(layout.chromaHeight) * crop.height / Double(height))
         for (sourceOffset, targetOffset) in [(source.cbOffset, layout.cbOffset), (source.crOffset, layout.crOffset)] {
             Self.scalePlane(
-                PlaneView(base: sourceBase + sourceOffset, width: source.chromaWidth, height: source.chromaHeight,
-                          stride: source.chromaStride),
+                PlaneView(
+                    base: sourceBase + sourceOffset, width: source.chromaWidth, height: source.chromaHeight,
+                    stride: source.chromaStride),
                 crop: chromaCrop,
-                into: MutablePlaneView(base: targetBase + targetOffset, width: layout.chromaWidth,
-                                       height: layout.chromaHeight, stride: layout.chromaStride))
+                into: MutablePlaneView(
+                    base: targetBase + targetOffset, width: layout.chromaWidth,
+                    height: layout.chromaHeight, stride: layout.chromaStride))
         }
         return output
     }
@@ -134,7 +138,8 @@ public struct YUV420Scaler: Sendable {
     /// Scales the `crop` area of `source` onto all of `target`.
     static func scalePlane(_ source: PlaneView, crop: CropRect, into target: MutablePlaneView) {
         if let factor = integerFactor(crop: crop, source: source, target: target) {
-            let x0 = Int(crop.x), y0 = Int(crop.y)
+            let x0 = Int(crop.x)
+            let y0 = Int(crop.y)
             switch factor {
             case 1: copyPlane(source, x0: x0, y0: y0, into: target)
             case 2: halvePlane(source, x0: x0, y0: y0, into: target)
@@ -142,10 +147,12 @@ public struct YUV420Scaler: Sendable {
             }
             return
         }
-        let columns = AxisWeights(sourceStart: crop.x, sourceLength: crop.width, sourceSize: source.width,
-                                  targetSize: target.width, bits: 16)
-        let rows = AxisWeights(sourceStart: crop.y, sourceLength: crop.height, sourceSize: source.height,
-                               targetSize: target.height, bits: 8)
+        let columns = AxisWeights(
+            sourceStart: crop.x, sourceLength: crop.width, sourceSize: source.width,
+            targetSize: target.width, bits: 16)
+        let rows = AxisWeights(
+            sourceStart: crop.y, sourceLength: crop.height, sourceSize: source.height,
+            targetSize: target.height, bits: 8)
         defer {
             columns.deallocate()
             rows.deallocate()
@@ -316,30 +323,45 @@ public struct YUV420Scaler: Sendable {
             let a = rows[0]
             for x in 0..<span { column[x] = UInt16(a[x]) &<< 8 }
         case 2:
-            let a = rows[0], b = rows[1]
-            let wa = weights[0], wb = weights[1]
+            let a = rows[0]
+            let b = rows[1]
+            let wa = weights[0]
+            let wb = weights[1]
             for x in 0..<span { column[x] = UInt16(a[x]) &* wa &+ UInt16(b[x]) &* wb }
         case 3:
-            let a = rows[0], b = rows[1], c = rows[2]
-            let wa = weights[0], wb = weights[1], wc = weights[2]
+            let a = rows[0]
+            let b = rows[1]
+            let c = rows[2]
+            let wa = weights[0]
+            let wb = weights[1]
+            let wc = weights[2]
             for x in 0..<span { column[x] = UInt16(a[x]) &* wa &+ UInt16(b[x]) &* wb &+ UInt16(c[x]) &* wc }
         case 4:
-            let a = rows[0], b = rows[1], c = rows[2], d = rows[3]
-            let wa = weights[0], wb = weights[1], wc = weights[2], wd = weights[3]
+            let a = rows[0]
+            let b = rows[1]
+            let c = rows[2]
+            let d = rows[3]
+            let wa = weights[0]
+            let wb = weights[1]
+            let wc = weights[2]
+            let wd = weights[3]
             for x in 0..<span {
                 column[x] = UInt16(a[x]) &* wa &+ UInt16(b[x]) &* wb &+ UInt16(c[x]) &* wc &+ UInt16(d[x]) &* wd
             }
         default:
-            let a = rows[0], wa = weights[0]
+            let a = rows[0]
+            let wa = weights[0]
             for x in 0..<span { column[x] = UInt16(a[x]) &* wa }
             for k in 1..<count {
-                let row = rows[k], weight = weights[k]
+                let row = rows[k]
+                let weight = weights[k]
                 for x in 0..<span { column[x] = column[x] &+ UInt16(row[x]) &* weight }
             }
         }
     }
 
-    /// The horizontal pass over one 8.8 row, with 16-bit column weights: `out[x] = Σ weight * column[first[x] + k]`, rounded.
+    /// The horizontal pass over one 8.8 row, with 16-bit column weights:
+    /// `out[x] = Σ weight * column[first[x] + k]`, rounded.
     /// Up to four taps (ratios below 3:1) it loads four neighbours and four weights as SIMD
     /// vectors; wider spans (thumbnails) loop over their taps.
     struct HorizontalKernel {
@@ -377,10 +399,12 @@ public struct YUV420Scaler: Sendable {
                 let columnBytes = UnsafeRawPointer(column)
                 let weightBytes = UnsafeRawPointer(weights)
                 for x in 0..<width {
-                    let samples = SIMD4<UInt32>(truncatingIfNeeded:
-                        columnBytes.loadUnaligned(fromByteOffset: first[x] &* 2, as: SIMD4<UInt16>.self))
-                    let w = SIMD4<UInt32>(truncatingIfNeeded:
-                        weightBytes.loadUnaligned(fromByteOffset: x &* 8, as: SIMD4<UInt16>.self))
+                    let samples = SIMD4<UInt32>(
+                        truncatingIfNeeded:
+                            columnBytes.loadUnaligned(fromByteOffset: first[x] &* 2, as: SIMD4<UInt16>.self))
+                    let w = SIMD4<UInt32>(
+                        truncatingIfNeeded:
+                            weightBytes.loadUnaligned(fromByteOffset: x &* 8, as: SIMD4<UInt16>.self))
                     let shares = SIMD4<UInt16>(truncatingIfNeeded: (samples &* w) &>> 16)
                     out[x] = UInt8(truncatingIfNeeded: (UInt32(shares.wrappedSum()) &+ 128) &>> 8)
                 }

@@ -1,9 +1,9 @@
 import SwiftWingCore
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// Test pictures: the shared shelf photos on disk and synthetic YUV420 frames with known content.
