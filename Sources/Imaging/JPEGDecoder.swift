@@ -253,7 +253,10 @@ public struct JPEGDecoder: Sendable {
                     inside ? base + layout.crOffset + row * chromaStride : scratchBase + i * lumaStride
             }
             let read = try decompressor.readRaw(planes, maxLines: lumaRows)
-            if read == 0 { break }  // suspended data source cannot happen with memory input; be safe
+            // A memory source never suspends; no rows means libjpeg gave up without saying why.
+            if read == 0 {
+                throw ImagingError.corruptJPEG(source: source, reason: "no more rows after row \(firstRow)")
+            }
         }
         return frame
     }
@@ -286,7 +289,7 @@ public struct JPEGDecoder: Sendable {
                 if read == 0 { break }
                 got += read
             }
-            if got < pair { break }
+            if got < pair { throw ImagingError.corruptJPEG(source: source, reason: "no more rows after row \(y)") }
             let row0 = scratch
             let row1 = pair == 2 ? scratch + rowBytes : scratch
             let luma0 = base + y * layout.lumaStride

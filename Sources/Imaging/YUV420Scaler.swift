@@ -222,40 +222,41 @@ public struct YUV420Scaler: Sendable {
         init(sourceStart: Double, sourceLength: Double, sourceSize: Int, targetSize: Int, bits: Int) {
             let step = sourceLength / Double(targetSize)
             let one = Double(1 << bits)
-            // Widest span: a step covers at most ceil(step) + 1 source samples.
-            var spans: [(first: Int, weights: [Int32])] = []
-            spans.reserveCapacity(targetSize)
-            var widest = 1
-            for i in 0..<targetSize {
+            /// Output i covers source [start, end): samples first...last.
+            func span(_ i: Int) -> (start: Double, end: Double, first: Int, last: Int) {
                 let start = sourceStart + Double(i) * step
                 let end = start + step
-                let firstSample = max(0, min(sourceSize - 1, Int(start.rounded(.down))))
-                let lastSample = max(firstSample, min(sourceSize - 1, Int((end - 1e-9).rounded(.down))))
-                var weights: [Int32] = []
-                var previous = 0
-                for j in firstSample...lastSample {
-                    // Samples first...j cover [start, min(j+1, end)); the weight of j is the
-                    // increase, so rounding never loses a bit. Spans past the edge go to the edge.
-                    let high = j == lastSample ? end : Double(j + 1)
-                    let cumulative = Int(((high - start) / step * one).rounded())
-                    weights.append(Int32(cumulative - previous))
-                    previous = cumulative
-                }
-                weights[weights.count - 1] += Int32((1 << bits) - previous)  // exact sum
-                spans.append((firstSample, weights))
-                widest = max(widest, weights.count)
+                let first = max(0, min(sourceSize - 1, Int(start.rounded(.down))))
+                let last = max(first, min(sourceSize - 1, Int((end - 1e-9).rounded(.down))))
+                return (start, end, first, last)
+            }
+            var widest = 1
+            for i in 0..<targetSize {
+                let covered = span(i)
+                widest = max(widest, covered.last - covered.first + 1)
             }
             let taps = min(widest, sourceSize)
             self.taps = taps
             first = .allocate(capacity: targetSize)
             weights = .allocate(capacity: targetSize * taps)
             weights.initialize(repeating: 0, count: targetSize * taps)
-            for (i, span) in spans.enumerated() {
-                // Shift spans that would run past the end left, padding with zero weights in front.
-                let start = min(span.first, sourceSize - taps)
+            for i in 0..<targetSize {
+                let covered = span(i)
+                // Spans that would run past the end start earlier, with zero weights in front.
+                let start = min(covered.first, sourceSize - taps)
                 first[i] = start
-                let shift = span.first - start
-                for (k, weight) in span.weights.enumerated() { weights[i * taps + shift + k] = weight }
+                let row = weights + i * taps + (covered.first - start)
+                var previous = 0
+                for j in covered.first...covered.last {
+                    // Samples first...j cover [start, min(j+1, end)); the weight of j is the
+                    // increase, so rounding never loses a bit and the weights sum to exactly one.
+                    // Spans reaching past the edge give the rest to the edge sample.
+                    let high = j == covered.last ? covered.end : Double(j + 1)
+                    let cumulative =
+                        j == covered.last ? 1 << bits : Int(((high - covered.start) / step * one).rounded())
+                    row[j - covered.first] = Int32(cumulative - previous)
+                    previous = cumulative
+                }
             }
         }
 
