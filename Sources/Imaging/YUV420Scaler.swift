@@ -369,7 +369,7 @@ public struct YUV420Scaler: Sendable {
         let width: Int
         let taps: Int
         /// Per output: the first column index, relative to the span's left edge.
-        let first: UnsafeMutablePointer<Int>
+        let first: UnsafeMutablePointer<Int32>
         /// Per output: the weights, 4 per output (zero-padded) in the SIMD case, else `taps`.
         let weights: UnsafeMutablePointer<UInt16>
 
@@ -381,7 +381,7 @@ public struct YUV420Scaler: Sendable {
             weights = .allocate(capacity: width * stride)
             weights.initialize(repeating: 0, count: width * stride)
             for x in 0..<width {
-                first[x] = columns.first[x] - left
+                first[x] = Int32(columns.first[x] - left)
                 for k in 0..<taps {
                     // A lone full weight (1 << 16) does not fit: 65535 is off by 1/65536.
                     weights[x * stride + k] = UInt16(clamping: columns.weights[x * taps + k])
@@ -394,7 +394,7 @@ public struct YUV420Scaler: Sendable {
             weights.deallocate()
         }
 
-        @inline(__always)
+        @inline(never)
         func run(_ column: UnsafePointer<UInt16>, into out: UnsafeMutablePointer<UInt8>) {
             if taps <= 4 {
                 let columnBytes = UnsafeRawPointer(column)
@@ -402,7 +402,7 @@ public struct YUV420Scaler: Sendable {
                 for x in 0..<width {
                     let samples = SIMD4<UInt32>(
                         truncatingIfNeeded:
-                            columnBytes.loadUnaligned(fromByteOffset: first[x] &* 2, as: SIMD4<UInt16>.self))
+                            columnBytes.loadUnaligned(fromByteOffset: Int(first[x]) &* 2, as: SIMD4<UInt16>.self))
                     let w = SIMD4<UInt32>(
                         truncatingIfNeeded:
                             weightBytes.loadUnaligned(fromByteOffset: x &* 8, as: SIMD4<UInt16>.self))
@@ -411,7 +411,7 @@ public struct YUV420Scaler: Sendable {
                 }
             } else {
                 for x in 0..<width {
-                    let p = column + first[x]
+                    let p = column + Int(first[x])
                     let w = weights + x &* taps
                     var sum: UInt32 = 0
                     for k in 0..<taps { sum = sum &+ UInt32(share(p[k], w[k])) }
