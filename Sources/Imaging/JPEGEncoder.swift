@@ -73,6 +73,17 @@ public final class JPEGEncoder {
 
     /// The JPEG file for `frame` at `quality` (1...100), e.g. a lower one for thumbnails.
     public func encode(_ frame: YUV420Frame, quality: Int) throws(ImagingError) -> [UInt8] {
+        try withJPEG(of: frame, quality: quality) { Array($0) }
+    }
+
+    /// Encodes `frame` and lends the JPEG bytes to `body` without copying them (for writing
+    /// straight to the spool). The bytes live in the encoder's buffer and are only valid inside
+    /// `body`; the next encode overwrites them.
+    /// - Parameter quality: 1...100; this encoder's ``quality`` when `nil`.
+    public func withJPEG<Result>(
+        of frame: YUV420Frame, quality: Int? = nil, _ body: (UnsafeRawBufferPointer) -> Result
+    ) throws(ImagingError) -> Result {
+        let quality = quality ?? self.quality
         try Self.validate(quality: quality)
         let layout = frame.layout
         precondition(frame.buffer.capacity >= layout.byteCount, "frame buffer smaller than its layout")
@@ -83,7 +94,7 @@ public final class JPEGEncoder {
             compressor.abort()
             throw .encodingFailed(reason: "\(frame.layout): \(error.message)")
         }
-        return Array(UnsafeBufferPointer(start: output, count: lastSize))
+        return body(UnsafeRawBufferPointer(start: output, count: lastSize))
     }
 
     private var lastSize = 0
