@@ -327,24 +327,38 @@ func run(_ options: Options) throws {
         }
         // 6. Whole press → durable, end to end, alternating with the floor pipeline (tj encode of
         //    the already-scaled picture + the same durable write).
+        // Inside the pipeline each step is also timed, since a cold frame (just copied, not in
+        // cache) scales slower than the warm one the stage figures above use.
+        var inside = [[Double]](repeating: [], count: 4)
+        func lap(_ since: inout MonotonicInstant, _ index: Int) {
+            let now = MonotonicInstant.now()
+            inside[index].append(Double(now.nanoseconds(since: since)) / 1e6)
+            since = now
+        }
         let (pipelineStats, floorPipelineStats) = try measurePair(
             iterations,
             {
+                var t = MonotonicInstant.now()
                 let buffer = pool.acquire()!
                 buffer.bytes.baseAddress!.copyMemory(
                     from: frame.buffer.bytes.baseAddress!, byteCount: frame.layout.byteCount)
                 let captured = YUV420Frame(layout: frame.layout, buffer: buffer, timestamp: frame.timestamp)
+                lap(&t, 0)
                 let small = try pooledScaler.downscaled(captured)
+                lap(&t, 1)
                 let written = try encoder.withJPEG(of: small) { bytes in
-                    Result { try durableWrite(bytes, folder: folder, name: "scan.jpg") }
+                    lap(&t, 2)
+                    return Result { try durableWrite(bytes, folder: folder, name: "scan.jpg") }
                 }
                 try written.get()
+                lap(&t, 3)
             },
             {
                 let size = try turbo.encode(scaled, quality: 85)
                 try durableWrite(
                     UnsafeRawBufferPointer(start: turbo.buffer, count: size), folder: folder, name: "floor.jpg")
             })
+        let insideMedians = inside.map { ms(Stats(samples: Array($0.suffix(iterations))).median) }
         // 7. The scaler against a naive per-pixel Double area average (few runs: it is slow).
         var naiveStats: Stats?
         var naiveDifference = 0
@@ -373,7 +387,11 @@ func run(_ options: Options) throws {
                 ("encode q85 ours (IFAST)", fastStats, ""),
                 ("encode q85 floor: tjCompressFromYUVPlanes", floorStats, "\(floorSize / 1024) KiB"),
                 ("durable write (tmp+fsync+rename+fsync dir)", writeStats, ""),
-                ("press→durable (copy+scale+encode+write)", pipelineStats, "end to end"),
+                (
+                    "press→durable (copy+scale+encode+write)", pipelineStats,
+                    "end to end; inside: copy \(insideMedians[0]) + scale \(insideMedians[1]) + encode "
+                        + "\(insideMedians[2]) + write \(insideMedians[3])"
+                ),
                 ("floor pipeline (tj encode + write)", floorPipelineStats, "end to end"),
             ]
             + (naiveStats.map {
