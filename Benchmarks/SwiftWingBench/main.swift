@@ -318,6 +318,8 @@ func run(_ options: Options) throws {
             iterations, { _ = try encoder.withJPEG(of: scaled) { $0.count } },
             { floorSize = try turbo.encode(scaled, quality: 85) })
         let arrayStats = try measure(iterations) { jpeg = try encoder.encode(scaled) }
+        let identical = try turbo.encode(scaled, quality: 85) == jpeg.count
+            && jpeg.withUnsafeBytes { memcmp($0.baseAddress!, turbo.buffer, jpeg.count) == 0 }
         // Our encoder with the fast DCT, alternating with the accurate one (for the DCT choice).
         let (fastStats, accurateStats) = try measurePair(
             iterations, { _ = try fastEncoder.encode(scaled) }, { _ = try encoder.encode(scaled) })
@@ -385,7 +387,10 @@ func run(_ options: Options) throws {
                 ("encode q85 ours (ISLOW), withJPEG (no copy)", encodeStats, "\(jpeg.count / 1024) KiB"),
                 ("encode q85 ours (ISLOW), encode → [UInt8]", arrayStats, "adds a copy of the output"),
                 ("encode q85 ours (IFAST)", fastStats, ""),
-                ("encode q85 floor: tjCompressFromYUVPlanes", floorStats, "\(floorSize / 1024) KiB"),
+                (
+                "encode q85 floor: tjCompressFromYUVPlanes", floorStats,
+                "\(floorSize) bytes; ours \(jpeg.count) bytes, \(identical ? "byte-identical" : "differs")"
+            ),
                 ("durable write (tmp+fsync+rename+fsync dir)", writeStats, ""),
                 (
                     "press→durable (copy+scale+encode+write)", pipelineStats,
