@@ -290,18 +290,95 @@ public struct YUV420Scaler: Sendable {
         let horizontal = HorizontalKernel(columns, left: left, width: target.width)
         defer { horizontal.deallocate() }
 
+        if horizontal.taps <= 4 {
+            blockedAreaAverage(source, into: target, rows: rows, left: left, span: span, horizontal: horizontal)
+            return
+        }
         for y in 0..<target.height {
-            // The source rows with a non-zero weight for this output row.
-            var count = 0
-            for k in 0..<rows.taps {
-                let weight = rows.weights[y &* rows.taps &+ k]
-                if weight == 0 { continue }
-                rowPointers[count] = source.row(rows.first[y] &+ k) + left
-                rowWeights[count] = UInt16(clamping: weight)
-                count &+= 1
-            }
+            let count = sourceRows(for: y, rows: rows, source: source, left: left, into: rowPointers, rowWeights)
             verticalPass(rowPointers, rowWeights, count: count, span: span, into: column)
             horizontal.run(column, into: target.row(y))
+        }
+    }
+
+    /// The source rows with a non-zero weight for output row `y`, and their weights; returns how many.
+    @inline(__always)
+    private static func sourceRows(
+        for y: Int, rows: AxisWeights, source: PlaneView, left: Int,
+        into pointers: UnsafeMutablePointer<UnsafePointer<UInt8>>, _ weights: UnsafeMutablePointer<UInt16>
+    ) -> Int {
+        var count = 0
+        for k in 0..<rows.taps {
+            let weight = rows.weights[y &* rows.taps &+ k]
+            if weight == 0 { continue }
+            pointers[count] = source.row(rows.first[y] &+ k) + left
+            weights[count] = UInt16(clamping: weight)
+            count &+= 1
+        }
+        return count
+    }
+
+    /// The usual case (at most 4 taps across, i.e. shrinking by less than 3:1), eight output rows
+    /// at a time: the eight vertical-pass rows are interleaved so that one 8-lane vector holds
+    /// one column of all eight, and each output column is then 4 vector multiply-highs with the
+    /// column's weights broadcast — eight outputs per step instead of one.
+    private static func blockedAreaAverage(
+        _ source: PlaneView, into target: MutablePlaneView, rows: AxisWeights, left: Int, span: Int,
+        horizontal: HorizontalKernel
+    ) {
+        let padded = (span + 4 + 7) & ~7  // 4-tap reads past the span see zeros
+        let block = UnsafeMutablePointer<UInt16>.allocate(capacity: 8 * padded)
+        defer { block.deallocate() }
+        block.initialize(repeating: 0, count: 8 * padded)
+        let interleaved = UnsafeMutableRawPointer.allocate(byteCount: padded * 16, alignment: 16)
+        defer { interleaved.deallocate() }
+        let results = UnsafeMutablePointer<SIMD8<UInt16>>.allocate(capacity: target.width)
+        defer { results.deallocate() }
+        let square = UnsafeMutablePointer<SIMD8<UInt16>>.allocate(capacity: 8)
+        defer { square.deallocate() }
+        let rowPointers = UnsafeMutablePointer<UnsafePointer<UInt8>>.allocate(capacity: rows.taps)
+        defer { rowPointers.deallocate() }
+        let rowWeights = UnsafeMutablePointer<UInt16>.allocate(capacity: rows.taps)
+        defer { rowWeights.deallocate() }
+
+        var y = 0
+        while y < target.height {
+            let count = min(8, target.height - y)
+            for r in 0..<count {
+                let taps = sourceRows(for: y + r, rows: rows, source: source, left: left, into: rowPointers, rowWeights)
+                verticalPass(rowPointers, rowWeights, count: taps, span: span, into: block + r * padded)
+            }
+            // Lane r of vector x is row r's column x (rows past the bottom repeat the last one),
+            // built by transposing 8x8 squares.
+            let rowBytes = UnsafeRawPointer(block)
+            for x in stride(from: 0, to: padded, by: 8) {
+                for r in 0..<8 {
+                    square[r] = rowBytes.loadUnaligned(
+                        fromByteOffset: (min(r, count - 1) &* padded &+ x) &* 2, as: SIMD8<UInt16>.self)
+                }
+                transpose8x8(square)
+                for k in 0..<8 {
+                    interleaved.storeBytes(of: square[k], toByteOffset: (x &+ k) &* 16, as: SIMD8<UInt16>.self)
+                }
+            }
+            horizontal.runEightRows(UnsafeRawPointer(interleaved), into: results)
+            // And back: vector x holds column x of the eight rows.
+            let width = target.width
+            var x = 0
+            while x &+ 8 <= width {
+                for k in 0..<8 { square[k] = results[x &+ k] }
+                transpose8x8(square)
+                for r in 0..<count {
+                    UnsafeMutableRawPointer(target.row(y &+ r) + x).storeBytes(
+                        of: SIMD8<UInt8>(truncatingIfNeeded: square[r]), as: SIMD8<UInt8>.self)
+                }
+                x &+= 8
+            }
+            while x < width {
+                for r in 0..<count { target.row(y &+ r)[x] = UInt8(truncatingIfNeeded: results[x][r]) }
+                x &+= 1
+            }
+            y += count
         }
     }
 
@@ -394,6 +471,25 @@ public struct YUV420Scaler: Sendable {
             weights.deallocate()
         }
 
+        /// Eight rows at once over interleaved columns (vector x = column x of rows 0...7):
+        /// `out[x]` gets output column x of the eight rows. Needs `taps <= 4`.
+        @inline(never)
+        func runEightRows(_ columns: UnsafeRawPointer, into out: UnsafeMutablePointer<SIMD8<UInt16>>) {
+            let weightBytes = UnsafeRawPointer(weights)
+            let rounding = SIMD8<UInt16>(repeating: 128)
+            for x in 0..<width {
+                let base = Int(first[x]) &* 16
+                let w = weightBytes.loadUnaligned(fromByteOffset: x &* 8, as: SIMD4<UInt16>.self)
+                var sum = SIMD8<UInt16>(repeating: 0)
+                for k in 0..<4 {
+                    let column = columns.load(fromByteOffset: base &+ k &* 16, as: SIMD8<UInt16>.self)
+                    sum &+= multiplyHigh(column, SIMD8<UInt16>(repeating: w[k]))
+                }
+                // The sum is at most 255 * 256, so adding the rounding half cannot overflow.
+                out[x] = (sum &+ rounding) &>> 8
+            }
+        }
+
         @inline(never)
         func run(_ column: UnsafePointer<UInt16>, into out: UnsafeMutablePointer<UInt8>) {
             if taps <= 4 {
@@ -419,5 +515,52 @@ public struct YUV420Scaler: Sendable {
                 }
             }
         }
+    }
+
+    /// The high halves of the 16x16-bit products, lane by lane (`pmulhuw`; NEON `umull` + `shrn`).
+    @inline(__always)
+    static func multiplyHigh(_ a: SIMD8<UInt16>, _ b: SIMD8<UInt16>) -> SIMD8<UInt16> {
+        SIMD8<UInt16>(
+            truncatingIfNeeded: (SIMD8<UInt32>(truncatingIfNeeded: a) &* SIMD8<UInt32>(truncatingIfNeeded: b)) &>> 16)
+    }
+
+    /// Transposes the 8x8 square of 16-bit samples in `square[0...7]` in place: three rounds of
+    /// interleaves (16-, 32-, then 64-bit), 24 shuffles in all (`punpck*`; NEON `zip1`/`zip2`).
+    @inline(__always)
+    static func transpose8x8(_ square: UnsafeMutablePointer<SIMD8<UInt16>>) {
+        func zip16(_ a: SIMD8<UInt16>, _ b: SIMD8<UInt16>) -> (SIMD8<UInt16>, SIMD8<UInt16>) {
+            (
+                SIMD8(a[0], b[0], a[1], b[1], a[2], b[2], a[3], b[3]),
+                SIMD8(a[4], b[4], a[5], b[5], a[6], b[6], a[7], b[7])
+            )
+        }
+        func zip32(_ a: SIMD8<UInt16>, _ b: SIMD8<UInt16>) -> (SIMD8<UInt16>, SIMD8<UInt16>) {
+            let x = unsafeBitCast(a, to: SIMD4<UInt32>.self)
+            let y = unsafeBitCast(b, to: SIMD4<UInt32>.self)
+            return (
+                unsafeBitCast(SIMD4(x[0], y[0], x[1], y[1]), to: SIMD8<UInt16>.self),
+                unsafeBitCast(SIMD4(x[2], y[2], x[3], y[3]), to: SIMD8<UInt16>.self)
+            )
+        }
+        func zip64(_ a: SIMD8<UInt16>, _ b: SIMD8<UInt16>) -> (SIMD8<UInt16>, SIMD8<UInt16>) {
+            let x = unsafeBitCast(a, to: SIMD2<UInt64>.self)
+            let y = unsafeBitCast(b, to: SIMD2<UInt64>.self)
+            return (
+                unsafeBitCast(SIMD2(x[0], y[0]), to: SIMD8<UInt16>.self),
+                unsafeBitCast(SIMD2(x[1], y[1]), to: SIMD8<UInt16>.self)
+            )
+        }
+        let (b0, b1) = zip16(square[0], square[1])
+        let (b2, b3) = zip16(square[2], square[3])
+        let (b4, b5) = zip16(square[4], square[5])
+        let (b6, b7) = zip16(square[6], square[7])
+        let (c0, c1) = zip32(b0, b2)
+        let (c2, c3) = zip32(b1, b3)
+        let (c4, c5) = zip32(b4, b6)
+        let (c6, c7) = zip32(b5, b7)
+        (square[0], square[1]) = zip64(c0, c4)
+        (square[2], square[3]) = zip64(c1, c5)
+        (square[4], square[5]) = zip64(c2, c6)
+        (square[6], square[7]) = zip64(c3, c7)
     }
 }
