@@ -7,7 +7,8 @@ import SwiftWingCore
 /// no ringing, flat areas stay exactly flat. The three planes are scaled independently, chroma on
 /// its own half-size grid. Exact 2x and 4x reductions take a fast path that sums 2x2 or 4x4
 /// blocks; everything else uses precomputed per-row and per-column fixed-point weights, a
-/// vertical pass into one 8.8 fixed-point row, then a horizontal pass (see `areaAverage`).
+/// vertical pass into 8.8 fixed-point rows, then a horizontal pass over eight rows at once in
+/// SIMD lanes (see `areaAverage`).
 /// Results are within about one level of an exact floating-point area average. See
 /// Benchmarks/README.md for what it costs.
 ///
@@ -268,32 +269,32 @@ public struct YUV420Scaler: Sendable {
 
     /// The general path, per output row: a vertical weighted sum of the few source rows it covers
     /// (contiguous, so the compiler vectorizes it) into one 16-bit 8.8 fixed-point row, then
-    /// a horizontal weighted sum over that row. Vertical first means the gathering horizontal pass
-    /// runs once per output row instead of once per source row.
+    /// a horizontal weighted sum over that row — eight rows at a time in the usual case (see
+    /// `blockedAreaAverage`). Vertical first means the horizontal pass runs once per output row
+    /// instead of once per source row.
     ///
     /// Row weights have 8 bits (so the vertical pass stays in 16-bit lanes), column weights 16 bits;
     /// both sum exactly to one, so flat areas stay exactly flat, and the result is within about one
-    /// level of an exact floating-point area average (the benchmark checks this on the shelf photo).
+    /// level of an exact floating-point area average (a unit test checks noise, the benchmark the
+    /// shelf photo).
     private static func areaAverage(
         _ source: PlaneView, into target: MutablePlaneView, columns: AxisWeights, rows: AxisWeights
     ) {
         // Only the source columns some output column reads (a crop may skip the sides).
         let left = columns.first[0]
         let span = columns.first[target.width - 1] + columns.taps - left
-        let column = UnsafeMutablePointer<UInt16>.allocate(capacity: span + 4)
-        defer { column.deallocate() }
-        (column + span).initialize(repeating: 0, count: 4)  // the 4-wide loads may read past the span
-        let rowPointers = UnsafeMutablePointer<UnsafePointer<UInt8>>.allocate(capacity: rows.taps)
-        defer { rowPointers.deallocate() }
-        let rowWeights = UnsafeMutablePointer<UInt16>.allocate(capacity: rows.taps)
-        defer { rowWeights.deallocate() }
         let horizontal = HorizontalKernel(columns, left: left, width: target.width)
         defer { horizontal.deallocate() }
-
         if horizontal.taps <= 4 {
             blockedAreaAverage(source, into: target, rows: rows, left: left, span: span, horizontal: horizontal)
             return
         }
+        let column = UnsafeMutablePointer<UInt16>.allocate(capacity: span)
+        defer { column.deallocate() }
+        let rowPointers = UnsafeMutablePointer<UnsafePointer<UInt8>>.allocate(capacity: rows.taps)
+        defer { rowPointers.deallocate() }
+        let rowWeights = UnsafeMutablePointer<UInt16>.allocate(capacity: rows.taps)
+        defer { rowWeights.deallocate() }
         for y in 0..<target.height {
             let count = sourceRows(for: y, rows: rows, source: source, left: left, into: rowPointers, rowWeights)
             verticalPass(rowPointers, rowWeights, count: count, span: span, into: column)
@@ -438,10 +439,10 @@ public struct YUV420Scaler: Sendable {
         }
     }
 
-    /// The horizontal pass over one 8.8 row, with 16-bit column weights:
-    /// `out[x] = Σ weight * column[first[x] + k]`, rounded.
-    /// Up to four taps (ratios below 3:1) it loads four neighbours and four weights as SIMD
-    /// vectors; wider spans (thumbnails) loop over their taps.
+    /// The horizontal pass over 8.8 rows, with 16-bit column weights:
+    /// `out[x] = Σ weight * column[first[x] + k]`, rounded. Up to four taps (shrinking by less
+    /// than 3:1) eight rows go at once (``runEightRows(_:into:)``); wider spans (thumbnails) run
+    /// row by row.
     struct HorizontalKernel {
         let width: Int
         let taps: Int
@@ -490,29 +491,16 @@ public struct YUV420Scaler: Sendable {
             }
         }
 
+        /// One row, any number of taps (the per-row path for shrinking by 3:1 or more).
         @inline(never)
         func run(_ column: UnsafePointer<UInt16>, into out: UnsafeMutablePointer<UInt8>) {
-            if taps <= 4 {
-                let columnBytes = UnsafeRawPointer(column)
-                let weightBytes = UnsafeRawPointer(weights)
-                for x in 0..<width {
-                    let samples = SIMD4<UInt32>(
-                        truncatingIfNeeded:
-                            columnBytes.loadUnaligned(fromByteOffset: Int(first[x]) &* 2, as: SIMD4<UInt16>.self))
-                    let w = SIMD4<UInt32>(
-                        truncatingIfNeeded:
-                            weightBytes.loadUnaligned(fromByteOffset: x &* 8, as: SIMD4<UInt16>.self))
-                    let shares = SIMD4<UInt16>(truncatingIfNeeded: (samples &* w) &>> 16)
-                    out[x] = UInt8(truncatingIfNeeded: (UInt32(shares.wrappedSum()) &+ 128) &>> 8)
-                }
-            } else {
-                for x in 0..<width {
-                    let p = column + Int(first[x])
-                    let w = weights + x &* taps
-                    var sum: UInt32 = 0
-                    for k in 0..<taps { sum = sum &+ UInt32(share(p[k], w[k])) }
-                    out[x] = UInt8(truncatingIfNeeded: (sum &+ 128) &>> 8)
-                }
+            let stride = taps <= 4 ? 4 : taps
+            for x in 0..<width {
+                let p = column + Int(first[x])
+                let w = weights + x &* stride
+                var sum: UInt32 = 0
+                for k in 0..<taps { sum = sum &+ UInt32(share(p[k], w[k])) }
+                out[x] = UInt8(truncatingIfNeeded: (sum &+ 128) &>> 8)
             }
         }
     }
