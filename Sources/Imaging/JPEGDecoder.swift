@@ -45,9 +45,10 @@ public struct JPEGInfo: Hashable, Sendable, CustomStringConvertible {
 /// libjpeg (DCT scaling) when only a smaller picture is needed.
 ///
 /// A value type with no state: each decode uses its own libjpeg decompressor, so one decoder can
-/// be shared freely. Baseline or progressive 4:2:0 YCbCr JPEGs (every camera and phone photo) come
-/// straight out of libjpeg's raw-data interface; other samplings and grayscale go through YCbCr
-/// scanlines and chroma is averaged down to 4:2:0.
+/// be shared freely. At full size, 4:2:0 YCbCr JPEGs (every camera and phone photo, baseline or
+/// progressive) come straight out of libjpeg's raw-data interface into the three planes. Scaled
+/// decodes (libjpeg-turbo then decodes chroma at luma resolution), other samplings and grayscale
+/// go through YCbCr scanlines and chroma is averaged down to 4:2:0.
 public struct JPEGDecoder: Sendable {
     public init() {}
 
