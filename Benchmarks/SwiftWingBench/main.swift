@@ -282,7 +282,8 @@ func run(_ options: Options) throws {
     ]
     var summary = [
         "| frame | ours / floor encode (target ≤ 1.15) | press→durable / floor pipeline (target < 2) "
-            + "| same, from minimums | scaler vs naive Double | fast DCT / accurate DCT (ours) | JPEG bytes ours / floor |",
+            + "| same, from minimums | scaler vs naive Double | fast DCT / accurate DCT (ours) "
+            + "| JPEG bytes ours / floor |",
         "|---|---:|---:|---:|---:|---:|---:|",
     ]
 
@@ -417,7 +418,8 @@ func run(_ options: Options) throws {
             "| \(name) | \(ratio(encodeStats.median, floorStats.median)) "
                 + "| \(ratio(pipelineStats.median, floorPipelineStats.median)) "
                 + "| \(ratio(pipelineStats.minimum, floorPipelineStats.minimum)) | \(naiveRatio) "
-                + "| \(ratio(fastStats.median, accurateStats.median)) | \(ratio(Double(jpeg.count), Double(floorSize))) |"
+                + "| \(ratio(fastStats.median, accurateStats.median)) "
+                + "| \(ratio(Double(jpeg.count), Double(floorSize))) |"
         )
     }
     print(table.joined(separator: "\n"))
