@@ -3,9 +3,10 @@
 # issue item 7, builds on it): an ext4 image on a virtio disk (run.sh --disk) is the state
 # directory; boot 1 writes 64 KiB files of random data (made on the host beforehand), fsyncs
 # each (dd conv=fsync, then the directory) and only then prints "fsynced N"; the host cuts the
-# power (QMP quit, run.sh --cut-on/--cut-after) at a random moment after the 10th; boot 2 mounts (journal replay), checks that every acknowledged
-# file is there with its content, unmounts and runs e2fsck -fn: clean.
-# Unsynced files written alongside are reported (not checked): the cut may lose them.
+# power (QMP quit, run.sh --cut-on/--cut-after) at a random moment 0-1.5 s after the 10th;
+# boot 2 mounts (journal replay), checks that every acknowledged file is there with its exact
+# bytes, unmounts and runs e2fsck -fn: clean. Unsynced files written alongside are reported, not
+# checked: the cut may lose them.
 # Run alone (two boots): Tests/VMRig/power-cut.sh
 VM_TEST_TIMEOUT=150
 here="$(cd "$(dirname "$0")" && pwd)"
