@@ -8,7 +8,8 @@
 # 4. mount the host root (9p "host", read-only) as the lower layer of an overlay whose upper layer
 #    is a tmpfs: the guest sees the host's files and may write anywhere; writes vanish at power-off
 # 5. mount proc, sysfs, devtmpfs, devpts, /dev/shm and a tmpfs on /run in it; the results share on
-#    /run/swiftwing-vm/results; the kernel's module tree (depmod'ed) on /lib/modules/<abi>
+#    /run/swiftwing-vm/results; the kernel's module tree (depmod'ed) on /lib/modules/<abi>;
+#    with run.sh --gpio-sim: load configfs, irq_sim, gpio-sim and create the chip
 # 6. chroot and run results/command.sh (written by run.sh) with stdout/stderr into the share,
 #    write its exit status to results/exit-code, and power off. Any failure powers off too.
 export PATH=/bin
@@ -76,6 +77,11 @@ mount -t sysfs sysfs "$NEW/sys"
 mount -t devtmpfs devtmpfs "$NEW/dev"
 mkdir -p "$NEW/dev/pts" "$NEW/dev/shm"
 mount -t devpts devpts "$NEW/dev/pts"
+# (udev makes these on a normal system; bash's process substitution needs /dev/fd)
+ln -sf /proc/self/fd "$NEW/dev/fd"
+ln -sf /proc/self/fd/0 "$NEW/dev/stdin"
+ln -sf /proc/self/fd/1 "$NEW/dev/stdout"
+ln -sf /proc/self/fd/2 "$NEW/dev/stderr"
 mount -t tmpfs -o mode=1777 tmpfs "$NEW/dev/shm"
 mount -t tmpfs -o mode=0755 tmpfs "$NEW/run"
 mkdir -p "$NEW/run/swiftwing-vm/results" "$NEW/run/swiftwing-vm/modules"
@@ -85,9 +91,64 @@ abi="$(uname -r)"
 if [ -n "${VM_KMODS:-}" ] && [ -f "$NEW$VM_KMODS/modules.dep" ]; then
     mkdir -p "$NEW/lib/modules/$abi" 2>/dev/null && mount --bind "$NEW$VM_KMODS" "$NEW/lib/modules/$abi"
 fi
+# gpio-sim (run.sh --gpio-sim): out-of-tree modules from the host's cache, a chip described by
+# VM_GPIO_SIM_SPEC = LABEL:NUM_LINES:OFFSET=NAME[:up|down],... (see scripts/vm/README.md).
+setup_gpio_sim() {
+    spec="$VM_GPIO_SIM_SPEC"
+    label="${spec%%:*}"; rest="${spec#*:}"; nlines="${rest%%:*}"; lines="${rest#*:}"
+    insmod "/host$VM_KMODS/kernel/fs/configfs/configfs.ko" 2>/dev/null || grep -q configfs /proc/filesystems ||
+        fail "insmod configfs failed"
+    insmod "/host$VM_GPIO_SIM/irq_sim.ko" || fail "insmod irq_sim failed"
+    insmod "/host$VM_GPIO_SIM/gpio-sim.ko" || fail "insmod gpio-sim failed"
+    mount -t configfs configfs /sys/kernel/config || fail "cannot mount configfs"
+    c=/sys/kernel/config/gpio-sim/swiftwing
+    mkdir "$c" "$c/bank0" || fail "cannot create the gpio-sim device in configfs"
+    echo "$label" >"$c/bank0/label" && echo "$nlines" >"$c/bank0/num_lines" || fail "bad gpio-sim spec $spec"
+    pulls=""
+    for l in $(echo "$lines" | tr ',' ' '); do
+        off="${l%%=*}"; name="${l#*=}"; pull=""
+        case "$name" in *:*) pull="${name#*:}"; name="${name%%:*}" ;; esac
+        mkdir "$c/bank0/line$off" && echo "$name" >"$c/bank0/line$off/name" || fail "bad gpio-sim line $l"
+        [ -n "$pull" ] && pulls="$pulls $off:$pull"
+    done
+    echo 1 >"$c/live" || fail "gpio-sim chip $spec did not go live"
+    sim="/sys/devices/platform/$(cat "$c/dev_name")/$(cat "$c/bank0/chip_name")"
+    for p in $pulls; do echo "pull-${p#*:}" >"$sim/sim_gpio${p%%:*}/pull" || fail "cannot set pull $p"; done
+    echo "vm-init: gpio-sim chip $(cat "$c/bank0/chip_name") \"$label\" ($nlines lines: $lines)"
+}
+if [ -n "${VM_GPIO_SIM:-}" ]; then
+    setup_gpio_sim
+    mount -t configfs configfs "$NEW/sys/kernel/config" || fail "cannot mount configfs in the new root"
+fi
 stamp root
 
+# Files run.sh staged for the new root (--unit, --udev-rule, --file; with --systemd also the test
+# target, its service, masks and default.target): copied over the overlay.
+if [ -d "$R/root" ]; then
+    cp -a "$R/root/." "$NEW/" || fail "cannot copy the staged files into the new root"
+fi
+# Devices that no udev will load drivers for in the chroot: ask modprobe there.
+if [ "${VM_SYSTEMD:-0}" != 1 ] && [ -n "${VM_MODPROBE:-}" ]; then
+    # shellcheck disable=SC2086
+    chroot "$NEW" /sbin/modprobe -a $VM_MODPROBE || fail "modprobe $VM_MODPROBE failed"
+fi
+
 [ -f "$R/command.sh" ] || fail "no command.sh in the results share"
+if [ "${VM_SYSTEMD:-0}" = 1 ]; then
+    # systemd as PID 1 (run.sh --systemd). The host root's /.dockerenv would make systemd believe
+    # it runs in a container (and ignore systemd.unit=); Debian's tmp.conf would wipe /tmp.
+    rm -f "$NEW/.dockerenv"
+    # (what systemd-tmpfiles-setup, masked for speed, would have made and services expect)
+    mkdir -p "$NEW/run/lock" "$NEW/run/user" && chmod 1777 "$NEW/run/lock"
+    mkdir -p "$NEW/etc/tmpfiles.d"
+    ln -sf /dev/null "$NEW/etc/tmpfiles.d/tmp.conf"
+    # (no machine-id on the host root: systemd would run first-boot setup)
+    [ -s "$NEW/etc/machine-id" ] || echo 53776966745769676e564d7269670001 >"$NEW/etc/machine-id"
+    stamp switch-root
+    echo "vm-init: starting systemd"
+    exec switch_root "$NEW" /lib/systemd/systemd   # default.target = swiftwing-vm-test.target
+    fail "switch_root to systemd failed"
+fi
 echo "vm-init: running the command"
 stamp command-start
 env -i chroot "$NEW" /bin/bash /run/swiftwing-vm/results/command.sh \

@@ -2,6 +2,7 @@
 # Helpers for guest tests (Tests/VMRig/*.sh). Source it first thing:
 #
 #   VM_TEST_TIMEOUT=90   # optional, seconds (run.sh --timeout), default 120
+#   VM_TEST_ARGS=(--gpio-sim)   # optional, more run.sh options (e.g. --gpio-sim, --param ...)
 #   . "$(dirname "$0")/../../scripts/vm/testlib.sh"
 #
 # On the host, sourcing re-executes the test inside a fresh guest through run.sh (so a test can
@@ -11,7 +12,7 @@
 if [ "${SWIFTWING_VM_GUEST:-0}" != 1 ]; then
     _vm_self="$(cd "$(dirname "$0")" && pwd)/$(basename "$0")"
     _vm_run="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/run.sh"
-    exec "$_vm_run" --timeout "${VM_TEST_TIMEOUT:-120}" -- "$_vm_self" "$@"
+    exec "$_vm_run" --timeout "${VM_TEST_TIMEOUT:-120}" ${VM_TEST_ARGS[@]+"${VM_TEST_ARGS[@]}"} -- "$_vm_self" "$@"
 fi
 
 set -uo pipefail
