@@ -29,6 +29,7 @@ if [ "${SWIFTWING_VM_GUEST:-0}" != 1 ]; then
     delay="$(awk -v r="$RANDOM" 'BEGIN { printf "%.2f", r / 32767 * 1.5 }')"  # 0-1.5 s after the 10th
     echo "# boot 1: writer; power cut ${delay} s after the 10th fsynced file"
     st=0
+    # shellcheck disable=SC2209 # an environment assignment for the command, not a string
     SWIFTWING_POWERCUT_PHASE=write "$run" --timeout "$VM_TEST_TIMEOUT" --disk "$dir/state.img" \
         --cut-on '^fsynced 10$' --cut-after "$delay" -- "$here/power-cut.sh" >"$dir/acked" 2>"$dir/boot1.err" || st=$?
     grep '^\[vm\]' "$dir/boot1.err" | sed 's/^/# /'

@@ -268,7 +268,8 @@ SH
 # boot ACCEL TIMEOUT RESULTSDIR LOG — run QEMU; returns timeout(1)'s / QEMU's status
 boot() {
     local accel="$1" t="$2" res="$3" log="$4" main="${5:-}" st=0
-    local qmp="$rundir/qmp-$(basename "$res").sock"
+    local qmp
+    qmp="$rundir/qmp-$(basename "$res").sock"
     # shellcheck disable=SC2054 # the commas belong to QEMU option values
     local args=(
         -accel "$accel" ${SWIFTWING_VM_CPU:+-cpu "$SWIFTWING_VM_CPU"} -m 1024 -smp 2 -nographic -nodefaults -no-user-config -no-reboot
@@ -280,6 +281,7 @@ boot() {
         -qmp "unix:$qmp,server=on,wait=off"
     )
     if [ "$main" = stream ]; then
+        # shellcheck disable=SC2054 # QEMU option values
         [ "$usb" = 1 ] && args+=(-device qemu-xhci,id=xhci)
         local i=0 img
         for img in "${disks[@]+"${disks[@]}"}"; do
