@@ -16,7 +16,7 @@ swiftc=${SWIFTC:-swiftc}
 mkdir -p "$work"
 if [ ! -f "$work/EventSource-1.1.1.swift" ]; then
     rm -rf "$work/EventSource"
-    git clone --quiet --depth 1 --branch 1.1.1 https://github.com/mattt/EventSource.git "$work/EventSource"
+    git -c advice.detachedHead=false clone --quiet --branch 1.1.1 https://github.com/mattt/EventSource.git "$work/EventSource"
     cp "$work/EventSource/Sources/EventSource/EventSource.swift" "$work/EventSource-1.1.1.swift"
 fi
 "$swiftc" -O -wmo -swift-version 6 -module-name SSEBench -D SSE_COMPARISON \

@@ -77,6 +77,8 @@ public struct UploadAccepted: Hashable, Sendable {
     /// stream URL. Throws when the body is not JSON or carries no job id.
     public static func decode(_ body: some Collection<UInt8>, base: URL) throws(TalariaDecodingError) -> UploadAccepted {
         let what = "the upload response"
+        let endpoints = TalariaEndpoints(base: base)
+        let base = endpoints.base
         let json = try JSONValue.parse(body, what: what)
         let data = json["data"].flatMap { $0.objectValue == nil ? nil : $0 } ?? json
         guard let jobID = data.first("jobId", "jobID", "job_id", "id")?.stringValue, !jobID.isEmpty else {
@@ -89,8 +91,7 @@ public struct UploadAccepted: Hashable, Sendable {
         }
         let stream = resolveTalariaURL(data.first("sseUrl", "streamUrl", "stream_url", "sse_url")?.stringValue, base: base)
             ?? resolveTalariaURL(link("stream"), base: base)
-        let jobPath = "v3/jobs/scans/\(jobID.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed) ?? jobID)"
-        let defaultStatus = base.appendingPathComponent(jobPath)
+        let defaultStatus = endpoints.job(jobID)
         let status = resolveTalariaURL(data.first("statusUrl", "status_url")?.stringValue, base: base)
             ?? defaultStatus
         return UploadAccepted(
@@ -100,7 +101,7 @@ public struct UploadAccepted: Hashable, Sendable {
             streamToken: data.first("authToken", "token", "streamToken")?.stringValue,
             statusURL: status,
             resultsURL: resolveTalariaURL(data.first("resultsUrl", "results_url")?.stringValue, base: base)
-                ?? defaultStatus.appendingPathComponent("results"),
+                ?? endpoints.results(jobID),
             cancelURL: resolveTalariaURL(link("cancel"), base: base),
             requestID: json["metadata"]?["requestId"]?.stringValue)
     }

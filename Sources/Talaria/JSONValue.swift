@@ -17,17 +17,26 @@ public enum JSONValue: Hashable, Sendable {
     /// Parses a JSON body. A body that is not JSON (an HTML error page from a proxy, a captive
     /// portal, an empty 502) throws ``TalariaDecodingError/notJSON(what:prefix:)`` quoting its start.
     public static func parse(_ bytes: some Collection<UInt8>, what: String) throws(TalariaDecodingError) -> JSONValue {
-        let data = Data(bytes)
-        do {
-            return try JSONDecoder().decode(JSONValue.self, from: data)
-        } catch {
-            throw .notJSON(what: what, prefix: TalariaDecodingError.quotedPrefix(of: data))
+        let parsed: JSONValue?? = bytes.withContiguousStorageIfAvailable { buffer in
+            try? JSONReader.parse(buffer)
         }
+        let value: JSONValue?
+        if let parsed {
+            value = parsed
+        } else {
+            value = Array(bytes).withUnsafeBufferPointer { buffer in try? JSONReader.parse(buffer) }
+        }
+        guard let value else { throw .notJSON(what: what, prefix: TalariaDecodingError.quotedPrefix(of: bytes)) }
+        return value
     }
 
     /// Parses a JSON text (an SSE event's `data`).
     public static func parse(_ text: String, what: String) throws(TalariaDecodingError) -> JSONValue {
-        try parse(Array(text.utf8), what: what)
+        var text = text
+        guard let value = text.withUTF8({ buffer in try? JSONReader.parse(buffer) }) else {
+            throw .notJSON(what: what, prefix: TalariaDecodingError.quotedPrefix(of: Array(text.utf8.prefix(320))))
+        }
+        return value
     }
 
     // MARK: Accessors

@@ -8,6 +8,17 @@ public struct JobProgress: Hashable, Sendable {
     public var processedCount: Int?
     public var totalCount: Int?
     public var message: String?
+
+    public init(
+        status: JobStatus? = nil, fraction: Double? = nil, processedCount: Int? = nil, totalCount: Int? = nil,
+        message: String? = nil
+    ) {
+        self.status = status
+        self.fraction = fraction
+        self.processedCount = processedCount
+        self.totalCount = totalCount
+        self.message = message
+    }
 }
 
 /// A terminal failure (`failed`/`error`), or the server giving up (`timeout`).
@@ -16,6 +27,13 @@ public struct JobFailure: Hashable, Sendable, CustomStringConvertible {
     public var message: String?
     /// The server's word; `timeout` is always retryable.
     public var retryable: Bool
+
+    public init(code: String?, message: String?, retryable: Bool) {
+        self.code = code
+        self.message = message
+        self.retryable = retryable
+    }
+
     public var isCanceled: Bool { code?.uppercased() == "CANCELED" || code?.uppercased() == "CANCELLED" }
 
     public var description: String {
@@ -31,6 +49,13 @@ public struct JobCompletion: Hashable, Sendable {
     /// False when the event carried no `books`/`results` list at all (stripped): fetch §4 results.
     public var booksIncluded: Bool
     public var resultsURL: URL?
+
+    public init(status: JobStatus = .completed, books: [TalariaBook], booksIncluded: Bool = true, resultsURL: URL? = nil) {
+        self.status = status
+        self.books = books
+        self.booksIncluded = booksIncluded
+        self.resultsURL = resultsURL
+    }
 }
 
 /// One Talaria stream event, aliases folded (TALARIA §2).

@@ -203,3 +203,100 @@ struct StatusAndResultsTests {
         #expect(books.books.first?.authors == ["Jane Austen"])
     }
 }
+
+@Suite("Endpoints and the upload request (TALARIA §1, §4)")
+struct RequestTests {
+    @Test("endpoints under a base with or without a trailing slash or path prefix")
+    func endpoints() {
+        let plain = TalariaEndpoints(base: URL(string: "https://api.example.org")!)
+        #expect(plain.upload.absoluteString == "https://api.example.org/v3/jobs/scans")
+        let prefixed = TalariaEndpoints(base: URL(string: "https://example.org/talaria")!)
+        #expect(prefixed.job("j 1").absoluteString == "https://example.org/talaria/v3/jobs/scans/j%201")
+        #expect(prefixed.results("j").absoluteString == "https://example.org/talaria/v3/jobs/scans/j/results")
+        #expect(prefixed.cleanup("j").absoluteString == "https://example.org/talaria/v3/jobs/scans/j/cleanup")
+        #expect(TalariaEndpoints.allowsPlainHTTP(URL(string: "http://127.0.0.1:8080/")!))
+        #expect(TalariaEndpoints.allowsPlainHTTP(URL(string: "http://[::1]:8080/")!))
+        #expect(TalariaEndpoints.allowsPlainHTTP(URL(string: "http://localhost/")!))
+        #expect(!TalariaEndpoints.allowsPlainHTTP(URL(string: "http://api.example.org/")!))
+        #expect(!TalariaEndpoints.allowsPlainHTTP(URL(string: "http://127.0.0.1.evil.example/")!))
+        #expect(TalariaEndpoints.allowsPlainHTTP(URL(string: "https://api.example.org/")!))
+    }
+
+    @Test("multipart body: one photos[] part named spine.jpg; headers carry ids and the key, redacted for logs")
+    func uploadRequest() throws {
+        let scan = UUID(uuidString: "5E1F0C4A-0000-4000-8000-000000000001")!
+        let device = UUID(uuidString: "D0D0D0D0-0000-4000-8000-000000000002")!
+        let jpeg: [UInt8] = [0xFF, 0xD8, 0xFF, 0xE0, 0x0D, 0x0A, 0xFF, 0xD9]
+        let request = ScanUploadRequest(
+            endpoints: TalariaEndpoints(base: URL(string: "https://api.example.org/")!), scanID: scan, deviceID: device,
+            jpeg: jpeg, apiKey: "sk-secret", version: "0.1.0", boundary: "BOUNDARY")
+        let expected = Array("--BOUNDARY\r\nContent-Disposition: form-data; name=\"photos[]\"; filename=\"spine.jpg\"\r\n".utf8)
+            + Array("Content-Type: image/jpeg\r\n\r\n".utf8) + jpeg + Array("\r\n--BOUNDARY--\r\n".utf8)
+        #expect(request.body == expected)
+        let headers = Dictionary(uniqueKeysWithValues: request.headers.map { ($0.name, $0.value) })
+        #expect(headers["Idempotency-Key"] == "5e1f0c4a-0000-4000-8000-000000000001")
+        #expect(headers["X-Device-ID"] == "d0d0d0d0-0000-4000-8000-000000000002")
+        #expect(headers["Authorization"] == "Bearer sk-secret")
+        #expect(headers["Content-Type"] == "multipart/form-data; boundary=BOUNDARY")
+        #expect(headers["User-Agent"] == "swiftwing/0.1.0")
+        #expect(!request.redactedHeaders.map(\.value).joined().contains("sk-secret"))
+        let anonymous = ScanUploadRequest(
+            endpoints: TalariaEndpoints(base: URL(string: "https://api.example.org/")!), scanID: scan, deviceID: device,
+            jpeg: jpeg, apiKey: nil, version: "0.1.0")
+        #expect(!anonymous.headers.contains { $0.name == "Authorization" })
+    }
+}
+
+@Suite("JSON reader")
+struct JSONReaderTests {
+    private func read(_ text: String) -> JSONValue? { try? JSONValue.parse(text, what: "test") }
+
+    @Test("values, nesting, whitespace, numbers")
+    func values() {
+        #expect(read(#" { "a" : [1, -2.5, 3e2, 0, -0.0, 1E-2, true, false, null, "x"] , "b":{}, "c":[] } "#)
+            == .object([
+                "a": .array([.number(1), .number(-2.5), .number(300), .number(0), .number(-0.0), .number(0.01),
+                             .bool(true), .bool(false), .null, .string("x")]),
+                "b": .object([:]), "c": .array([]),
+            ]))
+        #expect(read("123456789012345678901234567890") == .number(123456789012345678901234567890))
+        #expect(read("9007199254740993")?.doubleValue == 9007199254740992)  // beyond 2^53: Double rounding
+        #expect(read(#"{"a":1,"a":2}"#) == .object(["a": .number(2)]))
+    }
+
+    @Test("string escapes, surrogate pairs, lone surrogates, UTF-8")
+    func strings() {
+        #expect(read(#""a\"b\\c\/d\b\f\n\r\t""#) == .string("a\"b\\c/d\u{8}\u{C}\n\r\t"))
+        #expect(read(#""\u00e9\u20AC\ud83d\ude00""#) == .string("é€😀"))
+        #expect(read(#""\ud83d x""#) == .string("\u{FFFD} x"))
+        #expect(read(#""\ude00""#) == .string("\u{FFFD}"))
+        #expect(read(#""\ud83d\u0041""#) == .string("\u{FFFD}A"))
+        #expect(read("\"ノルウェイの森 📚\"") == .string("ノルウェイの森 📚"))
+    }
+
+    @Test("what is not JSON is refused")
+    func invalid() {
+        for text in [
+            "", " ", "<html>", "{", "[1,]", "{\"a\":}", "{\"a\" 1}", "01", "1.", ".5", "-", "1e", "tru", "nul",
+            "\"abc", "\"\\x\"", "\"\\u12\"", "{} {}", "[1] x", "{a:1}", "'a'", "NaN", "+1",
+            String(repeating: "[", count: 300) + String(repeating: "]", count: 300),
+        ] {
+            #expect(read(text) == nil, "\(text.prefix(20)) should be refused")
+        }
+        #expect(read(String(repeating: "[", count: 200) + String(repeating: "]", count: 200)) != nil)
+    }
+
+    @Test("agrees with JSONSerialization on the recorded stream's events")
+    func agreesWithFoundation() throws {
+        for event in parse(Fixtures.jobStream).events {
+            let ours = try? JSONValue.parse(event.data, what: "event")
+            let foundation = try? JSONSerialization.jsonObject(with: Data(event.data.utf8), options: [.fragmentsAllowed])
+            #expect((ours == nil) == (foundation == nil), "\(event)")
+            if let ours, let foundation {
+                let reencoded = try JSONSerialization.data(withJSONObject: foundation, options: [.sortedKeys, .fragmentsAllowed])
+                let roundTrip = try JSONValue.parse(Array(reencoded), what: "re-encoded")
+                #expect(ours == roundTrip, "\(event)")
+            }
+        }
+    }
+}
