@@ -11,7 +11,7 @@ public enum JobStatus: Hashable, Sendable, CustomStringConvertible {
     case other(String)
 
     public init(tolerating raw: String?) {
-        switch raw?.lowercased().trimmingCharacters(in: .whitespaces) {
+        switch raw?.lowercased().trimmed {
         case "queued", "initialized", "initialised", "pending", "accepted", "created": self = .queued
         case "processing", "running", "analyzing", "analysing", "in_progress", "started", "enriching": self = .processing
         case "completed", "complete", "done", "succeeded", "success", "finished": self = .completed
@@ -45,7 +45,7 @@ public enum JobStatus: Hashable, Sendable, CustomStringConvertible {
 /// Resolves a URL the server gave (absolute, or relative to the base: `/v3/jobs/…/stream`).
 /// `nil` for an empty or unparsable value, or a scheme other than http(s).
 public func resolveTalariaURL(_ raw: String?, base: URL) -> URL? {
-    guard let raw = raw?.trimmingCharacters(in: .whitespacesAndNewlines), !raw.isEmpty,
+    guard let raw = raw?.trimmed, !raw.isEmpty,
         let url = URL(string: raw, relativeTo: base)?.absoluteURL,
         let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https"
     else { return nil }
@@ -228,7 +228,7 @@ public struct HTTPFields: Hashable, Sendable, ExpressibleByDictionaryLiteral {
     /// The first value of `name` (any case), trimmed.
     public subscript(name: String) -> String? {
         storage.first { $0.name.caseInsensitiveCompare(name) == .orderedSame }?.value
-            .trimmingCharacters(in: .whitespaces)
+            .trimmed
     }
 
     public mutating func append(name: String, value: String) {

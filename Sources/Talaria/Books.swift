@@ -6,7 +6,7 @@ import Store
 public enum ISBN {
     /// `raw` with hyphens and spaces removed, an `ISBN`/`ISBN-13:` label dropped, `x` upper-cased.
     public static func compact(_ raw: String) -> String {
-        var text = raw.trimmingCharacters(in: .whitespacesAndNewlines).uppercased()
+        var text = raw.trimmed.uppercased()
         for label in ["ISBN-13", "ISBN-10", "ISBN13", "ISBN10", "ISBN"] where text.hasPrefix(label) {
             text.removeFirst(label.count)
             break
@@ -183,7 +183,7 @@ public struct TalariaBook: Hashable, Sendable {
         func text(_ keys: String...) -> String? {
             for key in keys {
                 for source in [value, enrichment] {
-                    if let string = source?[key]?.stringValue?.trimmingCharacters(in: .whitespacesAndNewlines),
+                    if let string = source?[key]?.stringValue?.trimmed,
                         !string.isEmpty
                     {
                         return string
@@ -231,12 +231,12 @@ public struct TalariaBook: Hashable, Sendable {
             switch list {
             case .array(let items):
                 authors = items.compactMap { item in
-                    (item.stringValue ?? item["name"]?.stringValue)?.trimmingCharacters(in: .whitespacesAndNewlines)
+                    (item.stringValue ?? item["name"]?.stringValue)?.trimmed
                 }
             case .object:
                 authors = [list["name"]?.stringValue].compactMap { $0 }
             default:
-                authors = [list.stringValue].compactMap { $0?.trimmingCharacters(in: .whitespacesAndNewlines) }
+                authors = [list.stringValue].compactMap { $0?.trimmed }
             }
             authors.removeAll { $0.isEmpty }
         }

@@ -77,7 +77,7 @@ public enum JSONValue: Hashable, Sendable {
     public var doubleValue: Double? {
         switch self {
         case .number(let number): number
-        case .string(let string): Double(string.trimmingCharacters(in: .whitespaces))
+        case .string(let string): Double(string.trimmed)
         default: nil
         }
     }
@@ -110,33 +110,34 @@ public enum JSONValue: Hashable, Sendable {
 
     /// Compact JSON text with sorted keys (deterministic; whole numbers without a fraction).
     public var jsonText: String {
-        var out = ""
+        var out: [UInt8] = []
+        out.reserveCapacity(256)
         write(to: &out)
-        return out
+        return String(decoding: out, as: UTF8.self)
     }
 
-    private func write(to out: inout String) {
+    private func write(to out: inout [UInt8]) {
         switch self {
-        case .null: out += "null"
-        case .bool(let bool): out += bool ? "true" : "false"
-        case .number(let number): out += number.isFinite ? Self.format(number) : "null"
+        case .null: out += "null".utf8
+        case .bool(let bool): out += (bool ? "true" : "false").utf8
+        case .number(let number): out += (number.isFinite ? Self.format(number) : "null").utf8
         case .string(let string): Self.writeString(string, to: &out)
         case .array(let array):
-            out += "["
+            out.append(UInt8(ascii: "["))
             for (index, element) in array.enumerated() {
-                if index > 0 { out += "," }
+                if index > 0 { out.append(UInt8(ascii: ",")) }
                 element.write(to: &out)
             }
-            out += "]"
+            out.append(UInt8(ascii: "]"))
         case .object(let object):
-            out += "{"
+            out.append(UInt8(ascii: "{"))
             for (index, key) in object.keys.sorted().enumerated() {
-                if index > 0 { out += "," }
+                if index > 0 { out.append(UInt8(ascii: ",")) }
                 Self.writeString(key, to: &out)
-                out += ":"
+                out.append(UInt8(ascii: ":"))
                 object[key]!.write(to: &out)
             }
-            out += "}"
+            out.append(UInt8(ascii: "}"))
         }
     }
 
@@ -145,22 +146,24 @@ public enum JSONValue: Hashable, Sendable {
         return "\(number)"
     }
 
-    private static func writeString(_ string: String, to out: inout String) {
-        out += "\""
-        for scalar in string.unicodeScalars {
-            switch scalar {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case "\n": out += "\\n"
-            case "\r": out += "\\r"
-            case "\t": out += "\\t"
-            case _ where scalar.value < 0x20:
-                out += "\\u" + String(repeating: "0", count: 4 - String(scalar.value, radix: 16).count)
-                    + String(scalar.value, radix: 16)
-            default: out.unicodeScalars.append(scalar)
+    private static let hex: [UInt8] = Array("0123456789abcdef".utf8)
+
+    private static func writeString(_ string: String, to out: inout [UInt8]) {
+        out.append(UInt8(ascii: "\""))
+        for byte in string.utf8 {
+            switch byte {
+            case UInt8(ascii: "\""): out += [UInt8(ascii: "\\"), UInt8(ascii: "\"")]
+            case UInt8(ascii: "\\"): out += [UInt8(ascii: "\\"), UInt8(ascii: "\\")]
+            case 0x0A: out += [UInt8(ascii: "\\"), UInt8(ascii: "n")]
+            case 0x0D: out += [UInt8(ascii: "\\"), UInt8(ascii: "r")]
+            case 0x09: out += [UInt8(ascii: "\\"), UInt8(ascii: "t")]
+            case 0..<0x20:
+                out += [UInt8(ascii: "\\"), UInt8(ascii: "u"), UInt8(ascii: "0"), UInt8(ascii: "0"), hex[Int(byte >> 4)],
+                        hex[Int(byte & 0xF)]]
+            default: out.append(byte)
             }
         }
-        out += "\""
+        out.append(UInt8(ascii: "\""))
     }
 }
 
@@ -206,6 +209,14 @@ public enum TalariaDecodingError: Error, Hashable, Sendable, CustomStringConvert
         }
     }
 
+    /// The same error about `what`.
+    func renamed(_ what: String) -> TalariaDecodingError {
+        switch self {
+        case .notJSON(_, let prefix): .notJSON(what: what, prefix: prefix)
+        case .missingField(_, let field, let prefix): .missingField(what: what, field: field, prefix: prefix)
+        }
+    }
+
     /// The first 80 characters of a body, quoted, control characters shown as spaces.
     static func quotedPrefix(of data: some Collection<UInt8>, limit: Int = 80) -> String {
         if data.isEmpty { return "nothing (an empty body)" }
@@ -213,6 +224,18 @@ public enum TalariaDecodingError: Error, Hashable, Sendable, CustomStringConvert
         var shown = String(text.prefix(limit).map { $0.isNewline || $0 == "\t" ? " " : $0 })
         if text.count > limit { shown += "…" }
         return "\"\(shown)\""
+    }
+}
+
+extension String {
+    /// Without leading and trailing white space and newlines (pure Swift: Foundation's
+    /// `trimmingCharacters` goes through NSString and dominated the cost of decoding an event).
+    var trimmed: String {
+        let scalars = unicodeScalars
+        guard let first = scalars.firstIndex(where: { !$0.properties.isWhitespace }) else { return "" }
+        let last = scalars.lastIndex(where: { !$0.properties.isWhitespace })!
+        if first == scalars.startIndex, scalars.index(after: last) == scalars.endIndex { return self }
+        return String(scalars[first...last])
     }
 }
 

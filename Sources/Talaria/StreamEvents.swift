@@ -102,15 +102,15 @@ public struct TalariaStreamDecoder: Sendable {
 
     public mutating func decode(_ sse: SSEEvent) -> Output {
         var warnings: [TalariaWarning] = []
-        let trimmed = sse.data.trimmingCharacters(in: .whitespacesAndNewlines)
         let json: JSONValue
-        if trimmed.isEmpty {
-            json = .object([:])
+        if sse.data.utf8.allSatisfy({ $0 == 0x20 || $0 == 0x09 || $0 == 0x0A || $0 == 0x0D }) {
+            json = .object([:])  // a ping or a terminal event without data
         } else {
             do {
-                json = try JSONValue.parse(trimmed, what: "the \"\(sse.type)\" event (id \(sse.lastEventID))")
+                json = try JSONValue.parse(sse.data, what: "event")
             } catch {
-                return Output(event: nil, warnings: [TalariaWarning("\(error); event skipped")])
+                let what = "the \"\(sse.type)\" event (last event id \(sse.lastEventID.isEmpty ? "none" : sse.lastEventID))"
+                return Output(event: nil, warnings: [TalariaWarning("\(error.renamed(what)); event skipped")])
             }
         }
         var type = sse.type.lowercased()

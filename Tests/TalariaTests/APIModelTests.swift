@@ -274,6 +274,16 @@ struct JSONReaderTests {
         #expect(read("\"ノルウェイの森 📚\"") == .string("ノルウェイの森 📚"))
     }
 
+    @Test("jsonText writes what the reader reads back, escapes included")
+    func roundTrip() throws {
+        let value = JSONValue.object([
+            "s": .string("quote \" backslash \\ nl \n tab \t bell \u{7} é 😀"), "n": .number(-1.25), "i": .number(42),
+            "a": .array([.null, .bool(false)]),
+        ])
+        #expect(value.jsonText.contains(#"\u0007"#))
+        #expect(try JSONValue.parse(value.jsonText, what: "round trip") == value)
+    }
+
     @Test("what is not JSON is refused")
     func invalid() {
         for text in [
