@@ -12,6 +12,7 @@
 /// | outcome → action | ``RetryPolicy/classify(_:operation:now:)``, ``RetryPolicy/decide(after:attemptInRound:now:)``, ``RateLimitGate`` | backoff, next round, pause all, fail with the server's reason |
 /// | stream bytes → events | ``SSEParser`` (one per stream; ``SSEParser/finish()`` on disconnect, keep it for `Last-Event-ID` = ``SSEParser/lastEventID``) | feed curl's write-callback chunks straight in |
 /// | events → meaning | ``TalariaStreamDecoder`` (one per job) | progress, books, terminal (a second one ignored), warnings to log |
+/// | following a job | ``JobStream`` (parser + decoder + resume + 5-minute abandonment) | feed chunks, act on `complete`/`fetchResults`/`failed`/`pollStatus`; `disconnected()` → resume with `lastEventID` after `reconnectDelay` |
 /// | status / results | ``JobStatusResponse``, ``JobResultsResponse`` | polling and stripped completions |
 /// | books → library | ``TalariaBook/deduplicated(_:)``, ``TalariaBook/record(scanID:now:)``, then Store's `AppDatabase.completeScanMatchingTitles` | one transaction: books + scan `done` |
 ///
