@@ -31,7 +31,8 @@ public struct JobStream: Sendable {
     /// A stream open this long without a terminal event is abandoned for polling (5 minutes).
     public let abandonAfter: TimeInterval
     public private(set) var openedAt: Date?
-    /// True once the stream has nothing more to say: a terminal event, a `timeout`, or a broken limit.
+    /// True once this stream is done with: a terminal event, or a `.pollStatus` (a `timeout` event,
+    /// a broken limit, abandonment). Later bytes are ignored; ``disconnected()`` says not to resume.
     public private(set) var finished = false
 
     private var parser: SSEParser
@@ -71,13 +72,15 @@ public struct JobStream: Sendable {
         } catch {
             for event in events where !finished { handle(event, into: &actions) }
             if !finished {
+                finished = true
+                terminalEventID = parser.lastEventID
                 parser.finish()
                 actions.append(.pollStatus(reason: "\(error)"))
             }
             return actions
         }
         for event in events where !finished { handle(event, into: &actions) }
-        if !finished, let abandoned = abandonment(now: now) { actions.append(abandoned) }
+        if !finished, let abandoned = tick(now: now) { actions.append(abandoned) }
         return actions
     }
 
@@ -89,15 +92,12 @@ public struct JobStream: Sendable {
         return !finished
     }
 
-    /// Checked on a timer while the stream is quiet: `.pollStatus` once the stream has been open
-    /// ``abandonAfter`` without a terminal event (pings do not count).
+    /// Checked on a timer while the stream is quiet: `.pollStatus`, once, when the stream has been
+    /// open ``abandonAfter`` without a terminal event (pings do not count). Close the stream then.
     public mutating func tick(now: Date) -> Action? {
-        guard !finished else { return nil }
-        return abandonment(now: now)
-    }
-
-    private func abandonment(now: Date) -> Action? {
-        guard let openedAt, now.timeIntervalSince(openedAt) >= abandonAfter else { return nil }
+        guard !finished, let openedAt, now.timeIntervalSince(openedAt) >= abandonAfter else { return nil }
+        finished = true
+        terminalEventID = parser.lastEventID
         return .pollStatus(
             reason: "no terminal event \(Int(abandonAfter)) s after the stream opened; the job's status is polled instead")
     }

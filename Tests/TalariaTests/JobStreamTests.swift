@@ -108,7 +108,14 @@ struct JobStreamTests {
             Issue.record("no poll after 300 s")
             return
         }
-        guard case .pollStatus = stream.tick(now: t0 + 301) else { Issue.record("tick"); return }
+        #expect(stream.finished)
+        let again = stream.tick(now: t0 + 301)
+        #expect(again == nil)  // once
+        var quiet = JobStream(jobID: "j", base: base)
+        quiet.connected(now: t0)
+        guard case .pollStatus = quiet.tick(now: t0 + 300) else { Issue.record("tick"); return }
+        let resume = quiet.disconnected()
+        #expect(!resume)  // polled, not resumed
     }
 
     @Test("a 10 MB line ends the stream with a poll, events before it are kept")
@@ -122,6 +129,6 @@ struct JobStreamTests {
         guard case .pollStatus(let reason) = actions.last else { Issue.record("\(actions)"); return }
         #expect(reason.contains("longer than 1048576 bytes"))
         let result10 = stream.disconnected()
-        #expect(result10)  // the job is not over: resume or poll
+        #expect(!result10)  // not resumed: the job's status is polled instead
     }
 }
