@@ -49,6 +49,11 @@ let package = Package(
             ]
         ),
         .target(name: "Controls", dependencies: ["SwiftWingCore"]),
+        // The backend link's pure core (SSE parser, tolerant models, ISBNs, retry policy); no hardware.
+        .target(
+            name: "Talaria",
+            dependencies: ["SwiftWingCore", "Store", .product(name: "Logging", package: "swift-log")]
+        ),
         .target(
             name: "Appliance",
             dependencies: [
@@ -67,6 +72,12 @@ let package = Package(
             dependencies: ["SwiftWingCore", "Imaging", "Store", "CTurboJPEG"],
             path: "Benchmarks/SwiftWingBench"
         ),
+        .executableTarget(
+            name: "TalariaBench",
+            dependencies: ["Talaria"],
+            path: "Benchmarks/TalariaBench",
+            exclude: ["compare-eventsource.sh", "EventSourceLinuxShim.swift"]
+        ),
 
         // Test doubles ship as their own module and implement the same protocols as the real parts.
         .target(name: "SwiftWingTesting", dependencies: ["SwiftWingCore", "Camera", "Imaging"], path: "Tests/SwiftWingTesting"),
@@ -75,6 +86,7 @@ let package = Package(
         .testTarget(name: "ImagingTests", dependencies: ["Imaging", "SwiftWingTesting"]),
         .testTarget(name: "CameraTests", dependencies: ["Camera", "SwiftWingTesting"]),
         .testTarget(name: "StoreTests", dependencies: ["Store"]),
+        .testTarget(name: "TalariaTests", dependencies: ["Talaria", "Store"], exclude: ["Fixtures"]),
         .testTarget(name: "ApplianceTests", dependencies: ["Appliance", "SwiftWingTesting"]),
         .testTarget(
             name: "SwiftWingIntegrationTests",
