@@ -41,6 +41,8 @@ demo: build
 
 bench: deps
 	$(SWIFT) run -c release SwiftWingBench
+	$(SWIFT) run -c release TalariaBench
+	Benchmarks/TalariaBench/compare-eventsource.sh
 
 install: release
 	install -D -m 0755 .build/release/swiftwing $(DESTDIR)$(PREFIX)/bin/swiftwing

@@ -52,6 +52,11 @@ let package = Package(
             name: "Controls",
             dependencies: ["SwiftWingCore", "CGPIOD", "CShim", .product(name: "Logging", package: "swift-log")]
         ),
+        // The backend link's pure core (SSE parser, tolerant models, ISBNs, retry policy); no hardware.
+        .target(
+            name: "Talaria",
+            dependencies: ["SwiftWingCore", "Store", .product(name: "Logging", package: "swift-log")]
+        ),
         .target(
             name: "Appliance",
             dependencies: [
@@ -73,6 +78,12 @@ let package = Package(
         .executableTarget(
             name: "ControlsBench", dependencies: ["Controls", "SwiftWingCore", "CShim"], path: "Benchmarks/ControlsBench",
             exclude: ["README.md"]),
+        .executableTarget(
+            name: "TalariaBench",
+            dependencies: ["Talaria"],
+            path: "Benchmarks/TalariaBench",
+            exclude: ["compare-eventsource.sh", "EventSourceLinuxShim.swift"]
+        ),
 
         // Test doubles ship as their own module and implement the same protocols as the real parts.
         .target(name: "SwiftWingTesting", dependencies: ["SwiftWingCore", "Camera", "Imaging", "Controls"], path: "Tests/SwiftWingTesting"),
@@ -82,6 +93,7 @@ let package = Package(
         .testTarget(name: "CameraTests", dependencies: ["Camera", "SwiftWingTesting"]),
         .testTarget(name: "StoreTests", dependencies: ["Store"]),
         .testTarget(name: "ControlsTests", dependencies: ["Controls", "SwiftWingTesting"]),
+        .testTarget(name: "TalariaTests", dependencies: ["Talaria", "Store"], exclude: ["Fixtures"]),
         .testTarget(name: "ApplianceTests", dependencies: ["Appliance", "SwiftWingTesting"]),
         .testTarget(
             name: "SwiftWingIntegrationTests",

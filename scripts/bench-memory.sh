@@ -16,7 +16,7 @@ args=(--config "$work/swiftwing.toml" --state-dir "$work/state" --control-socket
 start() {
   SWIFTWING_CAMERA_WIDTH=1920 SWIFTWING_CAMERA_HEIGHT=1080 "$bin" run "${args[@]}" --camera "synthetic:$fixtures" >>"$work/log" 2>&1 &
   daemon=$!
-  until "$bin" status --json "${args[@]}" 2>/dev/null | grep -q '"running" : true'; do sleep 0.1; done
+  until "$bin" status "${args[@]}" 2>/dev/null | grep -q '^camera: .*streaming'; do sleep 0.1; done
 }
 hwm() { awk '/VmHWM/ {print $2}' "/proc/$daemon/status"; }
 rss() { awk '/VmRSS/ {print $2}' "/proc/$daemon/status"; }

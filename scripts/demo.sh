@@ -21,7 +21,8 @@ start_daemon() {
   "$bin" run "${args[@]}" --camera "synthetic:$fixtures" --panel none >>"$log" 2>&1 &
   daemon=$!
   for _ in $(seq 1 300); do
-    "$bin" status --json "${args[@]}" 2>/dev/null | grep -q '"running" : true' && return 0
+    # Up, and the camera streaming (the synthetic one decodes its photos first).
+    "$bin" status "${args[@]}" 2>/dev/null | grep -q '^camera: .*streaming' && return 0
     kill -0 "$daemon" 2>/dev/null || { echo "daemon exited; log:"; cat "$log"; exit 1; }
     sleep 0.1
   done
@@ -30,7 +31,7 @@ start_daemon() {
 
 press() {
   local id
-  if id=$("$bin" shutter "${args[@]}" 2>&1); then echo "  press -> scan $id"; else echo "  press refused: $id"; fi
+  if id=$("$bin" shutter "${args[@]}" 2>&1); then echo "  press -> scan $id"; else echo "  ${id#Error: }"; fi
 }
 
 echo "== SwiftWing demo: state in $state, photos from $fixtures"
@@ -50,6 +51,7 @@ echo "== the queue (every scan durable, one row each)"
 echo
 echo "== the JPEGs in the spool"
 for f in "$state"/spool/*.jpg; do
+  case "$f" in *.thumb.jpg) continue ;; esac
   printf '  %s  %s\n' "$(basename "$f")" "$(file -b "$f" | grep -o '[0-9]*x[0-9]*' | tail -1) $(stat -c %s "$f") bytes"
 done
 kill -TERM "$daemon"; wait "$daemon" 2>/dev/null || true

@@ -115,6 +115,11 @@ public struct ApplianceDaemon: Sendable {
         try await group.run()
         notifier.stopping()
         controls.stop()
+        // Presses already past their capture finish and are saved before the process exits.
+        let deadline = ContinuousClock.now + .seconds(10)
+        while worker.busy > 0, ContinuousClock.now < deadline {
+            try? await Task.sleep(for: .milliseconds(20))
+        }
         worker.stop()
         lock.release()
         logger.info("stopped")

@@ -68,9 +68,9 @@ public struct SyntheticCameraConfiguration: Hashable, Sendable {
 /// (center crop, area scale) once, in ``start()``; frames are then copies into pooled buffers.
 public final class SyntheticCamera: FrameSource {
     public let configuration: SyntheticCameraConfiguration
-    private let hub: CaptureHub
+    private let runner: CameraLoopRunner
     private let logger: Logger
-    private let thread = Mutex<DeviceThread?>(nil)
+    private var hub: CaptureHub { runner.hub }
 
     public init(
         configuration: SyntheticCameraConfiguration = SyntheticCameraConfiguration(),
@@ -78,35 +78,20 @@ public final class SyntheticCamera: FrameSource {
     ) throws(CameraError) {
         try configuration.validate()
         self.configuration = configuration
-        self.hub = CaptureHub(device: "synthetic:\(configuration.folder)")
+        self.runner = CameraLoopRunner(device: "synthetic:\(configuration.folder)")
         self.logger = logger
     }
 
     /// Lists, decodes and fits the photos (on the camera's thread), then starts the frame clock.
     /// Throws ``CameraError/noPhotos(folder:reason:)`` or ``CameraError/photoUnreadable(path:reason:)``.
     public func start() async throws(CameraError) {
-        guard hub.beginStarting() else {
-            if hub.status.state == .stopped { throw .notRunning(device: hub.device) }
-            return
-        }
-        hub.updateStatus { $0.state = .starting }
-        let loop = SyntheticLoop(configuration: configuration, hub: hub, logger: logger)
-        let result: Result<Void, CameraError> = await withCheckedContinuation { continuation in
-            loop.onStarted = { continuation.resume(returning: $0) }
-            let started = DeviceThread(name: "sw-synthetic") { loop.run() }
-            thread.withLock { $0 = started }
-        }
-        if case .failure(let error) = result {
-            thread.withLock { $0 }?.join()
-            throw error
+        try await runner.start(threadName: "sw-synthetic") {
+            SyntheticLoop(configuration: configuration, hub: hub, logger: logger)
         }
     }
 
     public func stop() async {
-        if hub.requestStop() {
-            await hub.waitForExit()
-        }
-        thread.withLock { $0 }?.join()
+        await runner.stop()
     }
 
     public func capture(after t0: MonotonicInstant, timeout: Duration) async throws(CameraError) -> YUV420Frame {
@@ -140,7 +125,7 @@ public final class SyntheticCamera: FrameSource {
 }
 
 /// The synthetic camera's thread: prepares the photos, then ticks at the frame rate.
-private final class SyntheticLoop: @unchecked Sendable {
+private final class SyntheticLoop: CameraLoop, @unchecked Sendable {
     let configuration: SyntheticCameraConfiguration
     let hub: CaptureHub
     let logger: Logger

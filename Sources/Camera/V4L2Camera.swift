@@ -14,16 +14,16 @@ import SwiftWingCore
 /// and the device is reopened with backoff (0.5 s doubling to 10 s).
 public final class V4L2Camera: FrameSource {
     public let configuration: CameraConfiguration
-    private let hub: CaptureHub
+    private let runner: CameraLoopRunner
     private let logger: Logger
-    private let thread = Mutex<DeviceThread?>(nil)
+    private var hub: CaptureHub { runner.hub }
 
     /// Validates `configuration` (throws ``CameraError/invalidConfiguration(setting:value:advice:)``);
     /// nothing is opened until ``start()``.
     public init(configuration: CameraConfiguration, logger: Logger = Logger(label: "swiftwing.camera")) throws(CameraError) {
         try configuration.validate()
         self.configuration = configuration
-        self.hub = CaptureHub(device: configuration.device)
+        self.runner = CameraLoopRunner(device: configuration.device)
         var logger = logger
         logger[metadataKey: "device"] = .string(configuration.device)
         self.logger = logger
@@ -33,30 +33,15 @@ public final class V4L2Camera: FrameSource {
     /// first open failed (no such device, not a capture device, no usable format, …); later
     /// failures are handled by reopening.
     public func start() async throws(CameraError) {
-        guard hub.beginStarting() else {
-            if hub.status.state == .stopped { throw .notRunning(device: configuration.device) }
-            return
-        }
-        hub.updateStatus { $0.state = .starting }
-        let loop = CaptureLoop(configuration: configuration, hub: hub, logger: logger)
-        let result: Result<Void, CameraError> = await withCheckedContinuation { continuation in
-            loop.onStarted = { continuation.resume(returning: $0) }
-            let started = DeviceThread(name: "sw-camera") { loop.run() }
-            thread.withLock { $0 = started }
-        }
-        if case .failure(let error) = result {
-            thread.withLock { $0 }?.join()
-            throw error
+        try await runner.start(threadName: "sw-camera") {
+            CaptureLoop(configuration: configuration, hub: hub, logger: logger)
         }
     }
 
     /// Wakes the camera thread, which stops streaming, unmaps the buffers, closes the device and
     /// exits; returns once it has. Pending captures fail with ``CameraError/notRunning(device:)``.
     public func stop() async {
-        if hub.requestStop() {
-            await hub.waitForExit()
-        }
-        thread.withLock { $0 }?.join()
+        await runner.stop()
     }
 
     public func capture(after t0: MonotonicInstant, timeout: Duration) async throws(CameraError) -> YUV420Frame {
@@ -69,7 +54,7 @@ public final class V4L2Camera: FrameSource {
 }
 
 /// The camera thread's state and loop. Created by `start()`, then touched only by the thread.
-private final class CaptureLoop: @unchecked Sendable {
+private final class CaptureLoop: CameraLoop, @unchecked Sendable {
     let configuration: CameraConfiguration
     let hub: CaptureHub
     let logger: Logger

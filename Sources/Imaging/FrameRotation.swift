@@ -34,8 +34,10 @@ public func rotated(_ frame: YUV420Frame, by rotation: FrameRotation, pool: Buff
 {
     if rotation == .none { return frame }
     let source = frame.layout
-    let layout = rotation.swapsDimensions
-        ? YUV420Layout(width: source.height, height: source.width) : YUV420Layout(width: source.width, height: source.height)
+    let layout =
+        rotation.swapsDimensions
+        ? YUV420Layout(width: source.height, height: source.width)
+        : YUV420Layout(width: source.width, height: source.height)
     let buffer: PixelBuffer
     if let pool {
         buffer = try acquireBuffer(from: pool, bytes: layout.byteCount)
@@ -45,11 +47,13 @@ public func rotated(_ frame: YUV420Frame, by rotation: FrameRotation, pool: Buff
     let output = YUV420Frame(layout: layout, buffer: buffer, timestamp: frame.timestamp, sequence: frame.sequence)
     let from = UnsafeRawPointer(frame.buffer.bytes.baseAddress!)
     let to = output.buffer.bytes.baseAddress!
-    rotatePlane(from, width: source.width, height: source.height, stride: source.lumaStride,
-                into: to, stride: layout.lumaStride, by: rotation)
+    rotatePlane(
+        from, width: source.width, height: source.height, stride: source.lumaStride,
+        into: to, stride: layout.lumaStride, by: rotation)
     for (sourceOffset, targetOffset) in [(source.cbOffset, layout.cbOffset), (source.crOffset, layout.crOffset)] {
-        rotatePlane(from + sourceOffset, width: source.chromaWidth, height: source.chromaHeight,
-                    stride: source.chromaStride, into: to + targetOffset, stride: layout.chromaStride, by: rotation)
+        rotatePlane(
+            from + sourceOffset, width: source.chromaWidth, height: source.chromaHeight,
+            stride: source.chromaStride, into: to + targetOffset, stride: layout.chromaStride, by: rotation)
     }
     return output
 }

@@ -3,9 +3,9 @@ import CShim
 import SwiftWingCore
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// The size of a JPEG picture, read from its header without decoding any pixels.
@@ -45,9 +45,10 @@ public struct JPEGInfo: Hashable, Sendable, CustomStringConvertible {
 /// libjpeg (DCT scaling) when only a smaller picture is needed.
 ///
 /// A value type with no state: each decode uses its own libjpeg decompressor, so one decoder can
-/// be shared freely. Baseline or progressive 4:2:0 YCbCr JPEGs (every camera and phone photo) come
-/// straight out of libjpeg's raw-data interface; other samplings and grayscale go through YCbCr
-/// scanlines and chroma is averaged down to 4:2:0.
+/// be shared freely. At full size, 4:2:0 YCbCr JPEGs (every camera and phone photo, baseline or
+/// progressive) come straight out of libjpeg's raw-data interface into the three planes. Scaled
+/// decodes (libjpeg-turbo then decodes chroma at luma resolution), other samplings and grayscale
+/// go through YCbCr scanlines and chroma is averaged down to 4:2:0.
 public struct JPEGDecoder: Sendable {
     public init() {}
 
@@ -68,8 +69,9 @@ public struct JPEGDecoder: Sendable {
         let info = decompressor.info
         let width = Int(info.pointee.image_width)
         let height = Int(info.pointee.image_height)
-        let eighths = Self.scaleEighths(width: width, height: height, minimumWidth: minimumWidth,
-                                        minimumHeight: minimumHeight)
+        let eighths = Self.scaleEighths(
+            width: width, height: height, minimumWidth: minimumWidth,
+            minimumHeight: minimumHeight)
         info.pointee.scale_num = UInt32(eighths)
         info.pointee.scale_denom = 8
         info.pointee.dct_method = JDCT_ISLOW
@@ -113,7 +115,7 @@ public struct JPEGDecoder: Sendable {
         }
     }
 
-    /// Decodes `jpeg` to a YUV 4:2:0 frame; see ``decode(_:minimumWidth:minimumHeight:source:pool:)-(UnsafeRawBufferPointer,_,_,_,_)``.
+    /// Decodes `jpeg` to a YUV 4:2:0 frame; see the `UnsafeRawBufferPointer` variant.
     public func decode(
         _ jpeg: [UInt8], minimumWidth: Int = 0, minimumHeight: Int = 0, source: String = "JPEG data",
         pool: BufferPool? = nil
@@ -127,8 +129,9 @@ public struct JPEGDecoder: Sendable {
     public func decode(
         contentsOf path: String, minimumWidth: Int = 0, minimumHeight: Int = 0, pool: BufferPool? = nil
     ) throws(ImagingError) -> YUV420Frame {
-        try decode(try readWholeFile(path), minimumWidth: minimumWidth, minimumHeight: minimumHeight, source: path,
-                   pool: pool)
+        try decode(
+            try readWholeFile(path), minimumWidth: minimumWidth, minimumHeight: minimumHeight, source: path,
+            pool: pool)
     }
 
     /// The scale, in eighths, that gives the smallest picture still at least the minimum size.
@@ -181,7 +184,9 @@ public struct JPEGDecoder: Sendable {
     private static func isRaw420(_ info: UnsafeMutablePointer<jpeg_decompress_struct>) -> Bool {
         let d = info.pointee
         guard d.jpeg_color_space == JCS_YCbCr, d.num_components == 3, let comps = d.comp_info else { return false }
-        let y = comps[0], cb = comps[1], cr = comps[2]
+        let y = comps[0]
+        let cb = comps[1]
+        let cr = comps[2]
         return y.h_samp_factor == 2 && y.v_samp_factor == 2
             && cb.h_samp_factor == 1 && cb.v_samp_factor == 1 && cr.h_samp_factor == 1 && cr.v_samp_factor == 1
             && cb.DCT_scaled_size == y.DCT_scaled_size && cr.DCT_scaled_size == y.DCT_scaled_size
@@ -191,8 +196,9 @@ public struct JPEGDecoder: Sendable {
 
     private static func makeFrame(_ layout: YUV420Layout, pool: BufferPool?) throws(ImagingError) -> YUV420Frame {
         guard let pool else { return YUV420Frame(layout: layout) }
-        return YUV420Frame(layout: layout, buffer: try acquireBuffer(from: pool, bytes: layout.byteCount),
-                           timestamp: .now())
+        return YUV420Frame(
+            layout: layout, buffer: try acquireBuffer(from: pool, bytes: layout.byteCount),
+            timestamp: .now())
     }
 
     /// Reads the Y, Cb and Cr planes straight into the frame, one iMCU row at a time.
@@ -206,10 +212,13 @@ public struct JPEGDecoder: Sendable {
         let height = Int(d.output_height)
         // libjpeg writes whole blocks: rows must be wide enough for every block of the component.
         let lumaStride = max(width, Int(comps[0].width_in_blocks) * block)
-        let chromaStride = max((width + 1) / 2, Int(comps[1].width_in_blocks) * block,
-                               Int(comps[2].width_in_blocks) * block)
-        let frame = try makeFrame(YUV420Layout(width: width, height: height, lumaStride: lumaStride,
-                                               chromaStride: chromaStride), pool: pool)
+        let chromaStride = max(
+            (width + 1) / 2, Int(comps[1].width_in_blocks) * block,
+            Int(comps[2].width_in_blocks) * block)
+        let frame = try makeFrame(
+            YUV420Layout(
+                width: width, height: height, lumaStride: lumaStride,
+                chromaStride: chromaStride), pool: pool)
         try decompressor.start()
 
         let lumaRows = 2 * block  // max_v_samp_factor * DCT_scaled_size
@@ -217,7 +226,8 @@ public struct JPEGDecoder: Sendable {
         // Rows below the picture (the last iMCU row's padding) land in scratch rows.
         let scratch = UnsafeMutableRawBufferPointer.allocate(byteCount: lumaStride * lumaRows, alignment: 64)
         defer { scratch.deallocate() }
-        let rowPointers = UnsafeMutablePointer<UnsafeMutablePointer<UInt8>?>.allocate(capacity: lumaRows + 2 * chromaRows)
+        let rowPointers = UnsafeMutablePointer<UnsafeMutablePointer<UInt8>?>.allocate(
+            capacity: lumaRows + 2 * chromaRows)
         defer { rowPointers.deallocate() }
         let planes = UnsafeMutablePointer<UnsafeMutablePointer<UnsafeMutablePointer<UInt8>?>?>.allocate(capacity: 3)
         defer { planes.deallocate() }
@@ -244,7 +254,10 @@ public struct JPEGDecoder: Sendable {
                     inside ? base + layout.crOffset + row * chromaStride : scratchBase + i * lumaStride
             }
             let read = try decompressor.readRaw(planes, maxLines: lumaRows)
-            if read == 0 { break }  // suspended data source cannot happen with memory input; be safe
+            // A memory source never suspends; no rows means libjpeg gave up without saying why.
+            if read == 0 {
+                throw ImagingError.corruptJPEG(source: source, reason: "no more rows after row \(firstRow)")
+            }
         }
         return frame
     }
@@ -277,7 +290,7 @@ public struct JPEGDecoder: Sendable {
                 if read == 0 { break }
                 got += read
             }
-            if got < pair { break }
+            if got < pair { throw ImagingError.corruptJPEG(source: source, reason: "no more rows after row \(y)") }
             let row0 = scratch
             let row1 = pair == 2 ? scratch + rowBytes : scratch
             let luma0 = base + y * layout.lumaStride

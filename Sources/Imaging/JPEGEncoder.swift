@@ -2,9 +2,9 @@ import CJPEG
 import SwiftWingCore
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// Encodes ``YUV420Frame``s to JPEG straight from their Y, Cb and Cr planes (libjpeg's raw-data
@@ -73,6 +73,17 @@ public final class JPEGEncoder {
 
     /// The JPEG file for `frame` at `quality` (1...100), e.g. a lower one for thumbnails.
     public func encode(_ frame: YUV420Frame, quality: Int) throws(ImagingError) -> [UInt8] {
+        try withJPEG(of: frame, quality: quality) { Array($0) }
+    }
+
+    /// Encodes `frame` and lends the JPEG bytes to `body` without copying them (for writing
+    /// straight to the spool). The bytes live in the encoder's buffer and are only valid inside
+    /// `body`; the next encode overwrites them.
+    /// - Parameter quality: 1...100; this encoder's ``quality`` when `nil`.
+    public func withJPEG<Result>(
+        of frame: YUV420Frame, quality: Int? = nil, _ body: (UnsafeRawBufferPointer) -> Result
+    ) throws(ImagingError) -> Result {
+        let quality = quality ?? self.quality
         try Self.validate(quality: quality)
         let layout = frame.layout
         precondition(frame.buffer.capacity >= layout.byteCount, "frame buffer smaller than its layout")
@@ -83,7 +94,7 @@ public final class JPEGEncoder {
             compressor.abort()
             throw .encodingFailed(reason: "\(frame.layout): \(error.message)")
         }
-        return Array(UnsafeBufferPointer(start: output, count: lastSize))
+        return body(UnsafeRawBufferPointer(start: output, count: lastSize))
     }
 
     private var lastSize = 0
@@ -133,8 +144,10 @@ public final class JPEGEncoder {
         }
         let scratch = padded.baseAddress?.assumingMemoryBound(to: UInt8.self)
 
-        func row(_ plane: UnsafeMutablePointer<UInt8>, _ y: Int, stride: Int, width: Int, paddedWidth: Int,
-                 slot: Int) -> UnsafeMutablePointer<UInt8> {
+        func row(
+            _ plane: UnsafeMutablePointer<UInt8>, _ y: Int, stride: Int, width: Int, paddedWidth: Int,
+            slot: Int
+        ) -> UnsafeMutablePointer<UInt8> {
             let source = plane + y * stride
             if direct { return source }
             let target = scratch! + slot
@@ -148,17 +161,20 @@ public final class JPEGEncoder {
             // Rows past the bottom repeat the last row (the picture's edge, never out of bounds).
             for i in 0..<16 {
                 let sourceRow = min(y + i, layout.height - 1)
-                rowPointers[i] = row(base, sourceRow, stride: layout.lumaStride, width: layout.width,
-                                     paddedWidth: paddedLuma, slot: i * paddedLuma)
+                rowPointers[i] = row(
+                    base, sourceRow, stride: layout.lumaStride, width: layout.width,
+                    paddedWidth: paddedLuma, slot: i * paddedLuma)
             }
             for i in 0..<8 {
                 let sourceRow = min(y / 2 + i, layout.chromaHeight - 1)
                 let slot = 16 * paddedLuma + i * paddedChroma
-                rowPointers[16 + i] = row(base + layout.cbOffset, sourceRow, stride: layout.chromaStride,
-                                          width: layout.chromaWidth, paddedWidth: paddedChroma, slot: slot)
-                rowPointers[24 + i] = row(base + layout.crOffset, sourceRow, stride: layout.chromaStride,
-                                          width: layout.chromaWidth, paddedWidth: paddedChroma,
-                                          slot: slot + 8 * paddedChroma)
+                rowPointers[16 + i] = row(
+                    base + layout.cbOffset, sourceRow, stride: layout.chromaStride,
+                    width: layout.chromaWidth, paddedWidth: paddedChroma, slot: slot)
+                rowPointers[24 + i] = row(
+                    base + layout.crOffset, sourceRow, stride: layout.chromaStride,
+                    width: layout.chromaWidth, paddedWidth: paddedChroma,
+                    slot: slot + 8 * paddedChroma)
             }
             let written = try compressor.writeRaw(planes, lines: 16)
             guard written > 0 else { throw LibJPEGFailure(message: "jpeg_write_raw_data wrote no rows", code: 0) }

@@ -6,9 +6,11 @@ import SwiftWingCore
 /// how much of them is covered (a box filter with fractional coverage): no aliasing on shelf text,
 /// no ringing, flat areas stay exactly flat. The three planes are scaled independently, chroma on
 /// its own half-size grid. Exact 2x and 4x reductions take a fast path that sums 2x2 or 4x4
-/// blocks; everything else uses precomputed per-column and per-row fixed-point weights (14 bits),
-/// a horizontal pass into 16-bit rows (8 fractional bits) cached across output rows, and a
-/// vertical pass. See Benchmarks/README.md for what it costs.
+/// blocks; everything else uses precomputed per-row and per-column fixed-point weights, a
+/// vertical pass into 8.8 fixed-point rows, then a horizontal pass over eight rows at once in
+/// SIMD lanes (see `areaAverage`).
+/// Results are within about one level of an exact floating-point area average. See
+/// Benchmarks/README.md for what it costs.
 ///
 /// Stateless apart from the optional pool, so it is `Sendable`; the processing worker calls it.
 public struct YUV420Scaler: Sendable {
@@ -46,8 +48,9 @@ public struct YUV420Scaler: Sendable {
         -> YUV420Frame
     {
         guard maxLongEdge >= 2 else {
-            throw .invalidSize(width: maxLongEdge, height: maxLongEdge,
-                               reason: "the long edge limit must be at least 2 pixels (1920 is the default)")
+            throw .invalidSize(
+                width: maxLongEdge, height: maxLongEdge,
+                reason: "the long edge limit must be at least 2 pixels (1920 is the default)")
         }
         let size = Self.downscaledSize(width: frame.width, height: frame.height, maxLongEdge: maxLongEdge)
         if size.width == frame.width && size.height == frame.height { return frame }
@@ -64,7 +67,8 @@ public struct YUV420Scaler: Sendable {
         guard width >= 1 && height >= 1 else {
             throw .invalidSize(width: width, height: height, reason: "both sides must be at least 1 pixel")
         }
-        let sourceWidth = Double(frame.width), sourceHeight = Double(frame.height)
+        let sourceWidth = Double(frame.width)
+        let sourceHeight = Double(frame.height)
         var crop = CropRect(x: 0, y: 0, width: sourceWidth, height: sourceHeight)
         if frame.width * height > width * frame.height {
             crop.width = sourceHeight * Double(width) / Double(height)  // source is wider: trim the sides
@@ -107,11 +111,13 @@ public struct YUV420Scaler: Sendable {
             height: Double(layout.chromaHeight) * crop.height / Double(height))
         for (sourceOffset, targetOffset) in [(source.cbOffset, layout.cbOffset), (source.crOffset, layout.crOffset)] {
             Self.scalePlane(
-                PlaneView(base: sourceBase + sourceOffset, width: source.chromaWidth, height: source.chromaHeight,
-                          stride: source.chromaStride),
+                PlaneView(
+                    base: sourceBase + sourceOffset, width: source.chromaWidth, height: source.chromaHeight,
+                    stride: source.chromaStride),
                 crop: chromaCrop,
-                into: MutablePlaneView(base: targetBase + targetOffset, width: layout.chromaWidth,
-                                       height: layout.chromaHeight, stride: layout.chromaStride))
+                into: MutablePlaneView(
+                    base: targetBase + targetOffset, width: layout.chromaWidth,
+                    height: layout.chromaHeight, stride: layout.chromaStride))
         }
         return output
     }
@@ -133,7 +139,8 @@ public struct YUV420Scaler: Sendable {
     /// Scales the `crop` area of `source` onto all of `target`.
     static func scalePlane(_ source: PlaneView, crop: CropRect, into target: MutablePlaneView) {
         if let factor = integerFactor(crop: crop, source: source, target: target) {
-            let x0 = Int(crop.x), y0 = Int(crop.y)
+            let x0 = Int(crop.x)
+            let y0 = Int(crop.y)
             switch factor {
             case 1: copyPlane(source, x0: x0, y0: y0, into: target)
             case 2: halvePlane(source, x0: x0, y0: y0, into: target)
@@ -141,10 +148,12 @@ public struct YUV420Scaler: Sendable {
             }
             return
         }
-        let columns = AxisWeights(sourceStart: crop.x, sourceLength: crop.width, sourceSize: source.width,
-                                  targetSize: target.width)
-        let rows = AxisWeights(sourceStart: crop.y, sourceLength: crop.height, sourceSize: source.height,
-                               targetSize: target.height)
+        let columns = AxisWeights(
+            sourceStart: crop.x, sourceLength: crop.width, sourceSize: source.width,
+            targetSize: target.width, bits: 16)
+        let rows = AxisWeights(
+            sourceStart: crop.y, sourceLength: crop.height, sourceSize: source.height,
+            targetSize: target.height, bits: 8)
         defer {
             columns.deallocate()
             rows.deallocate()
@@ -205,50 +214,50 @@ public struct YUV420Scaler: Sendable {
 
     /// Fixed-point weights for one axis: output sample i averages source samples
     /// `first[i] ..< first[i] + taps` with weights `weights[i * taps ..< (i + 1) * taps]`, which
-    /// sum to exactly 1 << 14. Every index is inside the source (zero weights pad short spans).
+    /// sum to exactly `1 << bits`. Every index is inside the source (zero weights pad short spans).
     struct AxisWeights {
-        static let bits = 14
         let taps: Int
         let first: UnsafeMutablePointer<Int>
         let weights: UnsafeMutablePointer<Int32>
 
-        init(sourceStart: Double, sourceLength: Double, sourceSize: Int, targetSize: Int) {
+        init(sourceStart: Double, sourceLength: Double, sourceSize: Int, targetSize: Int, bits: Int) {
             let step = sourceLength / Double(targetSize)
-            let one = Double(1 << Self.bits)
-            // Widest span: a step covers at most ceil(step) + 1 source samples.
-            var spans: [(first: Int, weights: [Int32])] = []
-            spans.reserveCapacity(targetSize)
-            var widest = 1
-            for i in 0..<targetSize {
+            let one = Double(1 << bits)
+            /// Output i covers source [start, end): samples first...last.
+            func span(_ i: Int) -> (start: Double, end: Double, first: Int, last: Int) {
                 let start = sourceStart + Double(i) * step
                 let end = start + step
-                let firstSample = max(0, min(sourceSize - 1, Int(start.rounded(.down))))
-                let lastSample = max(firstSample, min(sourceSize - 1, Int((end - 1e-9).rounded(.down))))
-                var weights: [Int32] = []
-                var previous = 0
-                for j in firstSample...lastSample {
-                    // Samples first...j cover [start, min(j+1, end)); the weight of j is the
-                    // increase, so rounding never loses a bit. Spans past the edge go to the edge.
-                    let high = j == lastSample ? end : Double(j + 1)
-                    let cumulative = Int(((high - start) / step * one).rounded())
-                    weights.append(Int32(cumulative - previous))
-                    previous = cumulative
-                }
-                weights[weights.count - 1] += Int32((1 << Self.bits) - previous)  // exact sum
-                spans.append((firstSample, weights))
-                widest = max(widest, weights.count)
+                let first = max(0, min(sourceSize - 1, Int(start.rounded(.down))))
+                let last = max(first, min(sourceSize - 1, Int((end - 1e-9).rounded(.down))))
+                return (start, end, first, last)
+            }
+            var widest = 1
+            for i in 0..<targetSize {
+                let covered = span(i)
+                widest = max(widest, covered.last - covered.first + 1)
             }
             let taps = min(widest, sourceSize)
             self.taps = taps
             first = .allocate(capacity: targetSize)
             weights = .allocate(capacity: targetSize * taps)
             weights.initialize(repeating: 0, count: targetSize * taps)
-            for (i, span) in spans.enumerated() {
-                // Shift spans that would run past the end left, padding with zero weights in front.
-                let start = min(span.first, sourceSize - taps)
+            for i in 0..<targetSize {
+                let covered = span(i)
+                // Spans that would run past the end start earlier, with zero weights in front.
+                let start = min(covered.first, sourceSize - taps)
                 first[i] = start
-                let shift = span.first - start
-                for (k, weight) in span.weights.enumerated() { weights[i * taps + shift + k] = weight }
+                let row = weights + i * taps + (covered.first - start)
+                var previous = 0
+                for j in covered.first...covered.last {
+                    // Samples first...j cover [start, min(j+1, end)); the weight of j is the
+                    // increase, so rounding never loses a bit and the weights sum to exactly one.
+                    // Spans reaching past the edge give the rest to the edge sample.
+                    let high = j == covered.last ? covered.end : Double(j + 1)
+                    let cumulative =
+                        j == covered.last ? 1 << bits : Int(((high - covered.start) / step * one).rounded())
+                    row[j - covered.first] = Int32(cumulative - previous)
+                    previous = cumulative
+                }
             }
         }
 
@@ -258,74 +267,288 @@ public struct YUV420Scaler: Sendable {
         }
     }
 
-    /// The general path: horizontal pass per source row (cached in a ring of `rows.taps` rows),
-    /// then a vertical weighted sum per output row.
+    /// The general path, per output row: a vertical weighted sum of the few source rows it covers
+    /// (contiguous, so the compiler vectorizes it) into one 16-bit 8.8 fixed-point row, then
+    /// a horizontal weighted sum over that row — eight rows at a time in the usual case (see
+    /// `blockedAreaAverage`). Vertical first means the horizontal pass runs once per output row
+    /// instead of once per source row.
+    ///
+    /// Row weights have 8 bits (so the vertical pass stays in 16-bit lanes), column weights 16 bits;
+    /// both sum exactly to one, so flat areas stay exactly flat, and the result is within about one
+    /// level of an exact floating-point area average (a unit test checks noise, the benchmark the
+    /// shelf photo).
     private static func areaAverage(
         _ source: PlaneView, into target: MutablePlaneView, columns: AxisWeights, rows: AxisWeights
     ) {
-        let width = target.width
-        let ringSize = rows.taps
-        let ring = UnsafeMutablePointer<UInt16>.allocate(capacity: ringSize * width)
-        defer { ring.deallocate() }
-        let ringRow = UnsafeMutablePointer<Int>.allocate(capacity: ringSize)
-        defer { ringRow.deallocate() }
-        ringRow.initialize(repeating: -1, count: ringSize)
-        let accumulator = UnsafeMutablePointer<UInt32>.allocate(capacity: width)
-        defer { accumulator.deallocate() }
-
+        // Only the source columns some output column reads (a crop may skip the sides).
+        let left = columns.first[0]
+        let span = columns.first[target.width - 1] + columns.taps - left
+        let horizontal = HorizontalKernel(columns, left: left, width: target.width)
+        defer { horizontal.deallocate() }
+        if horizontal.taps <= 4 {
+            blockedAreaAverage(source, into: target, rows: rows, left: left, span: span, horizontal: horizontal)
+            return
+        }
+        let column = UnsafeMutablePointer<UInt16>.allocate(capacity: span)
+        defer { column.deallocate() }
+        let rowPointers = UnsafeMutablePointer<UnsafePointer<UInt8>>.allocate(capacity: rows.taps)
+        defer { rowPointers.deallocate() }
+        let rowWeights = UnsafeMutablePointer<UInt16>.allocate(capacity: rows.taps)
+        defer { rowWeights.deallocate() }
         for y in 0..<target.height {
-            let firstRow = rows.first[y]
-            let rowWeights = rows.weights + y * ringSize
-            var started = false
-            for k in 0..<ringSize {
-                let weight = UInt32(bitPattern: rowWeights[k])
-                if weight == 0 { continue }
-                let sourceRow = firstRow + k
-                let slot = sourceRow % ringSize
-                let filtered = ring + slot * width
-                if ringRow[slot] != sourceRow {
-                    horizontalPass(source.row(sourceRow), into: filtered, width: width, columns: columns)
-                    ringRow[slot] = sourceRow
+            let count = sourceRows(for: y, rows: rows, source: source, left: left, into: rowPointers, rowWeights)
+            verticalPass(rowPointers, rowWeights, count: count, span: span, into: column)
+            horizontal.run(column, into: target.row(y))
+        }
+    }
+
+    /// The source rows with a non-zero weight for output row `y`, and their weights; returns how many.
+    @inline(__always)
+    private static func sourceRows(
+        for y: Int, rows: AxisWeights, source: PlaneView, left: Int,
+        into pointers: UnsafeMutablePointer<UnsafePointer<UInt8>>, _ weights: UnsafeMutablePointer<UInt16>
+    ) -> Int {
+        var count = 0
+        for k in 0..<rows.taps {
+            let weight = rows.weights[y &* rows.taps &+ k]
+            if weight == 0 { continue }
+            pointers[count] = source.row(rows.first[y] &+ k) + left
+            weights[count] = UInt16(clamping: weight)
+            count &+= 1
+        }
+        return count
+    }
+
+    /// The usual case (at most 4 taps across, i.e. shrinking by less than 3:1), eight output rows
+    /// at a time: the eight vertical-pass rows are interleaved so that one 8-lane vector holds
+    /// one column of all eight, and each output column is then 4 vector multiply-highs with the
+    /// column's weights broadcast — eight outputs per step instead of one.
+    private static func blockedAreaAverage(
+        _ source: PlaneView, into target: MutablePlaneView, rows: AxisWeights, left: Int, span: Int,
+        horizontal: HorizontalKernel
+    ) {
+        let padded = (span + 4 + 7) & ~7  // 4-tap reads past the span see zeros
+        let block = UnsafeMutablePointer<UInt16>.allocate(capacity: 8 * padded)
+        defer { block.deallocate() }
+        block.initialize(repeating: 0, count: 8 * padded)
+        let interleaved = UnsafeMutableRawPointer.allocate(byteCount: padded * 16, alignment: 16)
+        defer { interleaved.deallocate() }
+        let results = UnsafeMutablePointer<SIMD8<UInt16>>.allocate(capacity: target.width)
+        defer { results.deallocate() }
+        let square = UnsafeMutablePointer<SIMD8<UInt16>>.allocate(capacity: 8)
+        defer { square.deallocate() }
+        let rowPointers = UnsafeMutablePointer<UnsafePointer<UInt8>>.allocate(capacity: rows.taps)
+        defer { rowPointers.deallocate() }
+        let rowWeights = UnsafeMutablePointer<UInt16>.allocate(capacity: rows.taps)
+        defer { rowWeights.deallocate() }
+
+        var y = 0
+        while y < target.height {
+            let count = min(8, target.height - y)
+            for r in 0..<count {
+                let taps = sourceRows(for: y + r, rows: rows, source: source, left: left, into: rowPointers, rowWeights)
+                verticalPass(rowPointers, rowWeights, count: taps, span: span, into: block + r * padded)
+            }
+            // Lane r of vector x is row r's column x (rows past the bottom repeat the last one),
+            // built by transposing 8x8 squares.
+            let rowBytes = UnsafeRawPointer(block)
+            for x in stride(from: 0, to: padded, by: 8) {
+                for r in 0..<8 {
+                    square[r] = rowBytes.loadUnaligned(
+                        fromByteOffset: (min(r, count - 1) &* padded &+ x) &* 2, as: SIMD8<UInt16>.self)
                 }
-                if started {
-                    for x in 0..<width { accumulator[x] = accumulator[x] &+ weight &* UInt32(filtered[x]) }
-                } else {
-                    for x in 0..<width { accumulator[x] = weight &* UInt32(filtered[x]) }
-                    started = true
+                transpose8x8(square)
+                for k in 0..<8 {
+                    interleaved.storeBytes(of: square[k], toByteOffset: (x &+ k) &* 16, as: SIMD8<UInt16>.self)
                 }
             }
-            let out = target.row(y)
-            for x in 0..<width { out[x] = UInt8(truncatingIfNeeded: (accumulator[x] &+ (1 << 21)) &>> 22) }
+            horizontal.runEightRows(UnsafeRawPointer(interleaved), into: results)
+            // And back: vector x holds column x of the eight rows.
+            let width = target.width
+            var x = 0
+            while x &+ 8 <= width {
+                for k in 0..<8 { square[k] = results[x &+ k] }
+                transpose8x8(square)
+                for r in 0..<count {
+                    UnsafeMutableRawPointer(target.row(y &+ r) + x).storeBytes(
+                        of: SIMD8<UInt8>(truncatingIfNeeded: square[r]), as: SIMD8<UInt8>.self)
+                }
+                x &+= 8
+            }
+            while x < width {
+                for r in 0..<count { target.row(y &+ r)[x] = UInt8(truncatingIfNeeded: results[x][r]) }
+                x &+= 1
+            }
+            y += count
         }
     }
 
-    /// One source row filtered to the target width, with 8 fractional bits.
+    /// The high 16 bits of `value * weight`.
     @inline(__always)
-    private static func horizontalPass(
-        _ row: UnsafePointer<UInt8>, into filtered: UnsafeMutablePointer<UInt16>, width: Int, columns: AxisWeights
+    private static func share(_ value: UInt16, _ weight: UInt16) -> UInt16 {
+        UInt16(truncatingIfNeeded: (UInt32(value) &* UInt32(weight)) &>> 16)
+    }
+
+    /// `column[x] = Σ weight[k] * row[k][x]` with 8-bit row weights summing to 256: 8.8 fixed point
+    /// that never leaves 16 bits, so it vectorizes to 16-bit lanes (`pmullw`, NEON `umlal`). Up to
+    /// four rows (ratios below 3:1) are fused into one loop; more rows add up in place.
+    @inline(__always)
+    private static func verticalPass(
+        _ rows: UnsafeMutablePointer<UnsafePointer<UInt8>>, _ weights: UnsafeMutablePointer<UInt16>, count: Int,
+        span: Int, into column: UnsafeMutablePointer<UInt16>
     ) {
-        let taps = columns.taps
-        switch taps {
-        case 2: horizontalPass(row, into: filtered, width: width, columns: columns, taps: 2)
-        case 3: horizontalPass(row, into: filtered, width: width, columns: columns, taps: 3)
-        case 4: horizontalPass(row, into: filtered, width: width, columns: columns, taps: 4)
-        default: horizontalPass(row, into: filtered, width: width, columns: columns, taps: taps)
+        switch count {
+        case 1:
+            let a = rows[0]
+            for x in 0..<span { column[x] = UInt16(a[x]) &<< 8 }
+        case 2:
+            let a = rows[0]
+            let b = rows[1]
+            let wa = weights[0]
+            let wb = weights[1]
+            for x in 0..<span { column[x] = UInt16(a[x]) &* wa &+ UInt16(b[x]) &* wb }
+        case 3:
+            let a = rows[0]
+            let b = rows[1]
+            let c = rows[2]
+            let wa = weights[0]
+            let wb = weights[1]
+            let wc = weights[2]
+            for x in 0..<span { column[x] = UInt16(a[x]) &* wa &+ UInt16(b[x]) &* wb &+ UInt16(c[x]) &* wc }
+        case 4:
+            let a = rows[0]
+            let b = rows[1]
+            let c = rows[2]
+            let d = rows[3]
+            let wa = weights[0]
+            let wb = weights[1]
+            let wc = weights[2]
+            let wd = weights[3]
+            for x in 0..<span {
+                column[x] = UInt16(a[x]) &* wa &+ UInt16(b[x]) &* wb &+ UInt16(c[x]) &* wc &+ UInt16(d[x]) &* wd
+            }
+        default:
+            let a = rows[0]
+            let wa = weights[0]
+            for x in 0..<span { column[x] = UInt16(a[x]) &* wa }
+            for k in 1..<count {
+                let row = rows[k]
+                let weight = weights[k]
+                for x in 0..<span { column[x] = column[x] &+ UInt16(row[x]) &* weight }
+            }
         }
     }
 
-    @inline(__always)
-    private static func horizontalPass(
-        _ row: UnsafePointer<UInt8>, into filtered: UnsafeMutablePointer<UInt16>, width: Int, columns: AxisWeights,
-        taps: Int
-    ) {
-        let first = columns.first
-        let weights = columns.weights
-        for x in 0..<width {
-            let p = row + first[x]
-            let w = weights + x &* taps
-            var sum: Int32 = 0
-            for k in 0..<taps { sum = sum &+ Int32(p[k]) &* w[k] }
-            filtered[x] = UInt16(truncatingIfNeeded: (sum &+ 32) &>> 6)
+    /// The horizontal pass over 8.8 rows, with 16-bit column weights:
+    /// `out[x] = Σ weight * column[first[x] + k]`, rounded. Up to four taps (shrinking by less
+    /// than 3:1) eight rows go at once (``runEightRows(_:into:)``); wider spans (thumbnails) run
+    /// row by row.
+    struct HorizontalKernel {
+        let width: Int
+        let taps: Int
+        /// Per output: the first column index, relative to the span's left edge.
+        let first: UnsafeMutablePointer<Int32>
+        /// Per output: the weights, 4 per output (zero-padded) in the SIMD case, else `taps`.
+        let weights: UnsafeMutablePointer<UInt16>
+
+        init(_ columns: AxisWeights, left: Int, width: Int) {
+            self.width = width
+            taps = columns.taps
+            let stride = taps <= 4 ? 4 : taps
+            first = .allocate(capacity: width)
+            weights = .allocate(capacity: width * stride)
+            weights.initialize(repeating: 0, count: width * stride)
+            for x in 0..<width {
+                first[x] = Int32(columns.first[x] - left)
+                for k in 0..<taps {
+                    // A lone full weight (1 << 16) does not fit: 65535 is off by 1/65536.
+                    weights[x * stride + k] = UInt16(clamping: columns.weights[x * taps + k])
+                }
+            }
         }
+
+        func deallocate() {
+            first.deallocate()
+            weights.deallocate()
+        }
+
+        /// Eight rows at once over interleaved columns (vector x = column x of rows 0...7):
+        /// `out[x]` gets output column x of the eight rows. Needs `taps <= 4`.
+        @inline(never)
+        func runEightRows(_ columns: UnsafeRawPointer, into out: UnsafeMutablePointer<SIMD8<UInt16>>) {
+            let weightBytes = UnsafeRawPointer(weights)
+            let rounding = SIMD8<UInt16>(repeating: 128)
+            for x in 0..<width {
+                let base = Int(first[x]) &* 16
+                let w = weightBytes.loadUnaligned(fromByteOffset: x &* 8, as: SIMD4<UInt16>.self)
+                var sum = SIMD8<UInt16>(repeating: 0)
+                for k in 0..<4 {
+                    let column = columns.load(fromByteOffset: base &+ k &* 16, as: SIMD8<UInt16>.self)
+                    sum &+= multiplyHigh(column, SIMD8<UInt16>(repeating: w[k]))
+                }
+                // The sum is at most 255 * 256, so adding the rounding half cannot overflow.
+                out[x] = (sum &+ rounding) &>> 8
+            }
+        }
+
+        /// One row, any number of taps (the per-row path for shrinking by 3:1 or more).
+        @inline(never)
+        func run(_ column: UnsafePointer<UInt16>, into out: UnsafeMutablePointer<UInt8>) {
+            let stride = taps <= 4 ? 4 : taps
+            for x in 0..<width {
+                let p = column + Int(first[x])
+                let w = weights + x &* stride
+                var sum: UInt32 = 0
+                for k in 0..<taps { sum = sum &+ UInt32(share(p[k], w[k])) }
+                out[x] = UInt8(truncatingIfNeeded: (sum &+ 128) &>> 8)
+            }
+        }
+    }
+
+    /// The high halves of the 16x16-bit products, lane by lane (`pmulhuw`; NEON `umull` + `shrn`).
+    @inline(__always)
+    static func multiplyHigh(_ a: SIMD8<UInt16>, _ b: SIMD8<UInt16>) -> SIMD8<UInt16> {
+        SIMD8<UInt16>(
+            truncatingIfNeeded: (SIMD8<UInt32>(truncatingIfNeeded: a) &* SIMD8<UInt32>(truncatingIfNeeded: b)) &>> 16)
+    }
+
+    /// Transposes the 8x8 square of 16-bit samples in `square[0...7]` in place: three rounds of
+    /// interleaves (16-, 32-, then 64-bit), 24 shuffles in all (`punpck*`; NEON `zip1`/`zip2`).
+    @inline(__always)
+    static func transpose8x8(_ square: UnsafeMutablePointer<SIMD8<UInt16>>) {
+        func zip16(_ a: SIMD8<UInt16>, _ b: SIMD8<UInt16>) -> (SIMD8<UInt16>, SIMD8<UInt16>) {
+            (
+                SIMD8(a[0], b[0], a[1], b[1], a[2], b[2], a[3], b[3]),
+                SIMD8(a[4], b[4], a[5], b[5], a[6], b[6], a[7], b[7])
+            )
+        }
+        func zip32(_ a: SIMD8<UInt16>, _ b: SIMD8<UInt16>) -> (SIMD8<UInt16>, SIMD8<UInt16>) {
+            let x = unsafeBitCast(a, to: SIMD4<UInt32>.self)
+            let y = unsafeBitCast(b, to: SIMD4<UInt32>.self)
+            return (
+                unsafeBitCast(SIMD4(x[0], y[0], x[1], y[1]), to: SIMD8<UInt16>.self),
+                unsafeBitCast(SIMD4(x[2], y[2], x[3], y[3]), to: SIMD8<UInt16>.self)
+            )
+        }
+        func zip64(_ a: SIMD8<UInt16>, _ b: SIMD8<UInt16>) -> (SIMD8<UInt16>, SIMD8<UInt16>) {
+            let x = unsafeBitCast(a, to: SIMD2<UInt64>.self)
+            let y = unsafeBitCast(b, to: SIMD2<UInt64>.self)
+            return (
+                unsafeBitCast(SIMD2(x[0], y[0]), to: SIMD8<UInt16>.self),
+                unsafeBitCast(SIMD2(x[1], y[1]), to: SIMD8<UInt16>.self)
+            )
+        }
+        let (b0, b1) = zip16(square[0], square[1])
+        let (b2, b3) = zip16(square[2], square[3])
+        let (b4, b5) = zip16(square[4], square[5])
+        let (b6, b7) = zip16(square[6], square[7])
+        let (c0, c1) = zip32(b0, b2)
+        let (c2, c3) = zip32(b1, b3)
+        let (c4, c5) = zip32(b4, b6)
+        let (c6, c7) = zip32(b5, b7)
+        (square[0], square[1]) = zip64(c0, c4)
+        (square[2], square[3]) = zip64(c1, c5)
+        (square[4], square[5]) = zip64(c2, c6)
+        (square[6], square[7]) = zip64(c3, c7)
     }
 }

@@ -5,9 +5,11 @@ import Testing
 
 @Suite("JPEG encoder")
 struct JPEGEncoderTests {
-    @Test("encode then decode keeps the size and the picture", arguments: [
-        (1920, 1080), (642, 362), (640, 480), (17, 9), (2, 2), (1000, 1001),
-    ])
+    @Test(
+        "encode then decode keeps the size and the picture",
+        arguments: [
+            (1920, 1080), (642, 362), (640, 480), (17, 9), (2, 2), (1000, 1001),
+        ])
     func roundTrip(width: Int, height: Int) throws {
         let original = ImagingFixtures.gradientFrame(width: width, height: height)
         let jpeg = try JPEGEncoder().encode(original)
@@ -19,14 +21,16 @@ struct JPEGEncoderTests {
         let error = ImagingFixtures.meanAbsoluteLumaDifference(original, decoded)
         #expect(error < 2, "mean absolute luma error \(error) at \(width)x\(height)")
         // Chroma survives too (no RGB round trip that could shift it).
-        let cx = decoded.layout.chromaWidth / 2, cy = decoded.layout.chromaHeight / 2
+        let cx = decoded.layout.chromaWidth / 2
+        let cy = decoded.layout.chromaHeight / 2
         #expect(abs(Int(ImagingFixtures.cb(decoded, cx, cy)) - Int(ImagingFixtures.cb(original, cx, cy))) <= 3)
         #expect(abs(Int(ImagingFixtures.cr(decoded, cx, cy)) - Int(ImagingFixtures.cr(original, cx, cy))) <= 3)
     }
 
     @Test("a sharp pattern at low quality loses more than at high quality")
     func qualityMatters() throws {
-        let checker = ImagingFixtures.frame(width: 256, height: 128, luma: { x, y in ((x / 3 + y / 5) % 2) == 0 ? 30 : 220 })
+        let checker = ImagingFixtures.frame(
+            width: 256, height: 128, luma: { x, y in ((x / 3 + y / 5) % 2) == 0 ? 30 : 220 })
         let encoder = try JPEGEncoder()
         let low = try encoder.encode(checker, quality: 10)
         let high = try encoder.encode(checker, quality: 95)
@@ -80,10 +84,24 @@ struct JPEGEncoderTests {
 struct ThumbnailTests {
     @Test("a 1920x1080 scan gives a 160x90 thumbnail JPEG")
     func thumbnail() throws {
-        let thumbnail = try Thumbnail(of: ImagingFixtures.gradientFrame(width: 1920, height: 1080),
-                                      encoder: JPEGEncoder())
+        let thumbnail = try Thumbnail(
+            of: ImagingFixtures.gradientFrame(width: 1920, height: 1080),
+            encoder: JPEGEncoder())
         #expect(thumbnail.width == 160 && thumbnail.height == 90)
         let info = try JPEGInfo(thumbnail.jpeg)
         #expect(info.width == 160 && info.height == 90)
+    }
+}
+
+@Suite("JPEG encoder, zero-copy")
+struct JPEGEncoderLendingTests {
+    @Test("withJPEG lends the same bytes encode returns")
+    func lendsSameBytes() throws {
+        let encoder = try JPEGEncoder()
+        let frame = ImagingFixtures.gradientFrame(width: 320, height: 240)
+        let copied = try encoder.encode(frame)
+        let lent = try encoder.withJPEG(of: frame) { Array($0) }
+        #expect(lent == copied)
+        #expect(throws: ImagingError.invalidQuality(0)) { try encoder.withJPEG(of: frame, quality: 0) { $0.count } }
     }
 }

@@ -5,9 +5,11 @@ import Testing
 
 @Suite("YUV420 scaler")
 struct YUV420ScalerTests {
-    @Test("the long edge ends at most 1920, even, aspect kept within a pixel", arguments: [
-        (4056, 3040), (4608, 2592), (3040, 4056), (4624, 3468), (1921, 1081), (2000, 30),
-    ])
+    @Test(
+        "the long edge ends at most 1920, even, aspect kept within a pixel",
+        arguments: [
+            (4056, 3040), (4608, 2592), (3040, 4056), (4624, 3468), (1921, 1081), (2000, 30),
+        ])
     func downscaledSize(width: Int, height: Int) {
         let size = YUV420Scaler.downscaledSize(width: width, height: height)
         #expect(max(size.width, size.height) <= 1920)
@@ -38,14 +40,16 @@ struct YUV420ScalerTests {
             #expect(result.buffer === frame.buffer)
             #expect(result.width == width && result.height == height)
         }
-        let thumb = try YUV420Scaler().downscaled(ImagingFixtures.gradientFrame(width: 100, height: 60), maxLongEdge: 160)
+        let thumb = try YUV420Scaler().downscaled(
+            ImagingFixtures.gradientFrame(width: 100, height: 60), maxLongEdge: 160)
         #expect(thumb.width == 100)
     }
 
     @Test("a 4x4 checker averages to flat grey at 2x2 (fast 2x path) and 1x1 (4x path)")
     func checkerAveragesToGrey() throws {
-        let checker = ImagingFixtures.frame(width: 4, height: 4, luma: { x, y in (x + y) % 2 == 0 ? 0 : 200 },
-                                            chroma: { x, y in (x + y) % 2 == 0 ? (10, 250) : (30, 50) })
+        let checker = ImagingFixtures.frame(
+            width: 4, height: 4, luma: { x, y in (x + y) % 2 == 0 ? 0 : 200 },
+            chroma: { x, y in (x + y) % 2 == 0 ? (10, 250) : (30, 50) })
         let half = try YUV420Scaler().resized(checker, width: 2, height: 2)
         for y in 0..<2 { for x in 0..<2 { #expect(ImagingFixtures.luma(half, x, y) == 100) } }
         #expect(ImagingFixtures.cb(half, 0, 0) == 20 && ImagingFixtures.cr(half, 0, 0) == 150)
@@ -104,13 +108,16 @@ struct YUV420ScalerTests {
     @Test("resized center-crops to the target aspect")
     func centerCrop() throws {
         // Left third black, middle third grey, right third white: cropping a square keeps the middle.
-        let bands = ImagingFixtures.frame(width: 300, height: 100, luma: { x, _ in x < 100 ? 0 : (x < 200 ? 128 : 255) })
+        let bands = ImagingFixtures.frame(
+            width: 300, height: 100, luma: { x, _ in x < 100 ? 0 : (x < 200 ? 128 : 255) })
         let square = try YUV420Scaler().resized(bands, width: 50, height: 50)
         #expect(square.width == 50 && square.height == 50)
         for x in [0, 25, 49] { #expect(ImagingFixtures.luma(square, x, 25) == 128) }
         // Enlarging works too (exact target sizes for a synthetic camera).
         let bigger = try YUV420Scaler().resized(bands, width: 600, height: 200)
-        #expect(bigger.width == 600 && ImagingFixtures.luma(bigger, 10, 10) == 0 && ImagingFixtures.luma(bigger, 590, 10) == 255)
+        #expect(
+            bigger.width == 600 && ImagingFixtures.luma(bigger, 10, 10) == 0
+                && ImagingFixtures.luma(bigger, 590, 10) == 255)
     }
 
     @Test("output from a pool, and a clear error when the pool is exhausted or too small")
@@ -125,22 +132,28 @@ struct YUV420ScalerTests {
             try scaler.resized(frame, width: 200, height: 150)
         }
         _ = first
-        #expect(throws: ImagingError.self) { try YUV420Scaler(pool: BufferPool(bufferSize: 10, maximumBuffers: 2)).resized(frame, width: 200, height: 150) }
+        #expect(throws: ImagingError.self) {
+            try YUV420Scaler(pool: BufferPool(bufferSize: 10, maximumBuffers: 2)).resized(
+                frame, width: 200, height: 150)
+        }
         #expect(throws: ImagingError.self) { try YUV420Scaler().resized(frame, width: 0, height: 150) }
     }
 }
 
 @Suite("Frame rotation")
 struct FrameRotationTests {
-    let frame = ImagingFixtures.frame(width: 6, height: 4, luma: { x, y in UInt8(10 * y + x) },
-                                      chroma: { x, y in (UInt8(100 + 10 * y + x), UInt8(200 + 10 * y + x)) })
+    let frame = ImagingFixtures.frame(
+        width: 6, height: 4, luma: { x, y in UInt8(10 * y + x) },
+        chroma: { x, y in (UInt8(100 + 10 * y + x), UInt8(200 + 10 * y + x)) })
 
     @Test("90 then 270 is the identity; 180 twice too")
     func identities() throws {
         let odd = ImagingFixtures.gradientFrame(width: 37, height: 21, lumaStride: 40, chromaStride: 24)
         for picture in [frame, odd] {
-            #expect(ImagingFixtures.samePixels(try rotated(rotated(picture, by: .clockwise90), by: .clockwise270), picture))
-            #expect(ImagingFixtures.samePixels(try rotated(rotated(picture, by: .upsideDown), by: .upsideDown), picture))
+            #expect(
+                ImagingFixtures.samePixels(try rotated(rotated(picture, by: .clockwise90), by: .clockwise270), picture))
+            #expect(
+                ImagingFixtures.samePixels(try rotated(rotated(picture, by: .upsideDown), by: .upsideDown), picture))
             #expect(try rotated(picture, by: .none).buffer === picture.buffer)
         }
     }
@@ -151,7 +164,8 @@ struct FrameRotationTests {
         #expect(turned.width == 4 && turned.height == 6)
         #expect(ImagingFixtures.luma(turned, 3, 0) == ImagingFixtures.luma(frame, 0, 0))  // top-left → top-right
         #expect(ImagingFixtures.luma(turned, 0, 0) == ImagingFixtures.luma(frame, 0, 3))  // bottom-left → top-left
-        #expect(ImagingFixtures.luma(turned, 0, 5) == ImagingFixtures.luma(frame, 5, 3))  // bottom-right → bottom-left
+        // bottom-right → bottom-left
+        #expect(ImagingFixtures.luma(turned, 0, 5) == ImagingFixtures.luma(frame, 5, 3))
         #expect(ImagingFixtures.cb(turned, 1, 0) == ImagingFixtures.cb(frame, 0, 0))
         let flipped = try rotated(frame, by: .upsideDown)
         #expect(ImagingFixtures.luma(flipped, 5, 3) == ImagingFixtures.luma(frame, 0, 0))
@@ -164,5 +178,64 @@ struct FrameRotationTests {
         #expect(try FrameRotation(degrees: 360) == FrameRotation.none)
         #expect(throws: ImagingError.invalidRotation(degrees: 45)) { try FrameRotation(degrees: 45) }
         #expect("\(ImagingError.invalidRotation(degrees: 45))".contains("0, 90, 180 or 270"))
+    }
+}
+
+@Suite("YUV420 scaler against a reference")
+struct YUV420ScalerReferenceTests {
+    /// The area average computed the obvious way, in Double, over the same center crop as `resized`.
+    static func referenceLuma(_ frame: YUV420Frame, width: Int, height: Int, x: Int, y: Int) -> Double {
+        var cropX = 0.0
+        var cropY = 0.0
+        var cropWidth = Double(frame.width)
+        var cropHeight = Double(frame.height)
+        if frame.width * height > width * frame.height {
+            cropWidth = Double(frame.height) * Double(width) / Double(height)
+            cropX = (Double(frame.width) - cropWidth) / 2
+        } else if frame.width * height < width * frame.height {
+            cropHeight = Double(frame.width) * Double(height) / Double(width)
+            cropY = (Double(frame.height) - cropHeight) / 2
+        }
+        let sx = cropWidth / Double(width)
+        let sy = cropHeight / Double(height)
+        let x0 = cropX + Double(x) * sx
+        let x1 = x0 + sx
+        let y0 = cropY + Double(y) * sy
+        let y1 = y0 + sy
+        var sum = 0.0
+        for j in Int(y0)..<min(frame.height, Int(y1.rounded(.up))) {
+            let cy = min(Double(j + 1), y1) - max(Double(j), y0)
+            for i in Int(x0)..<min(frame.width, Int(x1.rounded(.up))) {
+                let cx = min(Double(i + 1), x1) - max(Double(i), x0)
+                sum += cx * cy * Double(ImagingFixtures.luma(frame, i, j))
+            }
+        }
+        return sum / (sx * sy)
+    }
+
+    @Test(
+        "noise scaled by awkward ratios stays within one level of an exact area average",
+        arguments: [
+            (203, 151, 97, 61),  // ~2.1x and ~2.5x: the 8-row SIMD path with partial blocks and tails
+            (640, 480, 150, 110),  // >4 taps: the per-row path
+            (33, 17, 30, 16),  // barely smaller
+        ])
+    func matchesReference(sourceWidth: Int, sourceHeight: Int, width: Int, height: Int) throws {
+        var seed: UInt32 = 12345
+        let noise = ImagingFixtures.frame(
+            width: sourceWidth, height: sourceHeight, lumaStride: sourceWidth + 3,
+            luma: { _, _ in
+                seed = seed &* 1_103_515_245 &+ 12345
+                return UInt8(truncatingIfNeeded: seed >> 16)
+            })
+        let scaled = try YUV420Scaler().resized(noise, width: width, height: height)
+        var worst = 0.0
+        for y in 0..<height {
+            for x in 0..<width {
+                let exact = Self.referenceLuma(noise, width: width, height: height, x: x, y: y)
+                worst = max(worst, abs(exact - Double(ImagingFixtures.luma(scaled, x, y))))
+            }
+        }
+        #expect(worst <= 1.0, "largest difference from the exact area average: \(worst)")
     }
 }

@@ -53,7 +53,10 @@ final class DaemonHarness: @unchecked Sendable {
     }()
 
     /// Starts `swiftwing run` on the synthetic camera and waits until the control socket answers.
-    func startDaemon(camera: String = "synthetic:\(Fixtures.shelves)", width: Int = 1280, height: Int = 720) throws {
+    /// Waits for the camera to stream too unless `waitForCamera` is false (a camera meant to be missing).
+    func startDaemon(
+        camera: String = "synthetic:\(Fixtures.shelves)", width: Int = 1280, height: Int = 720, waitForCamera: Bool = true
+    ) throws {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: Self.binary)
         process.arguments = ["run"] + commonArguments + ["--camera", camera, "--panel", "none"] + extraArguments
@@ -78,7 +81,8 @@ final class DaemonHarness: @unchecked Sendable {
             if !process.isRunning {
                 throw HarnessError("daemon exited with \(process.terminationStatus) during start:\n\(self.log)")
             }
-            if run(["status", "--json"] + commonArguments).output.contains("\"running\" : true") { return }
+            let status = run(["status", "--json"] + commonArguments).output
+            if status.contains("\"running\" : true"), !waitForCamera || status.contains("streaming") { return }
             Thread.sleep(forTimeInterval: 0.1)
         }
         throw HarnessError("daemon did not answer on \(socketPath) within 60 s:\n\(self.log)")

@@ -89,7 +89,7 @@ import Testing
 
     @Test func noCameraAtThePathRefusesPressesWithAClearReasonAndKeepsRunning() throws {
         let harness = try DaemonHarness()
-        try harness.startDaemon(camera: "/dev/video-does-not-exist")
+        try harness.startDaemon(camera: "/dev/video-does-not-exist", waitForCamera: false)
         let (id, result) = harness.press()
         #expect(id == nil)
         #expect(result.error.contains("/dev/video-does-not-exist"), "got: \(result.error)")

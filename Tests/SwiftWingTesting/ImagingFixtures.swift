@@ -1,9 +1,10 @@
+import Imaging
 import SwiftWingCore
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// Test pictures: the shared shelf photos on disk and synthetic YUV420 frames with known content.
@@ -23,6 +24,17 @@ public enum ImagingFixtures {
         for _ in 0..<3 { package = parentFolder(package) }
         folders += [package + "/../shared/fixtures/shelves", "/work/shared/fixtures/shelves"]
         return folders.map { $0 + "/" + name }.first { access($0, R_OK) == 0 }
+    }
+
+    /// A shelf photo as a camera frame of exactly `width` x `height` (decoded at the cheapest DCT
+    /// scale that covers the size, then center-cropped and area-scaled), or `nil` when the fixtures
+    /// are not present.
+    public static func shelfFrame(width: Int, height: Int, photo: String = "one_shelf.jpg") throws(ImagingError)
+        -> YUV420Frame?
+    {
+        guard let path = shelfPhoto(photo) else { return nil }
+        let decoded = try JPEGDecoder().decode(contentsOf: path, minimumWidth: width, minimumHeight: height)
+        return try YUV420Scaler().resized(decoded, width: width, height: height)
     }
 
     private static func parentFolder(_ path: String) -> String {

@@ -68,7 +68,8 @@ if [ "${SWIFTWING_VM_GUEST:-0}" != 1 ]; then
     mkfs.vfat -n SWIFTSTICK --offset 2048 "$img" $((31 * 1024)) >/dev/null
     printf 'hello from the host, %s\n' "$(date -u +%FT%TZ)" >"$dir/HELLO.TXT"
     mcopy -i "$img@@1M" "$dir/HELLO.TXT" ::/HELLO.TXT
-    export SWIFTWING_STICK_IMG="$img" SWIFTWING_STICK_HELLO="$(cat "$dir/HELLO.TXT")"
+    SWIFTWING_STICK_HELLO="$(cat "$dir/HELLO.TXT")"
+    export SWIFTWING_STICK_IMG="$img" SWIFTWING_STICK_HELLO
     VM_TEST_ARGS=(--systemd --usb --udev-rule "$here/fixtures/99-swiftwing-vm-stick.rules"
         --unit "$here/fixtures/swiftwing-vm-stick@.service" --hook "$here/usb-stick.sh")
 fi

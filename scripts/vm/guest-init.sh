@@ -146,6 +146,7 @@ if [ "${VM_SYSTEMD:-0}" = 1 ]; then
     [ -s "$NEW/etc/machine-id" ] || echo 53776966745769676e564d7269670001 >"$NEW/etc/machine-id"
     stamp switch-root
     echo "vm-init: starting systemd"
+    # shellcheck disable=SC2093 # exec: systemd must be PID 1; fail only if switch_root fails
     exec switch_root "$NEW" /lib/systemd/systemd   # default.target = swiftwing-vm-test.target
     fail "switch_root to systemd failed"
 fi

@@ -3,8 +3,10 @@
 # (/dev/fb0) loaded, in a chroot of this machine's root (so host-built binaries, host tools and
 # the current directory are all there), and exit with the command's exit status.
 #
-#   scripts/vm/run.sh [--timeout S] [--param MOD.KEY=VALUE]... [--gpio-sim[=SPEC]] [--out DIR]
-#                     [-v] [--keep] -- COMMAND [ARG]...
+#   scripts/vm/run.sh [--timeout S] [--param MOD.KEY=VALUE]... [--gpio-sim[=SPEC]] [--systemd]
+#                     [--unit FILE]... [--udev-rule FILE]... [--file SRC:/DEST]... [--usb]
+#                     [--disk IMG]... [--hook PROGRAM] [--cut-on REGEX] [--cut-after S]
+#                     [--out DIR] [-v] [--keep] -- COMMAND [ARG]...
 #
 # --gpio-sim: also build (cached) and load gpio-sim and create a GPIO chip before the command:
 # SPEC = LABEL:NUM_LINES:OFFSET=NAME[:up|down],..., default
@@ -12,6 +14,20 @@
 # wired in Hardware/README.md; SHUTTER's simulated pull starts up = button released). In the
 # guest, scripts/vm/gpio-sim-ctl.sh presses buttons and reads output levels. Exits 77 (skipped)
 # when gpio-sim cannot be built here.
+# --systemd: systemd is PID 1 (with journald and udevd; udev loads drivers by modalias); the
+# command runs as swiftwing-vm-test.service after sysinit.target, then the guest powers off.
+# --unit FILE / --udev-rule FILE / --file SRC:/DEST: copy a host file into the guest's root
+# before it boots (/etc/systemd/system/, /etc/udev/rules.d/, DEST).
+# --usb: an xhci USB controller (id xhci) for QMP hot-plug (scripts/vm/qmp.sh qmp_usb_plug).
+# --disk IMG: a raw image as a virtio disk (/dev/vda, then vdb...), QEMU cache=writeback.
+# --hook PROGRAM: run PROGRAM on the host while the guest runs, with SWIFTWING_VM_QMP (QMP
+# socket), SWIFTWING_VM_OUT (the guest's $SWIFTWING_VM_OUT seen from the host),
+# SWIFTWING_VM_RESULTS, SWIFTWING_VM_CONSOLE (console log), SWIFTWING_VM_QEMU_PID; its stdout
+# goes to ours; if it fails, run.sh fails (status 1 unless the command failed itself).
+# --cut-on REGEX / --cut-after S: a power cut (QMP quit) S seconds (default 0) after REGEX (grep
+# -E) appears in the command's stdout or on the console, or S seconds after the command started.
+# Then run.sh exits 0 if the power was cut while the command ran, and non-zero (the command's
+# status, or 1) if the command ended before the cut.
 #
 # The guest's root is an overlay: the host root (read-only 9p) under a tmpfs, so the command may
 # write anywhere but nothing reaches the host except through $SWIFTWING_VM_OUT (see below).
@@ -252,18 +268,20 @@ SH
 # boot ACCEL TIMEOUT RESULTSDIR LOG — run QEMU; returns timeout(1)'s / QEMU's status
 boot() {
     local accel="$1" t="$2" res="$3" log="$4" main="${5:-}" st=0
-    local qmp="$rundir/qmp-$(basename "$res").sock"
+    local qmp
+    qmp="$rundir/qmp-$(basename "$res").sock"
     # shellcheck disable=SC2054 # the commas belong to QEMU option values
     local args=(
         -accel "$accel" ${SWIFTWING_VM_CPU:+-cpu "$SWIFTWING_VM_CPU"} -m 1024 -smp 2 -nographic -nodefaults -no-user-config -no-reboot
         -serial stdio -monitor none
         -kernel "$kernel" -initrd "$initrd"
-        -append "console=ttyS0 quiet panic=-1 oops=panic"
+        -append "console=ttyS0 quiet panic=-1 oops=panic cryptomgr.notests=1"
         -virtfs local,path=/,mount_tag=host,security_model=none,readonly=on,multidevs=remap
         -virtfs "local,path=$res,mount_tag=results,security_model=none"
         -qmp "unix:$qmp,server=on,wait=off"
     )
     if [ "$main" = stream ]; then
+        # shellcheck disable=SC2054 # QEMU option values
         [ "$usb" = 1 ] && args+=(-device qemu-xhci,id=xhci)
         local i=0 img
         for img in "${disks[@]+"${disks[@]}"}"; do
@@ -281,6 +299,8 @@ boot() {
         tail -q -n +1 -s 0.2 -f --pid="$qpid" "$res/stderr" >&2 &
         terr=$!
         if [ -n "$hook" ]; then
+            local n=0   # (QEMU makes its QMP socket a moment after it starts)
+            while [ ! -S "$qmp" ] && kill -0 "$qpid" 2>/dev/null && [ "$n" -lt 100 ]; do sleep 0.05; n=$((n + 1)); done
             SWIFTWING_VM_QMP="$qmp" SWIFTWING_VM_RESULTS="$res" SWIFTWING_VM_OUT="$res/out" \
                 SWIFTWING_VM_CONSOLE="$log" SWIFTWING_VM_QEMU_PID="$qpid" "$hook_cmd" &
             hpid=$!

@@ -47,6 +47,16 @@ if kdir="$("$here/fetch-kernel.sh")" && "$here/build-initramfs.sh" "$kdir" >/dev
 else
     cannot_run="could not install the host packages or fetch the kernel package"
 fi
+# gpio-sim too, when a test asks for it (its failure only makes those tests skip)
+if [ -z "$cannot_run" ] && grep -l -- '--gpio-sim' "${tests[@]}" >/dev/null 2>&1; then
+    t0=$(vm_now)
+    if "$here/build-gpio-sim.sh" "$kdir" >/dev/null 2>"$logdir/gpio-sim.log"; then
+        printf '%-28s %-16s %6s s\n' "(gpio-sim modules)" ready "$(vm_since "$t0")"
+    else
+        printf '%-28s %-16s %6s s  (the --gpio-sim tests will skip)\n' "(gpio-sim modules)" unavailable "$(vm_since "$t0")"
+        sed 's/^/    | /' "$logdir/gpio-sim.log"
+    fi
+fi
 
 for t in "${tests[@]}"; do
     name="$(basename "$t" .sh)"

@@ -34,7 +34,13 @@ public struct DoctorReport: Sendable {
     private static func stateDirectoryCheck(_ configuration: ApplianceConfiguration) -> Check {
         let path = configuration.stateDirectory
         guard FileManager.default.fileExists(atPath: path) else {
-            return Check(name: "state directory", ok: false, detail: "\(path) does not exist: the daemon creates it, or `systemd` does with StateDirectory=swiftwing")
+            let parent = (path as NSString).deletingLastPathComponent
+            if access(parent, W_OK) == 0 {
+                return Check(name: "state directory", ok: true, detail: "\(path) does not exist yet; the daemon creates it on start")
+            }
+            return Check(
+                name: "state directory", ok: false,
+                detail: "\(path) does not exist and \(parent) is not writable: create it for the swiftwing user, or let systemd do it with StateDirectory=swiftwing")
         }
         guard access(path, W_OK) == 0 else {
             return Check(name: "state directory", ok: false, detail: "\(path) is not writable by this user: run as the swiftwing user or fix its owner")

@@ -60,12 +60,7 @@ public struct StatusReport: Codable, Sendable {
         return report
     }
 
-    public func json() -> String {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
-        encoder.dateEncodingStrategy = .iso8601
-        return String(decoding: (try? encoder.encode(self)) ?? Data("{}".utf8), as: UTF8.self)
-    }
+    public func json() -> String { stableJSON(self) }
 
     public func text() -> String {
         var lines: [String] = []
@@ -114,12 +109,7 @@ public struct QueueReport: Encodable, Sendable {
         }
     }
 
-    public func json() -> String {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
-        encoder.dateEncodingStrategy = .iso8601
-        return String(decoding: (try? encoder.encode(self)) ?? Data("{}".utf8), as: UTF8.self)
-    }
+    public func json() -> String { stableJSON(self) }
 
     public func text() -> String {
         guard !scans.isEmpty else { return "the queue is empty" }
@@ -132,4 +122,12 @@ public struct QueueReport: Encodable, Sendable {
             return line
         }.joined(separator: "\n")
     }
+}
+
+/// The `--json` form every command prints: sorted keys, ISO 8601 dates, plain slashes.
+func stableJSON(_ value: some Encodable) -> String {
+    let encoder = JSONEncoder()
+    encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+    encoder.dateEncodingStrategy = .iso8601
+    return String(decoding: (try? encoder.encode(value)) ?? Data("{}".utf8), as: UTF8.self)
 }

@@ -1,0 +1,172 @@
+import Foundation
+import GRDB
+
+/// How a book without ISBN is recognised as one already in the library: its normalised title and
+/// first author (TALARIA §3).
+///
+/// Title: lower-cased; the subtitle dropped (from the first `:`, ` - `, `(` or `[`); one leading
+/// article (`the`, `a`, `an`) dropped; punctuation other than letters and digits read as spaces;
+/// spaces collapsed and trimmed. Author: the first one, lower-cased, with `.`/`,` read as spaces and
+/// spaces collapsed ("J.R.R. Tolkien" and "J. R. R. Tolkien" match).
+public struct BookMatchKey: Hashable, Sendable, CustomStringConvertible {
+    public let title: String
+    public let author: String
+
+    /// `nil` when the title normalises to nothing (such a book cannot be matched).
+    public init?(title: String, authors: [String]) {
+        let normalisedTitle = Self.normaliseTitle(title)
+        guard !normalisedTitle.isEmpty else { return nil }
+        self.title = normalisedTitle
+        self.author = Self.normaliseAuthor(authors.first(where: { !Self.normaliseAuthor($0).isEmpty }) ?? "")
+    }
+
+    public var description: String { "\(title) / \(author)" }
+
+    /// The title rule above.
+    public static func normaliseTitle(_ title: String) -> String {
+        let lowered = title.lowercased()
+        var main = Substring(lowered)
+        for separator in [":", " - ", "(", "["] {
+            if let range = main.range(of: separator) {
+                let head = main[..<range.lowerBound]
+                if !collapse(head).isEmpty { main = head }  // "(untitled)" keeps its words
+            }
+        }
+        var words = collapse(main).split(separator: " ")
+        if words.count > 1, ["the", "a", "an"].contains(words[0]) { words.removeFirst() }
+        return words.joined(separator: " ")
+    }
+
+    /// The author rule above.
+    public static func normaliseAuthor(_ author: String) -> String {
+        collapse(Substring(author.lowercased().map { $0 == "." || $0 == "," ? " " : $0 }))
+    }
+
+    /// Punctuation (anything not a letter or digit) becomes a space; runs of spaces become one; trimmed.
+    private static func collapse(_ text: Substring) -> String {
+        var out = ""
+        var pendingSpace = false
+        for character in text {
+            if character.isLetter || character.isNumber || character == "'" || character == "’" {
+                if pendingSpace, !out.isEmpty { out.append(" ") }
+                pendingSpace = false
+                if character != "'", character != "’" { out.append(character) }
+            } else {
+                pendingSpace = true
+            }
+        }
+        return out
+    }
+}
+
+extension BookRecord {
+    /// This book's title + first author key (`nil` for an empty title).
+    public var matchKey: BookMatchKey? { BookMatchKey(title: title, authors: authors) }
+}
+
+extension Library {
+    /// The first book (oldest) whose normalised title and first author equal `key`.
+    public func book(matching key: BookMatchKey) throws(StoreError) -> BookRecord? {
+        try database.read("nothing was read") { db in try Self.book(matching: key, db) }
+    }
+
+    /// Like ``upsert(_:now:)``, and a book is also recognised by its title and first author:
+    /// - with an ISBN-13: the book with that ISBN-13; else the oldest book *without* ISBN whose
+    ///   ``BookMatchKey`` matches (it gains the ISBN); else a new row;
+    /// - without ISBN: the oldest book with the same ``BookMatchKey`` (with or without ISBN); else a
+    ///   new row.
+    /// Merging follows ``upsert(_:now:)``: new values win where present, `id`, `addedAt`, `scanID` stay.
+    @discardableResult
+    public func upsertMatching(_ book: BookRecord, now: Date = Date()) throws(StoreError) -> BookRecord {
+        try database.write("the book was not added") { db in try Self.upsertMatching(book, now: now, db) }
+    }
+
+    static func book(matching key: BookMatchKey, withoutISBNOnly: Bool = false, _ db: Database) throws -> BookRecord? {
+        // A kiosk library holds thousands of books at most: a scan of titles is a few milliseconds
+        // and needs no schema change. Rows come oldest first, so the first match is the oldest.
+        var request = BookRecord.order(BookRecord.Columns.id)
+        if withoutISBNOnly { request = request.filter(BookRecord.Columns.isbn13 == nil) }
+        let cursor = try request.fetchCursor(db)
+        while let candidate = try cursor.next() {
+            if candidate.matchKey == key { return candidate }
+        }
+        return nil
+    }
+
+    static func upsertMatching(_ book: BookRecord, now: Date, _ db: Database) throws -> BookRecord {
+        if let isbn13 = book.isbn13 {
+            if try BookRecord.filter(BookRecord.Columns.isbn13 == isbn13).fetchCount(db) == 0,
+                let key = book.matchKey,
+                var existing = try Self.book(matching: key, withoutISBNOnly: true, db)
+            {
+                // The same book seen before without its ISBN: give that row the ISBN, then merge.
+                let before = existing
+                existing.isbn13 = isbn13
+                try existing.updateChanges(db, from: before)
+            }
+            return try upsert(book, now: now, db)
+        }
+        guard let key = book.matchKey, let existing = try Self.book(matching: key, db) else {
+            return try upsert(book, now: now, db)  // no ISBN, no match: inserted
+        }
+        if existing.isbn13 != nil {
+            var keyed = book
+            keyed.isbn13 = existing.isbn13
+            return try upsert(keyed, now: now, db)
+        }
+        var merged = existing
+        merged.isbn10 = book.isbn10 ?? existing.isbn10
+        if !book.title.isEmpty { merged.title = book.title }
+        if !book.authors.isEmpty { merged.authors = book.authors }
+        merged.format = book.format ?? existing.format
+        merged.publisher = book.publisher ?? existing.publisher
+        merged.publishedDate = book.publishedDate ?? existing.publishedDate
+        merged.pageCount = book.pageCount ?? existing.pageCount
+        merged.coverURL = book.coverURL ?? existing.coverURL
+        merged.confidence = book.confidence ?? existing.confidence
+        merged.enrichmentStatus = book.enrichmentStatus
+        merged.rawJSON = book.rawJSON ?? existing.rawJSON
+        merged.scanID = existing.scanID ?? book.scanID
+        merged.updatedAt = now
+        try merged.updateChanges(db, from: existing)
+        return merged
+    }
+}
+
+extension AppDatabase {
+    /// ``completeScan(_:books:now:)`` with books matched by ISBN-13 *or* title + first author
+    /// (``Library/upsertMatching(_:now:)``): one transaction, idempotent for a scan already `done`.
+    ///
+    /// Kept beside ``completeScan(_:books:now:)`` rather than changing it, so its callers see no
+    /// change; the two differ only in the upsert they use.
+    @discardableResult
+    public func completeScanMatchingTitles(
+        _ id: UUID, books: [BookRecord], now: Date = Date()
+    ) throws(StoreError) -> (scan: ScanRecord, books: [BookRecord]) {
+        try write("the scan's results were not saved (it stays analyzing and is fetched again)") { db in
+            guard var scan = try ScanQueue.fetch(db, id) else { throw StoreError.scanNotFound(id) }
+            if scan.state == .done {
+                let existing = try BookRecord.filter(BookRecord.Columns.scanID == id.uuidString.lowercased())
+                    .order(BookRecord.Columns.id).fetchAll(db)
+                return (scan, existing)
+            }
+            var saved: [BookRecord] = []
+            for var book in books {
+                book.scanID = id
+                book.addedAt = now
+                book.updatedAt = now
+                saved.append(try Library.upsertMatching(book, now: now, db))
+            }
+            let before = scan
+            scan.state = .done
+            scan.progress = 1
+            scan.jobToken = nil
+            scan.lastError = nil
+            scan.retryable = nil
+            scan.nextAttemptAt = nil
+            scan.updatedAt = now
+            try scan.updateChanges(db, from: before)
+            return (scan, saved)
+        }
+    }
+}

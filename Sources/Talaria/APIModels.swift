@@ -1,0 +1,383 @@
+import Foundation
+
+/// A job's state as the server reports it (§4), aliases folded.
+public enum JobStatus: Hashable, Sendable, CustomStringConvertible {
+    case queued
+    case processing
+    case completed
+    case failed
+    case canceled
+    /// A value this client does not know; treated as still running.
+    case other(String)
+
+    public init(tolerating raw: String?) {
+        switch raw?.lowercased().trimmed {
+        case "queued", "initialized", "initialised", "pending", "accepted", "created": self = .queued
+        case "processing", "running", "analyzing", "analysing", "in_progress", "started", "enriching": self = .processing
+        case "completed", "complete", "done", "succeeded", "success", "finished": self = .completed
+        case "failed", "failure", "error": self = .failed
+        case "canceled", "cancelled": self = .canceled
+        case let other?: self = .other(other)
+        case nil: self = .other("")
+        }
+    }
+
+    /// `completed`, `failed` or `canceled`: the job will not change any more.
+    public var isTerminal: Bool {
+        switch self {
+        case .completed, .failed, .canceled: true
+        default: false
+        }
+    }
+
+    public var description: String {
+        switch self {
+        case .queued: "queued"
+        case .processing: "processing"
+        case .completed: "completed"
+        case .failed: "failed"
+        case .canceled: "canceled"
+        case .other(let raw): raw.isEmpty ? "unknown" : raw
+        }
+    }
+}
+
+/// Resolves a URL the server gave (absolute, or relative to the base: `/v3/jobs/…/stream`).
+/// `nil` for an empty or unparsable value, or a scheme other than http(s).
+public func resolveTalariaURL(_ raw: String?, base: URL) -> URL? {
+    guard let raw = raw?.trimmed, !raw.isEmpty,
+        let url = URL(string: raw, relativeTo: base)?.absoluteURL,
+        let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https"
+    else { return nil }
+    return url
+}
+
+// MARK: - Upload (§1)
+
+/// What a 202 (or 200) to `POST /v3/jobs/scans` told us. Persist it before opening the stream.
+public struct UploadAccepted: Hashable, Sendable {
+    public var jobID: String
+    public var status: JobStatus?
+    /// The SSE stream, or `nil` when the server gave none: poll ``statusURL`` then.
+    public var streamURL: URL?
+    /// The job's bearer token for the stream (`authToken` or `token`; may be `nil`).
+    public var streamToken: String?
+    /// The job's status URL (given, or `{base}/v3/jobs/scans/{jobID}`).
+    public var statusURL: URL
+    /// `{base}/v3/jobs/scans/{jobID}/results` unless the server gave one.
+    public var resultsURL: URL
+    public var cancelURL: URL?
+    public var requestID: String?
+
+    /// No stream: the job is followed by polling its status (≤ 1 request / 2 s).
+    public var needsPolling: Bool { streamURL == nil }
+
+    /// Reads the upload response body. Every `data` shape of TALARIA §1 is accepted, and a body
+    /// without the `{success, data}` envelope too; `_links.stream` is used when `data` has no
+    /// stream URL. Throws when the body is not JSON or carries no job id.
+    public static func decode(_ body: some Collection<UInt8>, base: URL) throws(TalariaDecodingError) -> UploadAccepted {
+        let what = "the upload response"
+        let endpoints = TalariaEndpoints(base: base)
+        let base = endpoints.base
+        let json = try JSONValue.parse(body, what: what)
+        let data = json["data"].flatMap { $0.objectValue == nil ? nil : $0 } ?? json
+        guard let jobID = data.first("jobId", "jobID", "job_id", "id")?.stringValue, !jobID.isEmpty else {
+            throw .missingField(what: what, field: "data.jobId", prefix: TalariaDecodingError.quotedPrefix(of: body))
+        }
+        let links = json["_links"]
+        func link(_ name: String) -> String? {
+            // `_links.stream` may be a string or a HAL object `{href}`.
+            links?[name]?.stringValue ?? links?[name]?["href"]?.stringValue
+        }
+        let stream = resolveTalariaURL(data.first("sseUrl", "streamUrl", "stream_url", "sse_url")?.stringValue, base: base)
+            ?? resolveTalariaURL(link("stream"), base: base)
+        let defaultStatus = endpoints.job(jobID)
+        let status = resolveTalariaURL(data.first("statusUrl", "status_url")?.stringValue, base: base)
+            ?? defaultStatus
+        return UploadAccepted(
+            jobID: jobID,
+            status: data["status"]?.stringValue.map { JobStatus(tolerating: $0) },
+            streamURL: stream,
+            streamToken: data.first("authToken", "token", "streamToken")?.stringValue,
+            statusURL: status,
+            resultsURL: resolveTalariaURL(data.first("resultsUrl", "results_url")?.stringValue, base: base)
+                ?? endpoints.results(jobID),
+            cancelURL: resolveTalariaURL(link("cancel"), base: base),
+            requestID: json["metadata"]?["requestId"]?.stringValue)
+    }
+}
+
+// MARK: - Errors (§1)
+
+/// An error body: RFC 9457 problem details, plain `application/json` errors, the non-RFC 429
+/// `{error, code, details: {retryAfter}}`, or not JSON at all. Every field is optional.
+public struct ProblemDetails: Hashable, Sendable, CustomStringConvertible {
+    public var type: String?
+    public var title: String?
+    public var status: Int?
+    public var detail: String?
+    public var instance: String?
+    /// `INVALID_FILE`, `FILE_TOO_LARGE`, `RATE_LIMIT_EXCEEDED`, …
+    public var code: String?
+    public var retryable: Bool?
+    /// Body `retryAfterMs`.
+    public var retryAfterMilliseconds: Double?
+    /// Non-RFC `details.retryAfter` (or a top-level `retryAfter`), in seconds.
+    public var retryAfterSeconds: Double?
+    /// `errors[]`, each as a readable line.
+    public var errors: [String]
+    /// The start of a body that was not JSON (an HTML error page), quoted.
+    public var unreadableBody: String?
+
+    public init(
+        type: String? = nil, title: String? = nil, status: Int? = nil, detail: String? = nil,
+        instance: String? = nil, code: String? = nil, retryable: Bool? = nil, retryAfterMilliseconds: Double? = nil,
+        retryAfterSeconds: Double? = nil, errors: [String] = [], unreadableBody: String? = nil
+    ) {
+        self.type = type
+        self.title = title
+        self.status = status
+        self.detail = detail
+        self.instance = instance
+        self.code = code
+        self.retryable = retryable
+        self.retryAfterMilliseconds = retryAfterMilliseconds
+        self.retryAfterSeconds = retryAfterSeconds
+        self.errors = errors
+        self.unreadableBody = unreadableBody
+    }
+
+    /// Reads any error body; never fails (a body that is not JSON is kept as ``unreadableBody``).
+    public static func decode(_ body: some Collection<UInt8>) -> ProblemDetails {
+        guard !body.isEmpty else { return ProblemDetails() }
+        let json: JSONValue
+        do {
+            json = try JSONValue.parse(body, what: "the error body")
+        } catch {
+            return ProblemDetails(unreadableBody: TalariaDecodingError.quotedPrefix(of: body))
+        }
+        return decode(json)
+    }
+
+    /// Reads an error object (also the `error` of an SSE `failed` event).
+    public static func decode(_ json: JSONValue) -> ProblemDetails {
+        var problem = ProblemDetails()
+        if case .string(let text) = json {
+            problem.detail = text
+            return problem
+        }
+        // `{error: {code, message}}` or `{error: "…"}` or the fields at the top.
+        let inner = json["error"]?.objectValue != nil ? json["error"]! : json
+        problem.type = json["type"]?.stringValue
+        problem.title = json["title"]?.stringValue ?? json["error"]?.stringValue
+        problem.status = json["status"]?.intValue
+        problem.detail = inner.first("detail", "message")?.stringValue ?? json.first("detail", "message")?.stringValue
+        problem.instance = json["instance"]?.stringValue
+        problem.code = inner["code"]?.stringValue ?? json["code"]?.stringValue
+        problem.retryable = inner["retryable"]?.boolValue ?? json["retryable"]?.boolValue
+        problem.retryAfterMilliseconds = inner["retryAfterMs"]?.doubleValue ?? json["retryAfterMs"]?.doubleValue
+        problem.retryAfterSeconds = json["details"]?["retryAfter"]?.doubleValue ?? inner["retryAfter"]?.doubleValue
+            ?? json["retryAfter"]?.doubleValue
+        if let list = json["errors"]?.arrayValue {
+            problem.errors = list.map { item in
+                if let text = item.stringValue { return text }
+                let field = item.first("field", "path", "pointer")?.stringValue
+                let message = item.first("message", "detail")?.stringValue ?? item.jsonText
+                return field.map { "\($0): \(message)" } ?? message
+            }
+        }
+        return problem
+    }
+
+    /// The server's reason in one line: "FILE_TOO_LARGE: Image exceeds 10 MB".
+    public var reason: String {
+        var parts: [String] = []
+        if let code { parts.append(code) }
+        if let text = detail ?? title { parts.append(text) }
+        var line = parts.joined(separator: ": ")
+        if !errors.isEmpty { line += (line.isEmpty ? "" : " (") + errors.joined(separator: "; ") + (line.isEmpty ? "" : ")") }
+        if line.isEmpty, let unreadableBody { line = "a body that is not JSON: \(unreadableBody)" }
+        return line.isEmpty ? "no reason given" : line
+    }
+
+    public var description: String { reason }
+}
+
+/// An HTTP response's header fields, looked up case-insensitively (names as received).
+public struct HTTPFields: Hashable, Sendable, ExpressibleByDictionaryLiteral {
+    public var fields: [(name: String, value: String)] {
+        get { storage.map { ($0.name, $0.value) } }
+        set { storage = newValue.map { Field(name: $0.name, value: $0.value) } }
+    }
+
+    private struct Field: Hashable, Sendable {
+        var name: String
+        var value: String
+    }
+
+    private var storage: [Field]
+
+    public init(_ fields: [(name: String, value: String)] = []) {
+        storage = fields.map { Field(name: $0.name, value: $0.value) }
+    }
+
+    public init(dictionaryLiteral elements: (String, String)...) {
+        storage = elements.map { Field(name: $0.0, value: $0.1) }
+    }
+
+    /// The first value of `name` (any case), trimmed.
+    public subscript(name: String) -> String? {
+        storage.first { $0.name.caseInsensitiveCompare(name) == .orderedSame }?.value
+            .trimmed
+    }
+
+    public mutating func append(name: String, value: String) {
+        storage.append(Field(name: name, value: value))
+    }
+}
+
+/// When a rate-limited client may send again (TALARIA §1, 429).
+public enum RetryAfter {
+    /// The wait when the server says nothing usable.
+    public static let defaultDelay: TimeInterval = 60
+    /// A longer wait is treated as a mistake (a year-2100 date must not stop a kiosk for good).
+    public static let maximumDelay: TimeInterval = 24 * 60 * 60
+
+    /// The latest of: body `retryAfterMs` (or non-RFC `details.retryAfter` seconds), the
+    /// `Retry-After` header (delay-seconds or an HTTP date), `X-RateLimit-Reset` (epoch ms; epoch
+    /// seconds and small delta-seconds values are recognised too). ``defaultDelay`` after `now`
+    /// when none is usable; never more than ``maximumDelay`` after `now`.
+    public static func resumeInstant(problem: ProblemDetails?, headers: HTTPFields, now: Date) -> Date {
+        var candidates: [Date] = []
+        if let ms = problem?.retryAfterMilliseconds, ms.isFinite, ms >= 0 {
+            candidates.append(now.addingTimeInterval(ms / 1000))
+        }
+        if let seconds = problem?.retryAfterSeconds, seconds.isFinite, seconds >= 0 {
+            candidates.append(now.addingTimeInterval(seconds))
+        }
+        if let header = headers["Retry-After"] {
+            if let seconds = Double(header), seconds.isFinite, seconds >= 0 {
+                candidates.append(now.addingTimeInterval(seconds))
+            } else if let date = HTTPDate.parse(header) {
+                candidates.append(date)
+            }
+        }
+        if let header = headers["X-RateLimit-Reset"], let value = Double(header), value.isFinite, value >= 0 {
+            if value >= 100_000_000_000 {
+                candidates.append(Date(timeIntervalSince1970: value / 1000))  // epoch ms (TALARIA)
+            } else if value >= 1_000_000_000 {
+                candidates.append(Date(timeIntervalSince1970: value))  // epoch seconds (GitHub style)
+            } else {
+                candidates.append(now.addingTimeInterval(value))  // seconds from now (IETF draft style)
+            }
+        }
+        guard let latest = candidates.max() else { return now.addingTimeInterval(defaultDelay) }
+        return min(max(latest, now), now.addingTimeInterval(maximumDelay))
+    }
+}
+
+/// HTTP dates (RFC 9110 §5.6.7): IMF-fixdate, and the obsolete RFC 850 and asctime forms.
+public enum HTTPDate {
+    private static let months = ["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"]
+
+    /// `nil` when `text` is none of the three forms.
+    public static func parse(_ text: String) -> Date? {
+        // Tokens: letters or digits; "Sun, 06 Nov 1994 08:49:37 GMT", "Sunday, 06-Nov-94 08:49:37 GMT",
+        // "Sun Nov  6 08:49:37 1994".
+        let tokens = text.split { !$0.isLetter && !$0.isNumber }.map { String($0).lowercased() }
+        guard tokens.count >= 6 else { return nil }
+        var day: Int?
+        var month: Int?
+        var year: Int?
+        var time: [Int] = []
+        var numbers: [String] = []
+        for token in tokens {
+            if let index = months.firstIndex(of: String(token.prefix(3))), token.first!.isLetter, month == nil,
+                token.count == 3
+            {
+                month = index + 1
+            } else if token.allSatisfy(\.isNumber) {
+                numbers.append(token)
+            }
+        }
+        // Numbers in order: IMF/850: day, year, h, m, s. asctime: day, h, m, s, year.
+        guard numbers.count == 5, let month else { return nil }
+        if numbers[1].count == 2 && numbers[4].count == 4 && tokens.last != "gmt" {
+            day = Int(numbers[0])
+            time = numbers[1...3].compactMap { Int($0) }
+            year = Int(numbers[4])
+        } else {
+            day = Int(numbers[0])
+            year = Int(numbers[1])
+            time = numbers[2...4].compactMap { Int($0) }
+        }
+        guard var year, let day, time.count == 3 else { return nil }
+        if year < 100 { year += year < 70 ? 2000 : 1900 }
+        guard (1...31).contains(day), (0...23).contains(time[0]), (0...59).contains(time[1]), (0...60).contains(time[2])
+        else { return nil }
+        let days = daysFromCivil(year: year, month: month, day: day)
+        return Date(timeIntervalSince1970: TimeInterval(days * 86_400 + time[0] * 3_600 + time[1] * 60 + time[2]))
+    }
+
+    /// Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's algorithm).
+    static func daysFromCivil(year: Int, month: Int, day: Int) -> Int {
+        let y = month <= 2 ? year - 1 : year
+        let era = (y >= 0 ? y : y - 399) / 400
+        let yearOfEra = y - era * 400
+        let dayOfYear = (153 * (month > 2 ? month - 3 : month + 9) + 2) / 5 + day - 1
+        let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
+        return era * 146_097 + dayOfEra - 719_468
+    }
+}
+
+// MARK: - Status and results (§4)
+
+/// `GET /v3/jobs/scans/{id}`.
+public struct JobStatusResponse: Hashable, Sendable {
+    public var jobID: String?
+    public var status: JobStatus
+    /// 0–1 (a 0–100 value is scaled).
+    public var progress: Double?
+    public var error: ProblemDetails?
+
+    public static func decode(_ body: some Collection<UInt8>) throws(TalariaDecodingError) -> JobStatusResponse {
+        let json = try JSONValue.parse(body, what: "the job status response")
+        let data = json["data"].flatMap { $0.objectValue == nil ? nil : $0 } ?? json
+        guard let raw = data["status"]?.stringValue else {
+            throw .missingField(
+                what: "the job status response", field: "data.status", prefix: TalariaDecodingError.quotedPrefix(of: body))
+        }
+        return JobStatusResponse(
+            jobID: data.first("jobId", "id")?.stringValue, status: JobStatus(tolerating: raw),
+            progress: normaliseProgress(data["progress"]?.doubleValue),
+            error: data["error"].flatMap { $0.isNull ? nil : ProblemDetails.decode($0) })
+    }
+}
+
+/// `GET /v3/jobs/scans/{id}/results`.
+public struct JobResultsResponse: Hashable, Sendable {
+    public var jobID: String?
+    public var status: JobStatus
+    public var books: [TalariaBook]
+    /// Books that were skipped, ISBNs that failed their checksum.
+    public var warnings: [TalariaWarning]
+
+    public static func decode(_ body: some Collection<UInt8>) throws(TalariaDecodingError) -> JobResultsResponse {
+        let json = try JSONValue.parse(body, what: "the job results response")
+        let data = json["data"].flatMap { $0.objectValue == nil && $0.arrayValue == nil ? nil : $0 } ?? json
+        let list = data.arrayValue ?? data.first("results", "books")?.arrayValue ?? []
+        let (books, warnings) = TalariaBook.decodeList(list)
+        return JobResultsResponse(
+            jobID: data.first("jobId", "id")?.stringValue,
+            status: data["status"]?.stringValue.map { JobStatus(tolerating: $0) } ?? .completed,
+            books: books, warnings: warnings)
+    }
+}
+
+/// 0–1 as is; (1, 100] read as a percentage; anything else `nil`. Exactly 1 is 100 %.
+func normaliseProgress(_ value: Double?) -> Double? {
+    guard let value, value.isFinite, value >= 0 else { return nil }
+    if value <= 1 { return value }
+    if value <= 100 { return value / 100 }
+    return nil
+}

@@ -1,0 +1,329 @@
+import Foundation
+import Store
+
+/// ISBN checks and normalisation. The library keys books by ISBN-13; an ISBN that fails its
+/// checksum is treated as no ISBN (the book is then matched by title and author).
+public enum ISBN {
+    /// `raw` with hyphens and spaces removed, an `ISBN`/`ISBN-13:` label dropped, `x` upper-cased.
+    public static func compact(_ raw: String) -> String {
+        var text = raw.trimmed.uppercased()
+        for label in ["ISBN-13", "ISBN-10", "ISBN13", "ISBN10", "ISBN"] where text.hasPrefix(label) {
+            text.removeFirst(label.count)
+            break
+        }
+        return String(text.filter { !$0.isWhitespace && $0 != "-" && $0 != ":" && $0 != "\u{2010}" && $0 != "\u{2011}" })
+    }
+
+    /// Ten characters: nine digits and a digit or `X`, with sum(d_i × (10 − i)) ≡ 0 (mod 11).
+    public static func isValidISBN10(_ text: String) -> Bool {
+        let bytes = Array(text.utf8)
+        guard bytes.count == 10 else { return false }
+        var sum = 0
+        for (index, byte) in bytes.enumerated() {
+            let value: Int
+            if byte >= 0x30, byte <= 0x39 {
+                value = Int(byte - 0x30)
+            } else if byte == 0x58, index == 9 {  // X, only as the check digit
+                value = 10
+            } else {
+                return false
+            }
+            sum += value * (10 - index)
+        }
+        return sum % 11 == 0
+    }
+
+    /// Thirteen digits starting with 978 or 979 (Bookland), with the EAN-13 checksum.
+    public static func isValidISBN13(_ text: String) -> Bool {
+        let bytes = Array(text.utf8)
+        guard bytes.count == 13, bytes.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) else { return false }
+        guard text.hasPrefix("978") || text.hasPrefix("979") else { return false }
+        var sum = 0
+        for (index, byte) in bytes.enumerated() {
+            sum += Int(byte - 0x30) * (index % 2 == 0 ? 1 : 3)
+        }
+        return sum % 10 == 0
+    }
+
+    /// The ISBN-13 of what the backend sent, or `nil` for no ISBN (`nil`, `""`, `"unknown"`,
+    /// anything of the wrong length or with a wrong check digit). An ISBN-10 becomes `978…`.
+    public static func normalisedISBN13(_ raw: String?) -> String? {
+        guard let raw else { return nil }
+        let text = compact(raw)
+        if text.count == 13, isValidISBN13(text) { return text }
+        if text.count == 10, isValidISBN10(text) { return isbn13(fromISBN10: text) }
+        return nil
+    }
+
+    /// `978` + the first nine digits + a new EAN-13 check digit. `isbn10` must be valid.
+    public static func isbn13(fromISBN10 isbn10: String) -> String {
+        let stem = "978" + isbn10.prefix(9)
+        var sum = 0
+        for (index, byte) in stem.utf8.enumerated() {
+            sum += Int(byte - 0x30) * (index % 2 == 0 ? 1 : 3)
+        }
+        return stem + String((10 - sum % 10) % 10)
+    }
+
+    /// The ISBN-10 of a `978…` ISBN-13 (`979…` ones have none). `isbn13` must be valid.
+    public static func isbn10(fromISBN13 isbn13: String) -> String? {
+        guard isbn13.hasPrefix("978") else { return nil }
+        let stem = isbn13.dropFirst(3).prefix(9)
+        var sum = 0
+        for (index, byte) in stem.utf8.enumerated() {
+            sum += Int(byte - 0x30) * (10 - index)
+        }
+        let check = (11 - sum % 11) % 11
+        return stem + (check == 10 ? "X" : String(check))
+    }
+}
+
+/// Where on the photo the backend saw a spine: fractions of the image, 0–1.
+public struct BoundingBox: Hashable, Sendable {
+    public var x: Double
+    public var y: Double
+    public var width: Double
+    public var height: Double
+
+    public init(x: Double, y: Double, width: Double, height: Double) {
+        self.x = x
+        self.y = y
+        self.width = width
+        self.height = height
+    }
+}
+
+/// How two books are recognised as the same: by ISBN-13, else by normalised title + first author.
+public enum BookIdentity: Hashable, Sendable {
+    case isbn13(String)
+    case titleAndAuthor(BookMatchKey)
+}
+
+/// One book as the backend described it (TALARIA §3), read tolerantly.
+public struct TalariaBook: Hashable, Sendable {
+    /// Valid ISBN-13 (an ISBN-10 converted), or `nil`.
+    public var isbn13: String?
+    /// The ISBN-10 when the backend sent one or the ISBN-13 has one (`978…`).
+    public var isbn10: String?
+    public var title: String
+    public var authors: [String]
+    /// 0–1 (a 0–100 value is scaled), `nil` when missing or nonsense.
+    public var confidence: Double?
+    public var format: String?
+    public var publisher: String?
+    /// "YYYY-MM-DD", "YYYY-MM" or "YYYY" (from `publicationYear` when that is all there is).
+    public var publishedDate: String?
+    public var pageCount: Int?
+    public var coverURL: String?
+    public var enrichmentStatus: EnrichmentStatus
+    public var boundingBox: BoundingBox?
+    /// The backend's JSON for this book (compact, keys sorted).
+    public var rawJSON: String
+
+    public init(
+        isbn13: String? = nil, isbn10: String? = nil, title: String, authors: [String] = [],
+        confidence: Double? = nil, format: String? = nil, publisher: String? = nil, publishedDate: String? = nil,
+        pageCount: Int? = nil, coverURL: String? = nil, enrichmentStatus: EnrichmentStatus = .pending,
+        boundingBox: BoundingBox? = nil, rawJSON: String = "{}"
+    ) {
+        self.isbn13 = isbn13
+        self.isbn10 = isbn10
+        self.title = title
+        self.authors = authors
+        self.confidence = confidence
+        self.format = format
+        self.publisher = publisher
+        self.publishedDate = publishedDate
+        self.pageCount = pageCount
+        self.coverURL = coverURL
+        self.enrichmentStatus = enrichmentStatus
+        self.boundingBox = boundingBox
+        self.rawJSON = rawJSON
+    }
+
+    /// Below ``BookRecord/reviewThreshold`` (0.8) confidence, or the backend asked for review.
+    public var needsReview: Bool {
+        (confidence.map { $0 < BookRecord.reviewThreshold } ?? false) || enrichmentStatus == .reviewNeeded
+    }
+
+    /// ISBN-13 when known, else title + first author; `nil` when neither can identify the book.
+    public var identity: BookIdentity? {
+        if let isbn13 { return .isbn13(isbn13) }
+        return BookMatchKey(title: title, authors: authors).map(BookIdentity.titleAndAuthor)
+    }
+
+    /// The library row for this book, found by `scanID`.
+    public func record(scanID: UUID?, now: Date = Date()) -> BookRecord {
+        BookRecord(
+            isbn13: isbn13, isbn10: isbn10, title: title, authors: authors, format: format, publisher: publisher,
+            publishedDate: publishedDate, pageCount: pageCount, coverURL: coverURL, confidence: confidence,
+            enrichmentStatus: enrichmentStatus, addedAt: now, scanID: scanID, rawJSON: rawJSON)
+    }
+
+    // MARK: Decoding
+
+    /// Reads one book. Returns `nil` (with a warning saying why) for something that is not a book:
+    /// not an object, or neither a usable title nor a valid ISBN. Smaller problems (an ISBN failing
+    /// its checksum, a confidence out of range) keep the book and add a warning.
+    public static func decode(_ value: JSONValue) -> (book: TalariaBook?, warnings: [TalariaWarning]) {
+        guard case .object = value else {
+            return (nil, [TalariaWarning("a book that is not a JSON object was skipped: \(value.jsonText.prefix(80))")])
+        }
+        var warnings: [TalariaWarning] = []
+        let enrichment = value["enrichment"]
+        func field(_ keys: String...) -> JSONValue? {
+            for key in keys {
+                if let found = value[key], !found.isNull { return found }
+            }
+            for key in keys {
+                if let found = enrichment?[key], !found.isNull { return found }
+            }
+            return nil
+        }
+        func text(_ keys: String...) -> String? {
+            for key in keys {
+                for source in [value, enrichment] {
+                    if let string = source?[key]?.stringValue?.trimmed,
+                        !string.isEmpty
+                    {
+                        return string
+                    }
+                }
+            }
+            return nil
+        }
+
+        let title = text("title") ?? ""
+
+        // ISBN: the first candidate that passes its checksum.
+        var isbn13: String?
+        var isbn10: String?
+        var rejected: [String] = []
+        let candidates: [JSONValue?] = [
+            value["isbn13"], value["isbn"], enrichment?["isbn13"], enrichment?["isbn"], value["isbn10"],
+            enrichment?["isbn10"],
+        ]
+        for candidate in candidates {
+            guard let raw = candidate?.stringValue else { continue }
+            let compact = ISBN.compact(raw)
+            if compact.isEmpty || compact == "UNKNOWN" || compact == "NULL" || compact == "N/A" { continue }
+            if let normalised = ISBN.normalisedISBN13(raw) {
+                isbn13 = normalised
+                isbn10 = compact.count == 10 ? compact : ISBN.isbn10(fromISBN13: normalised)
+                break
+            }
+            rejected.append(raw)
+        }
+        if isbn13 == nil, let bad = rejected.first {
+            warnings.append(TalariaWarning(
+                "book \"\(title.isEmpty ? "(no title)" : title)\": ISBN \"\(bad)\" is not a valid ISBN-10/13 "
+                    + "(wrong length or check digit); kept without ISBN, matched by title and author"))
+        }
+
+        guard !title.isEmpty || isbn13 != nil else {
+            warnings.append(TalariaWarning(
+                "a book with neither a title nor a valid ISBN was skipped: \(value.jsonText.prefix(120))"))
+            return (nil, warnings)
+        }
+
+        var authors: [String] = []
+        if let list = field("authors", "author") {
+            switch list {
+            case .array(let items):
+                authors = items.compactMap { item in
+                    (item.stringValue ?? item["name"]?.stringValue)?.trimmed
+                }
+            case .object:
+                authors = [list["name"]?.stringValue].compactMap { $0 }
+            default:
+                authors = [list.stringValue].compactMap { $0?.trimmed }
+            }
+            authors.removeAll { $0.isEmpty }
+        }
+
+        var confidence = field("confidence")?.doubleValue
+        if let value = confidence {
+            if value.isFinite, value >= 0, value <= 1 {
+                // as specified
+            } else if value.isFinite, value > 1, value <= 100 {
+                confidence = value / 100
+            } else {
+                warnings.append(TalariaWarning("book \"\(title)\": confidence \(value) is not 0–1; ignored"))
+                confidence = nil
+            }
+        }
+
+        var publishedDate = text("publishedDate", "publicationDate")
+        if publishedDate == nil, let year = field("publicationYear", "year")?.intValue, year > 0 {
+            publishedDate = String(year)
+        }
+        var pageCount = field("pageCount", "pages")?.intValue
+        if let pages = pageCount, pages <= 0 { pageCount = nil }
+
+        var box: BoundingBox?
+        if let raw = value["boundingBox"], let x = raw["x"]?.doubleValue, let y = raw["y"]?.doubleValue,
+            let width = raw["width"]?.doubleValue, let height = raw["height"]?.doubleValue
+        {
+            box = BoundingBox(x: x, y: y, width: width, height: height)
+        }
+
+        let book = TalariaBook(
+            isbn13: isbn13, isbn10: isbn10, title: title, authors: authors, confidence: confidence,
+            format: text("format"), publisher: text("publisher"), publishedDate: publishedDate, pageCount: pageCount,
+            coverURL: text("coverUrl", "coverURL", "coverImageUrl", "thumbnail"),
+            enrichmentStatus: EnrichmentStatus(tolerating: text("enrichmentStatus") ?? enrichment?["status"]?.stringValue),
+            boundingBox: box, rawJSON: value.jsonText)
+        return (book, warnings)
+    }
+
+    /// Reads a list of books, skipping (with a warning) the ones that are not books.
+    public static func decodeList(_ values: [JSONValue]) -> (books: [TalariaBook], warnings: [TalariaWarning]) {
+        var books: [TalariaBook] = []
+        var warnings: [TalariaWarning] = []
+        for value in values {
+            let (book, found) = decode(value)
+            warnings += found
+            if let book { books.append(book) }
+        }
+        return (books, warnings)
+    }
+
+    /// One book per ``identity``, in first-seen order; a later duplicate fills what the first
+    /// lacked and the higher confidence wins. Books without identity are kept as they are.
+    public static func deduplicated(_ books: [TalariaBook]) -> [TalariaBook] {
+        var out: [TalariaBook] = []
+        var index: [BookIdentity: Int] = [:]
+        for book in books {
+            // A book known by ISBN is also indexed by its title key, so an ISBN-less duplicate finds it.
+            let keys = [book.identity, book.isbn13 == nil ? nil : BookMatchKey(title: book.title, authors: book.authors)
+                .map(BookIdentity.titleAndAuthor)].compactMap { $0 }
+            if let position = keys.lazy.compactMap({ index[$0] }).first,
+                out[position].isbn13 == nil || book.isbn13 == nil || out[position].isbn13 == book.isbn13
+            {
+                out[position] = merge(out[position], book)
+                for key in [out[position].identity].compactMap({ $0 }) { index[key] = position }
+                continue
+            }
+            for key in keys where index[key] == nil { index[key] = out.count }
+            out.append(book)
+        }
+        return out
+    }
+
+    private static func merge(_ first: TalariaBook, _ second: TalariaBook) -> TalariaBook {
+        let secondWins = (second.confidence ?? -1) > (first.confidence ?? -1)
+        let (winner, other) = secondWins ? (second, first) : (first, second)
+        var merged = winner
+        merged.isbn13 = winner.isbn13 ?? other.isbn13
+        merged.isbn10 = winner.isbn10 ?? other.isbn10
+        if merged.title.isEmpty { merged.title = other.title }
+        if merged.authors.isEmpty { merged.authors = other.authors }
+        merged.format = winner.format ?? other.format
+        merged.publisher = winner.publisher ?? other.publisher
+        merged.publishedDate = winner.publishedDate ?? other.publishedDate
+        merged.pageCount = winner.pageCount ?? other.pageCount
+        merged.coverURL = winner.coverURL ?? other.coverURL
+        merged.boundingBox = winner.boundingBox ?? other.boundingBox
+        return merged
+    }
+}

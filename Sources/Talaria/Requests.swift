@@ -1,0 +1,82 @@
+import Foundation
+
+/// The URLs of TALARIA v3 for one backend base URL (`https://api.example.org/` or with a path
+/// prefix, `https://example.org/talaria/`).
+public struct TalariaEndpoints: Hashable, Sendable {
+    public let base: URL
+
+    /// `base` is normalised to end with `/`, so relative URLs from the server resolve under it.
+    public init(base: URL) {
+        var text = base.absoluteString
+        if !text.hasSuffix("/") { text += "/" }
+        self.base = URL(string: text) ?? base
+    }
+
+    /// `POST {base}/v3/jobs/scans`.
+    public var upload: URL { base.appendingPathComponent("v3/jobs/scans") }
+
+    /// `GET {base}/v3/jobs/scans/{id}` (status); `DELETE` of the same URL cancels.
+    public func job(_ jobID: String) -> URL { upload.appendingPathComponent(jobID) }
+
+    /// `GET {base}/v3/jobs/scans/{id}/results`.
+    public func results(_ jobID: String) -> URL { job(jobID).appendingPathComponent("results") }
+
+    /// `DELETE {base}/v3/jobs/scans/{id}/cleanup` (404 = already clean).
+    public func cleanup(_ jobID: String) -> URL { job(jobID).appendingPathComponent("cleanup") }
+
+    /// True when plain `http://` may be used: loopback hosts only (development, the reference backend).
+    public static func allowsPlainHTTP(_ url: URL) -> Bool {
+        guard url.scheme?.lowercased() == "http" else { return url.scheme?.lowercased() == "https" }
+        let host = (url.host ?? "").lowercased().trimmingCharacters(in: CharacterSet(charactersIn: "[]"))
+        if host == "localhost" || host == "::1" { return true }
+        // 127.0.0.0/8 written as a dotted quad (not "127.0.0.1.example.org").
+        let octets = host.split(separator: ".", omittingEmptySubsequences: false)
+        return octets.count == 4 && octets[0] == "127" && octets.allSatisfy { UInt8($0) != nil }
+    }
+}
+
+/// The upload of one scan (TALARIA §1) as headers and a `multipart/form-data` body, ready for a
+/// transfer engine. The API key is a parameter, never logged: ``redactedHeaders`` is what may be.
+public struct ScanUploadRequest: Sendable {
+    public var url: URL
+    public var headers: [(name: String, value: String)]
+    public var body: [UInt8]
+    public var boundary: String
+
+    /// - Parameters:
+    ///   - scanID: the scan's id, sent as `Idempotency-Key` (a re-sent scan must not be a second job).
+    ///   - jpeg: the image; one photo per request, at most ``maximumImageBytes``.
+    ///   - apiKey: from the systemd credential, or `nil` when none is configured.
+    public init(
+        endpoints: TalariaEndpoints, scanID: UUID, deviceID: UUID, jpeg: [UInt8], apiKey: String?, version: String,
+        boundary: String = "swiftwing-" + UUID().uuidString.lowercased()
+    ) {
+        url = endpoints.upload
+        self.boundary = boundary
+        var headers: [(String, String)] = [
+            ("Content-Type", "multipart/form-data; boundary=\(boundary)"),
+            ("X-Device-ID", deviceID.uuidString.lowercased()),
+            ("Idempotency-Key", scanID.uuidString.lowercased()),
+            ("User-Agent", "swiftwing/\(version)"),
+            ("Accept", "application/json"),
+        ]
+        if let apiKey, !apiKey.isEmpty { headers.append(("Authorization", "Bearer \(apiKey)")) }
+        self.headers = headers.map { (name: $0.0, value: $0.1) }
+        var body: [UInt8] = []
+        body.reserveCapacity(jpeg.count + 256)
+        body += Array("--\(boundary)\r\n".utf8)
+        body += Array("Content-Disposition: form-data; name=\"photos[]\"; filename=\"spine.jpg\"\r\n".utf8)
+        body += Array("Content-Type: image/jpeg\r\n\r\n".utf8)
+        body += jpeg
+        body += Array("\r\n--\(boundary)--\r\n".utf8)
+        self.body = body
+    }
+
+    /// The server's limit per image.
+    public static let maximumImageBytes = 10_000_000
+
+    /// The headers with the bearer token replaced by `Bearer <redacted>`: safe for a log line.
+    public var redactedHeaders: [(name: String, value: String)] {
+        headers.map { $0.name.lowercased() == "authorization" ? (name: $0.name, value: "Bearer <redacted>") : $0 }
+    }
+}
