@@ -74,7 +74,12 @@ vm_check "the daemon requested SHUTTER and BUZZER" sh -c "gpioinfo ${chip#/dev/}
 
 presses() { json "s['daemon'].get('pressesAccepted', 0) + s['daemon'].get('pressesRefused', 0)"; }
 # wait_presses N — until accepted + refused = N (processing under TCG takes a while)
-wait_presses() { local n; for _ in $(seq 100); do n="$(presses)"; [ "${n:-0}" -ge "$1" ] && break; sleep 1; done; echo "$n"; }
+wait_presses() {
+    local n
+    for _ in $(seq 25); do n="$(presses)"; [ "${n:-0}" -ge "$1" ] && break; sleep 1; done
+    [ "${n:-0}" -ge "$1" ] || { echo "# presses stayed at ${n:-?} (expected $1); daemon log:" >&2; grep -v DEBUG /tmp/sw-gpio.log | tail -8 | sed 's/^/#   /' >&2; }
+    echo "$n"
+}
 
 # The synthetic camera converts its photos first (seconds under TCG): press once it streams.
 for _ in $(seq 60); do json "s['daemon'].get('cameraState', '')" | grep -q streaming && break; sleep 2; done
