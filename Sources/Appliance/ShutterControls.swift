@@ -38,7 +38,9 @@ final class ShutterControls: Sendable {
         let buzzerLine = output(buzzer.gpioLine, activeLow: buzzer.activeLow, what: "buzzer")
         let lightLine = output(buzzer.lightLine, activeLow: buzzer.lightActiveLow, what: "light")
         outputs = [buzzerLine, lightLine].compactMap { $0 }
-        player = PatternPlayer(buzzer: buzzerLine ?? NoOutput(), light: lightLine, logger: Logger(label: "feedback"))
+        let priority: RealtimePriority? = shutter.realtimePriority == 0 ? nil : RealtimePriority(shutter.realtimePriority)
+        player = PatternPlayer(
+            buzzer: buzzerLine ?? NoOutput(), light: lightLine, realtimePriority: priority, logger: Logger(label: "feedback"))
         feedback = BuzzerFeedback(
             player: player, lightMaximumNanoseconds: Int64(configuration.camera.captureTimeoutSeconds * 1e9))
 
@@ -51,11 +53,13 @@ final class ShutterControls: Sendable {
             let timing = PressTiming(
                 glitchMilliseconds: shutter.glitchMilliseconds, debounceMilliseconds: shutter.debounceMilliseconds,
                 longPressMilliseconds: longPress)
-            inputs.append(GPIOShutter(spec: spec, timing: timing, logger: logger))
+            inputs.append(GPIOShutter(spec: spec, timing: timing, realtimePriority: priority, logger: logger))
         }
         let keys = (try? KeyCodes.parse(shutter.keys)) ?? []
         if !keys.isEmpty {
-            inputs.append(KeyShutter(directory: shutter.keyDirectory, keys: keys, longPressMilliseconds: longPress, logger: logger))
+            inputs.append(KeyShutter(
+                directory: shutter.keyDirectory, keys: keys, longPressMilliseconds: longPress, realtimePriority: priority,
+                logger: logger))
         }
         self.inputs = inputs
     }

@@ -43,8 +43,14 @@ public final class GPIOShutter: ShutterInput {
     private let stats = Mutex(ShutterStatistics())
     private let running = Mutex<(wake: WakeUp, thread: ThreadHandle)?>(nil)
 
-    public init(spec: GPIOLineSpec, timing: PressTiming = PressTiming(), logger: Logger = Logger(label: "shutter")) {
+    private let realtimePriority: RealtimePriority?
+
+    public init(
+        spec: GPIOLineSpec, timing: PressTiming = PressTiming(), realtimePriority: RealtimePriority? = nil,
+        logger: Logger = Logger(label: "shutter")
+    ) {
         self.spec = spec
+        self.realtimePriority = realtimePriority
         self.timing = timing
         self.logger = logger
     }
@@ -65,7 +71,7 @@ public final class GPIOShutter: ShutterInput {
                 "chip": "\(line.chipName) [\(line.chipLabel)]", "line": "\(spec.line)", "active_low": "\(spec.activeLow)",
                 "bias": "\(spec.bias.rawValue)", "held_at_start": "\(held)",
             ])
-        let thread = spawnThread(name: "swiftwing-gpio", realtimePriority: feedbackThreadPriority) { [self] in
+        let thread = spawnThread(name: "swiftwing-gpio", realtimePriority: realtimePriority) { [self] in
             run(line: line, wake: wake, timer: timer, handler: handler)
             line.release()
         }
@@ -89,9 +95,9 @@ public final class GPIOShutter: ShutterInput {
     private func run(line: GPIOInputLine, wake: WakeUp, timer: DeadlineTimer, handler: @Sendable (ShutterEvent) -> Void) {
         var detector = PressDetector(timing: timing, source: .gpio)
         let lineFD = line.fileDescriptor
-        if sw_is_realtime() == 0 {
+        if realtimePriority != nil, sw_is_realtime() == 0 {
             logger.notice(
-                "the GPIO shutter thread runs at normal priority: a busy board may delay the click. Fix: LimitRTPRIO=10 in the systemd unit (or CAP_SYS_NICE)")
+                "the GPIO shutter thread could not get SCHED_FIFO and runs at normal priority. Fix: LimitRTPRIO=10 in the systemd unit (or CAP_SYS_NICE)")
         }
         func deliver(_ events: [ShutterEvent]) {
             for event in events {

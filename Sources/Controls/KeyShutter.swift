@@ -20,14 +20,16 @@ public final class KeyShutter: ShutterInput {
     public let keys: Set<UInt16>
     public let timing: PressTiming
     private let logger: Logger
+    private let realtimePriority: RealtimePriority?
     private let running = Mutex<(wake: WakeUp, thread: ThreadHandle)?>(nil)
     private let openDevices = Mutex<[String: String]>([:])
     private let stats = Mutex(ShutterStatistics())
 
     public init(
         directory: String = "/dev/input", keys: [UInt16] = KeyCodes.defaultShutterKeys, longPressMilliseconds: Int? = 2000,
-        logger: Logger = Logger(label: "shutter")
+        realtimePriority: RealtimePriority? = nil, logger: Logger = Logger(label: "shutter")
     ) {
+        self.realtimePriority = realtimePriority
         self.directory = directory
         self.keys = Set(keys)
         self.timing = .keys(longPressMilliseconds: longPressMilliseconds)
@@ -49,7 +51,7 @@ public final class KeyShutter: ShutterInput {
         let wake = try WakeUp()
         let timer = try DeadlineTimer()
         let inotify = try retryingOnInterrupt("inotify_init1") { inotify_init1(Int32(IN_CLOEXEC | IN_NONBLOCK)) }
-        let thread = spawnThread(name: "swiftwing-keys", realtimePriority: feedbackThreadPriority) { [self] in
+        let thread = spawnThread(name: "swiftwing-keys", realtimePriority: realtimePriority) { [self] in
             var loop = Loop(owner: self, inotify: inotify, handler: handler)
             loop.run(wake: wake, timer: timer)
             loop.closeAll()

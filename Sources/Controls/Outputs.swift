@@ -26,7 +26,8 @@ public struct SystemFeedbackClock: FeedbackClock {
     public func now() -> MonotonicInstant { .now() }
 }
 
-/// The `SCHED_FIFO` priority the shutter and buzzer threads ask for: above every normal thread (JPEG
-/// encoding, SQLite, curl), far below the kernel's own interrupt threads (50). Needs root,
-/// `CAP_SYS_NICE` or systemd's `LimitRTPRIO=10`; without it the threads run at normal priority.
-let feedbackThreadPriority: Int32 = 10
+/// A `SCHED_FIFO` priority for the shutter and buzzer threads, e.g. 10: above every normal thread
+/// (JPEG encoding, SQLite, curl), far below the kernel's own interrupt threads (50). Needs root,
+/// `CAP_SYS_NICE` or systemd's `LimitRTPRIO=`; without it the threads run at normal priority.
+/// Off (nil) by default: see README "Threads".
+public typealias RealtimePriority = Int32

@@ -64,8 +64,11 @@ public final class PatternPlayer: Sendable {
     private let state = Mutex(State())
     private let stopper = Mutex<(wake: WakeUp, thread: ThreadHandle)?>(nil)
 
+    private let realtimePriority: RealtimePriority?
+
     public init(buzzer: any DigitalOutput, light: (any DigitalOutput)? = nil, clock: any FeedbackClock = SystemFeedbackClock(),
-                logger: Logger = Logger(label: "feedback")) {
+                realtimePriority: RealtimePriority? = nil, logger: Logger = Logger(label: "feedback")) {
+        self.realtimePriority = realtimePriority
         self.buzzer = buzzer
         self.light = light
         self.clock = clock
@@ -182,7 +185,7 @@ public final class PatternPlayer: Sendable {
             state.timer = timer
             rearm(&state)
         }
-        let thread = spawnThread(name: "swiftwing-buzzer", realtimePriority: feedbackThreadPriority) { [self] in
+        let thread = spawnThread(name: "swiftwing-buzzer", realtimePriority: realtimePriority) { [self] in
             while true {
                 let ready: [Int32: Int16]
                 do {

@@ -118,6 +118,8 @@ public struct ApplianceConfiguration: Equatable, Sendable {
         public var keys = "KEY_CAMERA,KEY_ENTER,KEY_SPACE,KEY_VOLUMEUP"
         /// Where input devices appear.
         public var keyDirectory = "/dev/input"
+        /// SCHED_FIFO priority for the shutter and buzzer threads (1…49); 0: normal scheduling.
+        public var realtimePriority = 0
     }
 
     /// The buzzer and the exposure light on GPIO outputs (`[buzzer]`).

@@ -258,6 +258,9 @@ extension ConfigurationKey {
         ConfigurationKey(section: "shutter", name: "key_directory", kind: .string, example: "\"/dev/input\"") {
             $0.shutter.keyDirectory = try absolutePath($1)
         },
+        ConfigurationKey(section: "shutter", name: "realtime_priority", kind: .integer, example: "10") {
+            $0.shutter.realtimePriority = try integer($1, in: 0...49)
+        },
         ConfigurationKey(section: "buzzer", name: "gpio_chip", kind: .string, example: "\"pinctrl-bcm2835\"") {
             let chip = try string($1)
             guard chip.isEmpty || !chip.allSatisfy(\.isNumber) else {
