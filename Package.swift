@@ -57,7 +57,7 @@ let package = Package(
         .target(
             name: "Appliance",
             dependencies: [
-                "SwiftWingCore", "Imaging", "Camera", "Store", "Controls", "CSystemd", "CGPIOD", "CCurl", "CJPEG",
+                "SwiftWingCore", "Imaging", "Camera", "Store", "Controls", "CSystemd", "CGPIOD", "CCurl", "CJPEG", "CShim",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "TOMLKit", package: "TOMLKit"),

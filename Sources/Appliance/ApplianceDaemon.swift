@@ -47,7 +47,7 @@ public struct ApplianceDaemon: Sendable {
         let camera = CameraSupervisor(device: configuration.camera.device.description, logger: Logger(label: "camera")) {
             try makeCamera()
         }
-        let worker = BoundedWorker(name: "swiftwing-processing", capacity: configuration.imaging.queueDepth)
+        let worker = BoundedWorker(name: "sw-processing", capacity: configuration.imaging.queueDepth)
         let pipeline = ScanPipeline(
             camera: camera, worker: worker, database: database, stateDirectory: state,
             settings: try pipelineSettings(), feedback: NoFeedback(), logger: Logger(label: "pipeline"))
@@ -171,7 +171,7 @@ struct ControlSocketService: Service {
 
     func run() async throws {
         Thread.detachNewThread {
-            Thread.current.name = "swiftwing-control"
+            ThreadName.set("sw-control")
             server.serve()
         }
         try? await gracefulShutdown()
