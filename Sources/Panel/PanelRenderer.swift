@@ -82,16 +82,8 @@ public final class PanelRenderer {
             canvas.setFont(.labelBold, size: unit * 1.15)
             let metrics = canvas.fontMetrics()
             let baseline = Double(bar.y) + (Double(bar.height) + metrics.ascent - metrics.descent) / 2
-            // A square marker: white when online, orange for every state that needs attention.
-            let online = model.connectivity == .online
-            let square = Int(unit * 0.75)
-            canvas.fill(
-                PanelRect(x: bar.x, y: bar.y + (bar.height - square) / 2, width: square, height: square),
-                online ? .white : .orange)
-            let state = model.connectivity.description
-            canvas.text(state, x: Double(bar.x + square) + unit * 0.5, baseline: baseline, color: online ? .white : .orange)
-
-            // Counts on the right: "QUEUED 12   LIBRARY 523", labels small and dim, numbers in mono.
+            // Counts on the right first ("QUEUED 12   LIBRARY 523": labels small and dim, numbers in
+            // mono), then the connectivity on the left in what is left, smaller if it must be.
             var x = Double(bar.maxX)
             for (label, value) in [("LIBRARY", model.library), ("QUEUED", model.queued)] {
                 canvas.setFont(.dataBold, size: unit * 1.15)
@@ -103,6 +95,22 @@ public final class PanelRenderer {
                 canvas.text(label, x: x, baseline: baseline, color: .dim)
                 x -= unit * 1.1
             }
+            // A square marker: white when online, orange for every state that needs attention.
+            let online = model.connectivity == .online
+            let square = Int(unit * 0.75)
+            canvas.fill(
+                PanelRect(x: bar.x, y: bar.y + (bar.height - square) / 2, width: square, height: square),
+                online ? .white : .orange)
+            let state = model.connectivity.description
+            let stateX = Double(bar.x + square) + unit * 0.5
+            let room = x + unit * 0.4 - stateX
+            var size = unit * 1.15
+            canvas.setFont(.labelBold, size: size)
+            while size > unit * 0.7 && canvas.width(of: state) > room {
+                size -= unit * 0.05
+                canvas.setFont(.labelBold, size: size)
+            }
+            canvas.text(canvas.fitted(state, maxWidth: room), x: stateX, baseline: baseline, color: online ? .white : .orange)
         }
     }
 

@@ -140,8 +140,10 @@ struct PixelPacker {
 
     @inline(__always)
     func pack(_ pixel: UInt32) -> UInt32 {
-        ((pixel >> 16 & 0xFF) >> redDown) << redUp | ((pixel >> 8 & 0xFF) >> greenDown) << greenUp
-            | ((pixel & 0xFF) >> blueDown) << blueUp | constant
+        // Masking shifts (&>>, &<<): the amounts are always < 32, and Swift's checked shifts by a
+        // variable amount would add branches to every pixel.
+        ((pixel &>> 16 & 0xFF) &>> redDown) &<< redUp | ((pixel &>> 8 & 0xFF) &>> greenDown) &<< greenUp
+            | ((pixel & 0xFF) &>> blueDown) &<< blueUp | constant
     }
 }
 
@@ -156,6 +158,7 @@ public enum PixelCopier {
         precondition(format.isSupported, "unsupported framebuffer format \(format)")
         let bounds = PanelRect(x: 0, y: 0, width: min(image.width, format.width), height: min(image.height, format.height))
         let packer = PixelPacker(format)
+        let isStandard565 = format == .rgb565(width: format.width, height: format.height, lineLength: format.lineLength)
         let isNative32 =
             format.bitsPerPixel == 32 && format.red == Bitfield(offset: 16, length: 8)
             && format.green == Bitfield(offset: 8, length: 8) && format.blue == Bitfield(offset: 0, length: 8)
@@ -170,6 +173,13 @@ public enum PixelCopier {
                     if isNative32 {
                         // Cairo's RGB24 is XRGB8888 already: a plain copy (the X byte is ignored by the display).
                         output.copyMemory(from: input, byteCount: r.width * 4)
+                    } else if isStandard565 {
+                        // Constant shifts: the compiler vectorizes this loop.
+                        let out = output.assumingMemoryBound(to: UInt16.self)
+                        for i in 0..<r.width {
+                            let p = input[i]
+                            out[i] = UInt16(truncatingIfNeeded: (p &>> 8 & 0xF800) | (p &>> 5 & 0x07E0) | (p &>> 3 & 0x001F))
+                        }
                     } else if format.bitsPerPixel == 32 {
                         let out = output.assumingMemoryBound(to: UInt32.self)
                         for i in 0..<r.width { out[i] = packer.pack(input[i]) }
