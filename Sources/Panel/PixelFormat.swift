@@ -113,6 +113,12 @@ public struct FramebufferFormat: Hashable, Sendable, CustomStringConvertible {
             name = "XRGB8888"
         } else if bitsPerPixel == 32, red.offset == 8, green.offset == 16, blue.offset == 24 {
             name = "BGRX8888"
+        } else if bitsPerPixel == 32, red.offset == 0, green.offset == 8, blue.offset == 16, red.length == 8 {
+            name = "XBGR8888"
+        } else if bitsPerPixel == 16, red == Bitfield(offset: 0, length: 5), green == Bitfield(offset: 5, length: 6),
+            blue == Bitfield(offset: 11, length: 5)
+        {
+            name = "BGR565"
         } else {
             name = "\(bitsPerPixel)bpp R\(red.length)@\(red.offset) G\(green.length)@\(green.offset) B\(blue.length)@\(blue.offset)"
         }

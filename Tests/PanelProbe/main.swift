@@ -14,7 +14,7 @@ let usage = """
     usage: PanelProbe states
            PanelProbe png STATE WIDTHxHEIGHT OUT.png
            PanelProbe show STATE [--device /dev/fb0] [--png OUT.png]   (draws 'idle' first, then STATE as damage)
-           PanelProbe compare RAW_FILE REFERENCE.png [--device /dev/fb0]
+           PanelProbe compare RAW_FILE REFERENCE.png [--device /dev/fb0] [--readback OUT.png]
     """
 
 var arguments = Array(CommandLine.arguments.dropFirst())
@@ -33,6 +33,7 @@ func model(_ name: String) -> PanelModel {
 do {
     let device = option("--device") ?? "/dev/fb0"
     let png = option("--png")
+    let readback = option("--readback")
     switch arguments.first {
     case "states":
         print(PanelSamples.names.joined(separator: "\n"))
@@ -66,6 +67,19 @@ do {
         let tolerance = format.quantizationTolerance
         var differing = 0
         var first: String?
+        let shown = try PanelImage(width: format.width, height: format.height)
+        raw.withUnsafeBytes { memory in
+            shown.withPixels { pixels in
+                for y in 0..<format.height {
+                    let row = (pixels + y * shown.stride).assumingMemoryBound(to: UInt32.self)
+                    for x in 0..<format.width {
+                        let c = format.unpack(format.value(at: x, y, in: memory.baseAddress!))
+                        row[x] = UInt32(c.red) << 16 | UInt32(c.green) << 8 | UInt32(c.blue)
+                    }
+                }
+            }
+        }
+        if let readback { try shown.writePNG(to: readback) }
         raw.withUnsafeBytes { memory in
             for y in 0..<format.height {
                 for x in 0..<format.width {
