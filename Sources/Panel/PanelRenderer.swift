@@ -65,7 +65,7 @@ public final class PanelRenderer {
         }
         canvas.fill(layout.bounds, .black)
         if let notice = model.notice {
-            drawNotice(notice)
+            drawNotice(notice, model: model)
             return
         }
         canvas.fill(layout.rule, .white)
@@ -227,7 +227,7 @@ public final class PanelRenderer {
         }
     }
 
-    private func drawNotice(_ notice: PanelNotice) {
+    private func drawNotice(_ notice: PanelNotice, model: PanelModel) {
         let margin = Double(layout.margin) * 1.5
         let accent = notice.isGoodNews ? PanelColor.white : .orange
         // An accent bar on the left edge, a big heading, then the advice.
@@ -247,6 +247,15 @@ public final class PanelRenderer {
         for line in canvas.wrapped(notice.detail, maxWidth: maxWidth, maxLines: 4) {
             canvas.text(line, x: x, baseline: y, color: .white)
             y += unit * 1.7
+        }
+        // The counts stay in view at the bottom: the queue is safe whatever the notice says.
+        let baseline = Double(layout.height) - margin
+        var footerX = x
+        for (label, value) in [("QUEUED", model.queued), ("LIBRARY", model.library)] {
+            canvas.setFont(.label, size: unit * 0.7)
+            footerX += canvas.text(label + " ", x: footerX, baseline: baseline, color: .dim)
+            canvas.setFont(.dataBold, size: unit * 1.0)
+            footerX += canvas.text("\(value)", x: footerX, baseline: baseline, color: .white) + unit * 1.1
         }
     }
 

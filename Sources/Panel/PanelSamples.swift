@@ -25,13 +25,13 @@ public enum PanelSamples {
             model.connectivity = .rateLimited(retryAfterSeconds: 65)
             return model
         case "camera-missing":
-            return PanelModel(notice: .cameraMissing(device: "/dev/video0"))
+            return PanelModel(queued: 3, library: 522, notice: .cameraMissing(device: "/dev/video0"))
         case "disk-full":
-            return PanelModel(notice: .diskFull(freeMegabytes: 38))
+            return PanelModel(queued: 41, library: 522, notice: .diskFull(freeMegabytes: 38))
         case "unauthorized":
-            return PanelModel(connectivity: .unauthorized, notice: .backendUnauthorized)
+            return PanelModel(connectivity: .unauthorized, queued: 12, library: 522, notice: .backendUnauthorized)
         case "export":
-            return PanelModel(notice: .exportFinished(books: 523, safeToRemove: true))
+            return PanelModel(connectivity: .online, library: 523, notice: .exportFinished(books: 523, safeToRemove: true))
         default:
             return nil
         }

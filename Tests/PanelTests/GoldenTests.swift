@@ -60,7 +60,7 @@ struct GoldenTests {
     /// Per-channel difference tolerated (font rasterization differences between FreeType builds).
     static let channelTolerance = 48
     /// Fraction of pixels allowed beyond that.
-    static let maxDifferingFraction = 0.004
+    static let maxDifferingFraction = 0.002
 
     static let cases: [(state: String, width: Int, height: Int, format: String)] =
         [(320, 240), (480, 320), (800, 480), (1920, 1080)].flatMap { size in

@@ -30,6 +30,9 @@ final class PanelFeeder: Service, PressFeedback, Sendable {
         var minimumFreeBytes: Int64 = 0
         /// Thumbnails in the strip at most.
         var stripLength = 8
+        /// The camera-missing notice shows only after the camera has been unavailable this long
+        /// (not while it first opens or briefly reopens): 3 s.
+        var cameraGraceTime: Duration = .seconds(3)
     }
 
     private struct State {
@@ -37,6 +40,8 @@ final class PanelFeeder: Service, PressFeedback, Sendable {
         var thumbnails: [UUID: PanelPicture] = [:]
         var bookCount = -1
         var refreshNow = false
+        /// Since when the camera has been unavailable (the notice waits `cameraGraceTime`).
+        var cameraMissingSince: ContinuousClock.Instant?
     }
 
     let panel: StatusPanel
@@ -123,7 +128,7 @@ final class PanelFeeder: Service, PressFeedback, Sendable {
     }
 
     /// Reads the store and the camera state into the model.
-    private func refresh() {
+    func refresh() {
         do {
             let counts = try database.queue.counts()
             let queued = (counts[.queued] ?? 0) + (counts[.uploading] ?? 0) + (counts[.analyzing] ?? 0)
@@ -157,7 +162,17 @@ final class PanelFeeder: Service, PressFeedback, Sendable {
         {
             return .diskFull(freeMegabytes: Int(free / 1_048_576))
         }
-        if camera.statusDescription.contains("not available") { return .cameraMissing(device: cameraName) }
+        // CameraSupervisor says "DEVICE: not available (why)" while no camera streams.
+        let unavailable = camera.statusDescription.contains(": not available")
+        let since: ContinuousClock.Instant? = state.withLock { state in
+            if !unavailable {
+                state.cameraMissingSince = nil
+            } else if state.cameraMissingSince == nil {
+                state.cameraMissingSince = .now
+            }
+            return state.cameraMissingSince
+        }
+        if let since, ContinuousClock.now - since >= settings.cameraGraceTime { return .cameraMissing(device: cameraName) }
         return nil
     }
 
