@@ -7,6 +7,13 @@ import Glibc
 import Logging
 import Panel
 import SwiftWingCore
+import Synchronization
+
+/// Prints a line unbuffered (progress shows even when piped).
+func say(_ text: String) {
+    var line = text + "\n"
+    line.withUTF8 { _ = write(1, $0.baseAddress, $0.count) }
+}
 
 func now() -> Double {
     var t = timespec()
@@ -42,8 +49,8 @@ func fmt(_ value: Double, _ digits: Int = 3) -> String {
     return "\(whole)." + String(repeating: "0", count: digits - digitsText.count) + digitsText
 }
 
-print("PanelBench: median ms per frame; ratio = time / memcpy of the framebuffer (same run)")
-print(pad("size", 11) + pad("format", 10) + pad("memcpy", 9) + pad("full", 17) + pad("damage: count", 20) + "damage: viewfinder")
+say("PanelBench: median ms per frame; ratio = time / memcpy of the framebuffer (same run)")
+say(pad("size", 11) + pad("format", 10) + pad("memcpy", 9) + pad("full", 17) + pad("damage: count", 20) + "damage: viewfinder")
 for (width, height) in [(800, 480), (1920, 1080)] {
     for name in ["rgb565", "xrgb8888"] {
         let format: FramebufferFormat =
@@ -75,7 +82,7 @@ for (width, height) in [(800, 480), (1920, 1080)] {
             PixelCopier.copy(renderer.image, rects: damage, to: framebuffer, format: format)
         }
         func cell(_ ms: Double) -> String { "\(fmt(ms)) (\(fmt(ms / floor, 1))x)" }
-        print(
+        say(
             pad("\(width)x\(height)", 11) + pad(name, 10) + pad(fmt(floor), 9) + pad(cell(full), 17) + pad(cell(countDamage), 20)
                 + cell(viewfinderDamage))
         source.deallocate()
@@ -110,7 +117,7 @@ var seconds = 3.0
 if let index = CommandLine.arguments.firstIndex(of: "--seconds"), index + 1 < CommandLine.arguments.count {
     seconds = Double(CommandLine.arguments[index + 1]) ?? 3
 }
-print("\nIdle viewfinder at 10 frames/s through StatusPanel for \(fmt(seconds, 0)) s (320x240 frames, getrusage):")
+say("\nIdle viewfinder at 10 frames/s through StatusPanel for \(fmt(seconds, 0)) s (320x240 frames, getrusage):")
 for (width, height) in [(800, 480), (1920, 1080)] {
     for name in ["rgb565", "xrgb8888"] {
         let format: FramebufferFormat =
@@ -132,8 +139,51 @@ for (width, height) in [(800, 480), (1920, 1080)] {
         let cpu = cpuSeconds() - cpu0, wall = now() - wall0
         let drawn = panel.statistics.frames - startFrames
         panel.stop()
-        print(
+        say(
             "  \(pad("\(width)x\(height)", 10)) \(pad(name, 9)) \(drawn) frames in \(fmt(wall, 1)) s: CPU \(fmt(cpu * 1000 / Double(max(drawn, 1)), 2)) ms/frame, "
                 + "\(fmt(100 * cpu / wall, 1)) % of one core")
     }
+}
+
+/// Records when the flash (a white centre) reached the framebuffer.
+final class FlashSink: PanelOutputSink {
+    let memory: MemorySink
+    var width: Int { memory.width }
+    var height: Int { memory.height }
+    var summary: String { memory.summary }
+    let flashedAt = Mutex<Double?>(nil)
+    init(format: FramebufferFormat) { memory = MemorySink(format: format) }
+    func present(_ image: PanelImage, damage: [PanelRect]) throws(PanelError) {
+        try memory.present(image, damage: damage)
+        if image.pixel(x: width / 2, y: height / 2) == .white { flashedAt.withLock { if $0 == nil { $0 = now() } } }
+    }
+}
+
+say("\nPress → flash in framebuffer memory (StatusPanel.flash() to the end of the copy), 40 presses while the viewfinder runs:")
+for (width, height) in [(800, 480), (1920, 1080)] {
+    let format = FramebufferFormat.rgb565(width: width, height: height)
+    let sink = FlashSink(format: format)
+    let panel = try! StatusPanel(sink: sink, logger: Logger(label: "bench"))
+    panel.update { $0 = PanelSamples.working }
+    panel.start()
+    usleep(200_000)
+    var latencies: [Double] = []
+    for press in 0..<40 {
+        panel.update { $0.viewfinder = PanelSamples.shelf(seed: press % 4 + 1, width: 320, height: 240, sequence: UInt32(press)) }
+        usleep(UInt32(20_000 + (press * 7919) % 50_000))  // land anywhere in the frame interval
+        sink.flashedAt.withLock { $0 = nil }
+        let t0 = now()
+        panel.flash()
+        let deadline = t0 + 2
+        while sink.flashedAt.withLock({ $0 }) == nil && now() < deadline { usleep(200) }
+        guard sink.flashedAt.withLock({ $0 }) != nil else {
+            say("  flash \(press) never reached the framebuffer (2 s): a bug")
+            exit(1)
+        }
+        latencies.append((sink.flashedAt.withLock { $0 }! - t0) * 1000)
+        usleep(200_000)
+    }
+    panel.stop()
+    latencies.sort()
+    say("  \(pad("\(width)x\(height)", 10)) rgb565: p50 \(fmt(latencies[latencies.count / 2], 2)) ms, p99 \(fmt(latencies[latencies.count * 99 / 100], 2)) ms, max \(fmt(latencies.last!, 2)) ms")
 }

@@ -75,6 +75,8 @@ public final class StatusPanel: Sendable {
     private struct State {
         var model = PanelModel()
         var flashUntil: ContinuousClock.Instant?
+        /// A flash asked for and not drawn yet: it skips the frame limiter (it is the press feedback).
+        var flashPending = false
         var dirty = true
         var stopped = false
         var statistics = Statistics()
@@ -127,10 +129,11 @@ public final class StatusPanel: Sendable {
         if changed { signal() }
     }
 
-    /// The white flash of a press: drawn at the next frame, for ``flashDuration``.
+    /// The white flash of a press: drawn at once (it does not wait for the frame limiter), for ``flashDuration``.
     public func flash() {
         state.withLock {
             $0.flashUntil = ContinuousClock.now + Self.flashDuration
+            $0.flashPending = true
             $0.dirty = true
         }
         signal()
@@ -182,16 +185,23 @@ public final class StatusPanel: Sendable {
                     _ = wake.wait(until: Date(timeIntervalSinceNow: max(0.001, timeout)))
                     wake.unlock()
                 }
-                // At most one frame per minimumInterval.
-                if let lastFrame, clock.now < lastFrame + minimumInterval {
-                    Thread.sleep(forTimeInterval: seconds(lastFrame + minimumInterval - clock.now))
+                // At most one frame per minimumInterval, except the flash of a press, which also
+                // cuts a wait short.
+                while let lastFrame, clock.now < lastFrame + minimumInterval, !state.withLock({ $0.flashPending }) {
+                    wake.lock()
+                    _ = wake.wait(until: Date(timeIntervalSinceNow: seconds(lastFrame + minimumInterval - clock.now)))
+                    wake.unlock()
                 }
                 return state.withLock { state in
                     state.dirty = false
                     let now = clock.now
                     if let until = state.flashUntil, until <= now { state.flashUntil = nil }
                     var model = state.model
-                    model.flash = state.flashUntil != nil
+                    // A flash is drawn at least once even when this thread was held up past its end;
+                    // then the next frame takes it down.
+                    model.flash = state.flashUntil != nil || state.flashPending
+                    if state.flashPending && state.flashUntil == nil { state.dirty = true }
+                    state.flashPending = false
                     return (model, state.flashUntil)
                 }
             }()

@@ -52,18 +52,58 @@ struct StatusPanelTests {
         #expect(panel.statistics.frames == frames.count)
     }
 
-    @Test("a press flashes white, then the status comes back by itself")
+    @Test("a press flashes white at once, even right after a frame, then the status comes back by itself")
     func flash() async throws {
         let sink = RecordingSink()
         let panel = try StatusPanel(sink: sink, logger: Logger(label: "test"))
         panel.start()
         try await Task.sleep(for: .milliseconds(100))
+        // A frame just drawn: the limiter would hold the next one for 66 ms, but not the flash.
+        panel.update { $0.queued = 7 }
+        try await Task.sleep(for: .milliseconds(5))
+        var pressed = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &pressed)
         panel.flash()
         try await Task.sleep(for: .milliseconds(400))
         panel.stop()
-        let centres = sink.frames.withLock { $0.map(\.centre) }
+        let frames = sink.frames.withLock { $0 }
+        let centres = frames.map(\.centre)
         #expect(centres.contains(.white))
+        if let white = frames.first(where: { $0.centre == .white }) {
+            let latency = Double(white.time.tv_sec - pressed.tv_sec) + Double(white.time.tv_nsec - pressed.tv_nsec) / 1e9
+            #expect(latency < 0.040, "flash drawn \(latency * 1000) ms after the press")
+        }
         #expect(centres.last != .white)
         #expect(centres.first != .white)
+    }
+}
+
+/// An output as slow as a busy machine: each present takes 200 ms.
+final class SlowSink: PanelOutputSink, @unchecked Sendable {
+    let width = 160
+    let height = 120
+    let summary = "slow"
+    let centres = Mutex<[PanelColor]>([])
+    func present(_ image: PanelImage, damage: [PanelRect]) throws(PanelError) {
+        usleep(200_000)
+        let centre = image.pixel(x: 80, y: 60)
+        centres.withLock { $0.append(centre) }
+    }
+}
+
+@Suite("Status panel on a slow output")
+struct SlowStatusPanelTests {
+    @Test("a flash that ends while the panel thread is busy is still drawn once, then taken down")
+    func lateFlashIsDrawn() async throws {
+        let sink = SlowSink()
+        let panel = try StatusPanel(sink: sink, logger: Logger(label: "test"))
+        panel.start()
+        try await Task.sleep(for: .milliseconds(50))  // the first frame is being presented (200 ms)
+        panel.flash()  // ends after 120 ms, before the thread is free
+        try await Task.sleep(for: .milliseconds(900))
+        panel.stop()
+        let centres = sink.centres.withLock { $0 }
+        #expect(centres.contains(.white), "\(centres)")
+        #expect(centres.last != .white)
     }
 }
