@@ -73,9 +73,11 @@ let package = Package(
             dependencies: ["SwiftWingCore", "Imaging", "Store", "CTurboJPEG"],
             path: "Benchmarks/SwiftWingBench"
         ),
-        .executableTarget(name: "PanelBench", dependencies: ["Panel", "SwiftWingCore"], path: "Benchmarks/PanelBench"),
+        .executableTarget(
+            name: "PanelBench", dependencies: ["Panel", "Imaging", "SwiftWingCore", .product(name: "Logging", package: "swift-log")],
+            path: "Benchmarks/PanelBench"),
         // Renders panel states into a framebuffer device and/or PNGs: the VM rig's vfb test drives it.
-        .executableTarget(name: "PanelProbe", dependencies: ["Panel", "SwiftWingCore"], path: "Tests/PanelProbe"),
+        .executableTarget(name: "PanelProbe", dependencies: ["Panel"], path: "Tests/PanelProbe"),
 
         // Test doubles ship as their own module and implement the same protocols as the real parts.
         .target(name: "SwiftWingTesting", dependencies: ["SwiftWingCore", "Camera", "Imaging"], path: "Tests/SwiftWingTesting"),
@@ -84,7 +86,9 @@ let package = Package(
         .testTarget(name: "ImagingTests", dependencies: ["Imaging", "SwiftWingTesting"]),
         .testTarget(name: "CameraTests", dependencies: ["Camera", "SwiftWingTesting"]),
         .testTarget(name: "StoreTests", dependencies: ["Store"]),
-        .testTarget(name: "PanelTests", dependencies: ["Panel", "SwiftWingCore"], resources: [.copy("Golden")]),
+        .testTarget(
+            name: "PanelTests", dependencies: ["Panel", "SwiftWingCore", .product(name: "Logging", package: "swift-log")],
+            exclude: ["Golden"]),
         .testTarget(name: "ApplianceTests", dependencies: ["Appliance", "SwiftWingTesting"]),
         .testTarget(
             name: "SwiftWingIntegrationTests",

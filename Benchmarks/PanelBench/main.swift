@@ -4,6 +4,7 @@
 // (a count in the top bar, or a new viewfinder frame) rendered and only its rectangle copied.
 // Last: the CPU share of the idle viewfinder at 10 frames/s through StatusPanel (getrusage).
 import Glibc
+import Imaging
 import Logging
 import Panel
 import SwiftWingCore
@@ -117,8 +118,10 @@ var seconds = 3.0
 if let index = CommandLine.arguments.firstIndex(of: "--seconds"), index + 1 < CommandLine.arguments.count {
     seconds = Double(CommandLine.arguments[index + 1]) ?? 3
 }
-say("\nIdle viewfinder at 10 frames/s through StatusPanel for \(fmt(seconds, 0)) s (320x240 frames, getrusage):")
-for (width, height) in [(800, 480), (1920, 1080)] {
+say("\nIdle viewfinder at 10 frames/s through StatusPanel for \(fmt(seconds, 0)) s (320x240 frames, getrusage;")
+say("'+ downscale' also shrinks a 1920x1080 camera frame to 320 px per tick, as the daemon's PanelFeeder does):")
+let cameraFrame = PanelSamples.shelf(seed: 3, width: 1920, height: 1080).frame
+for (width, height, downscale) in [(800, 480, false), (1920, 1080, false), (800, 480, true)] {
     for name in ["rgb565", "xrgb8888"] {
         let format: FramebufferFormat =
             name == "rgb565" ? .rgb565(width: width, height: height) : .xrgb8888(width: width, height: height)
@@ -131,8 +134,14 @@ for (width, height) in [(800, 480), (1920, 1080)] {
         let cpu0 = cpuSeconds(), wall0 = now()
         var i = 0
         while now() - wall0 < seconds {
-            let frame = frames[i % frames.count]
-            panel.update { $0.viewfinder = frame }
+            var frame = frames[i % frames.count]
+            if downscale {
+                var copy = cameraFrame
+                copy.sequence = UInt32(i)
+                frame = PanelPicture(try! YUV420Scaler().downscaled(copy, maxLongEdge: 320))
+            }
+            let picture = frame
+            panel.update { $0.viewfinder = picture }
             i += 1
             usleep(100_000)
         }
@@ -140,7 +149,7 @@ for (width, height) in [(800, 480), (1920, 1080)] {
         let drawn = panel.statistics.frames - startFrames
         panel.stop()
         say(
-            "  \(pad("\(width)x\(height)", 10)) \(pad(name, 9)) \(drawn) frames in \(fmt(wall, 1)) s: CPU \(fmt(cpu * 1000 / Double(max(drawn, 1)), 2)) ms/frame, "
+            "  \(pad("\(width)x\(height)", 10)) \(pad(name + (downscale ? " + downscale" : ""), 20)) \(drawn) frames in \(fmt(wall, 1)) s: CPU \(fmt(cpu * 1000 / Double(max(drawn, 1)), 2)) ms/frame, "
                 + "\(fmt(100 * cpu / wall, 1)) % of one core")
     }
 }
