@@ -15,7 +15,7 @@ struct PanelFeederTests {
     }
 
     @Test("counts, strip with thumbnails and states, latest book and the camera notice come from the daemon's parts")
-    func feedsTheModel() throws {
+    func feedsTheModel() async throws {
         let directory = NSTemporaryDirectory() + "panel-feeder-\(UUID().uuidString)"
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: directory) }
@@ -35,7 +35,7 @@ struct PanelFeederTests {
                 NewScan(id: id, pressedAt: .now(), pressedWallAt: Date(), frameAt: .now(), image: image, width: 64, height: 48, thumbnail: thumbnail))
         }
         _ = try database.queue.markUploading(older)
-        // and a camera that cannot start
+        // and a camera that cannot start (still in its first attempt: the supervisor is not running)
         let camera = CameraSupervisor(device: "/dev/video9", logger: Logger(label: "test")) {
             throw ApplianceError("no camera")
         }
@@ -58,7 +58,12 @@ struct PanelFeederTests {
         #expect(model.strip.map(\.state) == [.waiting, .uploading])
         #expect(model.strip[0].thumbnail?.frame.width == 64)
         #expect(model.strip[1].thumbnail == nil)
-        #expect(model.notice == .cameraMissing(device: "/dev/video9"))
+        // A camera still opening for the first time is not "missing"
+        #expect(model.notice == nil)
+        #expect(PanelFeeder.cameraIsUnavailable("/dev/video9: not available (no such device)"))
+        #expect(PanelFeeder.cameraIsUnavailable("/dev/video9: reopening (attempt 2 in 1 s) after: EIO"))
+        #expect(!PanelFeeder.cameraIsUnavailable("/dev/video9: not available (the camera is starting)"))
+        #expect(!PanelFeeder.cameraIsUnavailable("/dev/video9: streaming, 1920x1080 YU12"))
 
         // When a book lands
         _ = try database.library.upsert(BookRecord(isbn13: "9780465050659", title: "The Design of Everyday Things", authors: ["Don Norman"], confidence: 0.7))
@@ -67,5 +72,13 @@ struct PanelFeederTests {
         #expect(model.library == 1)
         #expect(model.latestBook?.title == "The Design of Everyday Things")
         #expect(model.latestBook?.needsReview == true)
+
+        // When the camera's first attempt has failed, the notice shows (grace time zero here)
+        let run = Task { try await camera.run() }
+        for _ in 0..<100 where !camera.statusDescription.contains("no camera") { try await Task.sleep(for: .milliseconds(10)) }
+        feeder.refresh()
+        #expect(panel.model.notice == .cameraMissing(device: "/dev/video9"))
+        run.cancel()
+        _ = await run.result
     }
 }

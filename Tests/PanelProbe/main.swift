@@ -15,6 +15,7 @@ let usage = """
            PanelProbe png STATE WIDTHxHEIGHT OUT.png
            PanelProbe show STATE [--device /dev/fb0] [--png OUT.png]   (draws 'idle' first, then STATE as damage)
            PanelProbe compare RAW_FILE REFERENCE.png [--device /dev/fb0] [--readback OUT.png]
+           PanelProbe dump RAW_FILE OUT.png [--device /dev/fb0]   (a framebuffer dump as a picture)
     """
 
 var arguments = Array(CommandLine.arguments.dropFirst())
@@ -53,6 +54,26 @@ do {
         framebuffer.present(renderer.image, rects: damage)
         print("damage: \(damage.map(\.description).joined(separator: " "))")
         if let png { try renderer.image.writePNG(to: png) }
+    case "dump" where arguments.count == 3:
+        let format = try FramebufferDevice(path: device).format
+        guard let file = fopen(arguments[1], "rb") else { fail("cannot open \(arguments[1])") }
+        var raw = [UInt8](repeating: 0, count: format.byteCount)
+        let read = fread(&raw, 1, raw.count, file)
+        fclose(file)
+        guard read == raw.count else { fail("\(arguments[1]) has \(read) bytes, expected \(format.byteCount) (yres * line_length)") }
+        let shown = try PanelImage(width: format.width, height: format.height)
+        raw.withUnsafeBytes { memory in
+            shown.withPixels { pixels in
+                for y in 0..<format.height {
+                    let row = (pixels + y * shown.stride).assumingMemoryBound(to: UInt32.self)
+                    for x in 0..<format.width {
+                        let c = format.unpack(format.value(at: x, y, in: memory.baseAddress!))
+                        row[x] = UInt32(c.red) << 16 | UInt32(c.green) << 8 | UInt32(c.blue)
+                    }
+                }
+            }
+        }
+        try shown.writePNG(to: arguments[2])
     case "compare" where arguments.count == 3:
         let format = try FramebufferDevice(path: device).format
         let reference = try PanelImage(contentsOfPNG: arguments[2])

@@ -162,8 +162,7 @@ final class PanelFeeder: Service, PressFeedback, Sendable {
         {
             return .diskFull(freeMegabytes: Int(free / 1_048_576))
         }
-        // CameraSupervisor says "DEVICE: not available (why)" while no camera streams.
-        let unavailable = camera.statusDescription.contains(": not available")
+        let unavailable = Self.cameraIsUnavailable(camera.statusDescription)
         let since: ContinuousClock.Instant? = state.withLock { state in
             if !unavailable {
                 state.cameraMissingSince = nil
@@ -174,6 +173,15 @@ final class PanelFeeder: Service, PressFeedback, Sendable {
         }
         if let since, ContinuousClock.now - since >= settings.cameraGraceTime { return .cameraMissing(device: cameraName) }
         return nil
+    }
+
+    /// Whether `CameraSupervisor.statusDescription` says no picture is coming: "DEVICE: not available
+    /// (why)" while no camera streams, except while it first opens ("the camera is starting"), or
+    /// "DEVICE: reopening …" after an unplug or a stall. (The supervisor has no typed state for this
+    /// yet; this is the one place that reads its text.)
+    static func cameraIsUnavailable(_ status: String) -> Bool {
+        if status.contains(": not available") { return !status.contains("(the camera is starting)") }
+        return status.contains(": reopening")
     }
 
     /// The latest scans, newest first, with thumbnails (decoded once per scan and kept).
