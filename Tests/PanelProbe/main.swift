@@ -16,6 +16,7 @@ let usage = """
            PanelProbe show STATE [--device /dev/fb0] [--png OUT.png]   (draws 'idle' first, then STATE as damage)
            PanelProbe compare RAW_FILE REFERENCE.png [--device /dev/fb0] [--readback OUT.png]
            PanelProbe dump RAW_FILE OUT.png [--device /dev/fb0]   (a framebuffer dump as a picture)
+           PanelProbe expect-pixel RAW_FILE X Y RRGGBB [--device /dev/fb0]   (within the format's quantization)
     """
 
 var arguments = Array(CommandLine.arguments.dropFirst())
@@ -54,6 +55,22 @@ do {
         framebuffer.present(renderer.image, rects: damage)
         print("damage: \(damage.map(\.description).joined(separator: " "))")
         if let png { try renderer.image.writePNG(to: png) }
+    case "expect-pixel" where arguments.count == 5:
+        let format = try FramebufferDevice(path: device).format
+        guard let x = Int(arguments[2]), let y = Int(arguments[3]), let hex = UInt32(arguments[4], radix: 16),
+            x < format.width, y < format.height
+        else { fail(usage) }
+        guard let file = fopen(arguments[1], "rb") else { fail("cannot open \(arguments[1])") }
+        var raw = [UInt8](repeating: 0, count: format.byteCount)
+        let read = fread(&raw, 1, raw.count, file)
+        fclose(file)
+        guard read == raw.count else { fail("\(arguments[1]) has \(read) bytes, expected \(format.byteCount)") }
+        let got = raw.withUnsafeBytes { format.unpack(format.value(at: x, y, in: $0.baseAddress!)) }
+        let want = PanelColor(hex: hex)
+        let delta = max(
+            abs(Int(got.red) - Int(want.red)), abs(Int(got.green) - Int(want.green)), abs(Int(got.blue) - Int(want.blue)))
+        print("(\(x),\(y)) is \(got), expected \(want)")
+        exit(delta <= format.quantizationTolerance ? 0 : 1)
     case "dump" where arguments.count == 3:
         let format = try FramebufferDevice(path: device).format
         guard let file = fopen(arguments[1], "rb") else { fail("cannot open \(arguments[1])") }
