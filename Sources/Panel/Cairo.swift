@@ -99,7 +99,7 @@ public enum PanelFont: Sendable, CaseIterable {
     ///
     /// The corresponding C function is `FcFontMatch`.
     public var resolvedFamily: String? {
-        guard FcInit() != 0, let pattern = FcNameParse(family) else { return nil }
+        guard fontconfigReady, let pattern = FcNameParse(family) else { return nil }
         defer { FcPatternDestroy(pattern) }
         FcConfigSubstitute(nil, pattern, FcMatchPattern)
         FcDefaultSubstitute(pattern)
@@ -111,6 +111,13 @@ public enum PanelFont: Sendable, CaseIterable {
         return String(cString: UnsafeRawPointer(name).assumingMemoryBound(to: CChar.self))
     }
 }
+
+/// Loads fontconfig's configuration once, before any drawing or font query. Left to happen lazily,
+/// the first cairo_show_text on one thread and an FcFontMatch on another could race to initialize
+/// it, and one test run in a few drew text slightly differently (hinting) from the next.
+let fontconfigReady: Bool = {
+    FcInit() != 0
+}()
 
 private func statusText(_ status: cairo_status_t) -> String {
     String(cString: cairo_status_to_string(status))
@@ -218,6 +225,7 @@ final class Canvas {
 
     /// The corresponding C function is `cairo_create`.
     init(_ image: PanelImage) {
+        _ = fontconfigReady
         self.image = image
         self.cr = cairo_create(image.surface)
         let options = cairo_font_options_create()

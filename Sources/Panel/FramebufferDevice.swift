@@ -86,6 +86,38 @@ public final class FramebufferDevice {
         self.visibleOffset = offset
     }
 
+    /// Sets the virtual width of the framebuffer at `path` (rows then hold `virtualWidth` pixels, so
+    /// `line_length` grows while the visible width stays): for tests of the stride handling on a
+    /// real driver (vfb accepts it). Returns the new `line_length`.
+    ///
+    /// The corresponding C function is `ioctl(FBIOPUT_VSCREENINFO)`.
+    public static func setVirtualWidth(_ virtualWidth: Int, path: String = "/dev/fb0") throws(PanelError) -> Int {
+        let fd: Int32
+        do {
+            fd = try retryingOnInterrupt("open", subject: path) { open(path, O_RDWR | O_CLOEXEC) }
+        } catch {
+            throw error.errno == ENOENT ? .noFramebuffer(device: path) : .system(error)
+        }
+        defer { close(fd) }
+        var variable = fb_var_screeninfo()
+        var fixed = fb_fix_screeninfo()
+        do {
+            _ = try retryingOnInterrupt("ioctl FBIOGET_VSCREENINFO", subject: path) {
+                sw_fb_ioctl(fd, sw_FBIOGET_VSCREENINFO(), &variable)
+            }
+            variable.xres_virtual = UInt32(virtualWidth)
+            _ = try retryingOnInterrupt("ioctl FBIOPUT_VSCREENINFO", subject: path) {
+                sw_fb_ioctl(fd, sw_FBIOPUT_VSCREENINFO(), &variable)
+            }
+            _ = try retryingOnInterrupt("ioctl FBIOGET_FSCREENINFO", subject: path) {
+                sw_fb_ioctl(fd, sw_FBIOGET_FSCREENINFO(), &fixed)
+            }
+        } catch {
+            throw .system(error)
+        }
+        return Int(fixed.line_length)
+    }
+
     deinit {
         munmap(mapping, mappingLength)
         close(descriptor)

@@ -15,6 +15,7 @@ let usage = """
            PanelProbe png STATE WIDTHxHEIGHT OUT.png
            PanelProbe show STATE [--device /dev/fb0] [--png OUT.png]   (draws 'idle' first, then STATE as damage)
            PanelProbe compare RAW_FILE REFERENCE.png [--device /dev/fb0] [--readback OUT.png]
+           PanelProbe set-virtual-width PIXELS [--device /dev/fb0]   (prints the new line_length)
            PanelProbe dump RAW_FILE OUT.png [--device /dev/fb0]   (a framebuffer dump as a picture)
            PanelProbe expect-pixel RAW_FILE X Y RRGGBB [--device /dev/fb0]   (within the format's quantization)
     """
@@ -36,6 +37,7 @@ do {
     let device = option("--device") ?? "/dev/fb0"
     let png = option("--png")
     let readback = option("--readback")
+    let paddingByte = option("--padding-byte").flatMap { UInt8($0, radix: 16) }
     switch arguments.first {
     case "states":
         print(PanelSamples.names.joined(separator: "\n"))
@@ -55,6 +57,9 @@ do {
         framebuffer.present(renderer.image, rects: damage)
         print("damage: \(damage.map(\.description).joined(separator: " "))")
         if let png { try renderer.image.writePNG(to: png) }
+    case "set-virtual-width" where arguments.count == 2:
+        guard let width = Int(arguments[1]) else { fail(usage) }
+        print(try FramebufferDevice.setVirtualWidth(width, path: device))
     case "expect-pixel" where arguments.count == 5:
         let format = try FramebufferDevice(path: device).format
         guard let x = Int(arguments[2]), let y = Int(arguments[3]), let hex = UInt32(arguments[4], radix: 16),
@@ -134,6 +139,18 @@ do {
             }
         }
         print("\(format): \(differing) of \(format.width * format.height) pixels differ beyond \(tolerance) per channel")
+        if let paddingByte {
+            // Row padding (line_length beyond the visible row) must be exactly as it was before drawing.
+            let rowBytes = format.width * format.bytesPerPixel
+            var touched = 0
+            for y in 0..<format.height {
+                for i in (y * format.lineLength + rowBytes)..<((y + 1) * format.lineLength) where raw[i] != paddingByte {
+                    touched += 1
+                }
+            }
+            print("row padding: \(touched) of \((format.lineLength - rowBytes) * format.height) bytes changed")
+            if touched > 0 { differing += 1 }
+        }
         if let first { print("first: \(first)") }
         exit(differing == 0 ? 0 : 1)
     default:

@@ -84,6 +84,10 @@ struct GoldenTests {
         #expect(golden.width == c.width && golden.height == c.height)
         let result = GoldenImage.compare(shown, golden, channelTolerance: Self.channelTolerance)
         let limit = Int(Double(c.width * c.height) * Self.maxDifferingFraction)
+        if result.differing > limit {
+            // Leave the picture beside the golden's name in /tmp, to look at.
+            try? shown.writePNG(to: "/tmp/panel-golden-failed-\(c.state)-\(c.width)x\(c.height)-\(c.format).png")
+        }
         #expect(
             result.differing <= limit,
             "\(path): \(result.differing) pixels differ by more than \(Self.channelTolerance) (limit \(limit), worst \(result.worst)); if the change is intended, run with SWIFTWING_UPDATE_GOLDENS=1 and look at the new PNGs")

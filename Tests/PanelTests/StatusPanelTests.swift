@@ -44,10 +44,13 @@ struct StatusPanelTests {
         let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
         #expect(frames.count >= 2)
         #expect(Double(frames.count) <= seconds * 15 + 2, "\(frames.count) frames in \(seconds) s")
-        for pair in zip(frames, frames.dropFirst()) {
-            let gap = Double(pair.1.time.tv_sec - pair.0.time.tv_sec) + Double(pair.1.time.tv_nsec - pair.0.time.tv_nsec) / 1e9
-            #expect(gap >= 0.060, "frames \(gap) s apart")
+        // Frames start at least 66 ms apart; a present can end late (a slow render), so the gap between
+        // two presents may be shorter, but not between presents two frames apart.
+        var gaps: [Double] = []
+        for pair in zip(frames, frames.dropFirst(2)) {
+            gaps.append(Double(pair.1.time.tv_sec - pair.0.time.tv_sec) + Double(pair.1.time.tv_nsec - pair.0.time.tv_nsec) / 1e9)
         }
+        #expect(gaps.allSatisfy { $0 >= 0.066 }, "gaps between frames two apart: \(gaps)")
         #expect(panel.model.queued == 200)
         #expect(panel.statistics.frames == frames.count)
     }

@@ -4,7 +4,9 @@
 # the framebuffer read back through read(2) must equal the PNG renderer's picture of the same state
 # (exactly at 32 bpp, within RGB565's quantization at 16 bpp). At 16 bpp (boot mode) and 32 bpp
 # (vfb reloaded). vfb's own bitfields are BGR (red at bit 0): BGR565 and XBGR8888 (alpha 24/8), so
-# this also proves the copy follows the reported offsets rather than assuming RGB. With SWIFTWING_PANEL_OUT=DIR the pictures come back: STATE-BPP.png (renderer), STATE-BPP-fb.png (read back).
+# this also proves the copy follows the reported offsets rather than assuming RGB. At 16 bpp the
+# virtual width is then set to 704 (line_length 1408 > 640*2) to check the stride and that the
+# row padding stays untouched. With SWIFTWING_PANEL_OUT=DIR the pictures come back: STATE-BPP.png (renderer), STATE-BPP-fb.png (read back).
 # Run alone (builds PanelProbe on the host if needed, then boots a guest): Tests/VMRig/panel-vfb.sh
 VM_TEST_TIMEOUT=300
 
@@ -58,6 +60,19 @@ unbind_fbcon() {
 
 vm_expect "vfb at boot is 16 bpp" "$(cat "$fb/bits_per_pixel")" 16
 check_panel 16 BGR565
+
+# A line_length longer than the visible row: a virtual width of 704 pixels (FBIOPUT_VSCREENINFO).
+# The padding is filled with 0xAB first; drawing must leave it exactly so.
+stride="$("$probe" set-virtual-width 704 --device /dev/fb0)"
+vm_expect "[16 bpp, virtual 704] line_length" "$stride" 1408
+vm_expect "[16 bpp, virtual 704] sysfs stride" "$(cat "$fb/stride")" 1408
+head -c $((480 * 1408)) /dev/zero | tr '\0' '\253' >"$tmp/pattern"
+dd if="$tmp/pattern" of=/dev/fb0 bs=1408 count=480 status=none
+vm_check "[16 bpp, virtual 704] working drawn" "$probe" show working --device /dev/fb0 --png "$out/working-16-padded.png"
+dd if=/dev/fb0 of="$tmp/fb.raw" bs=1408 count=480 status=none
+result="$("$probe" compare "$tmp/fb.raw" "$out/working-16-padded.png" --device /dev/fb0 --padding-byte ab 2>&1)"
+vm_expect "[16 bpp, virtual 704] equals the picture, padding untouched" "$?" 0
+vm_note "[16 bpp, virtual 704] ${result//$'\n'/; }"
 
 unbind_fbcon
 vm_check "rmmod vfb" rmmod vfb

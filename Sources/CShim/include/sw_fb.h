@@ -11,6 +11,8 @@
 static inline unsigned long sw_FBIOGET_VSCREENINFO(void) { return FBIOGET_VSCREENINFO; }
 /// The corresponding C macro is `FBIOGET_FSCREENINFO`.
 static inline unsigned long sw_FBIOGET_FSCREENINFO(void) { return FBIOGET_FSCREENINFO; }
+/// The corresponding C macro is `FBIOPUT_VSCREENINFO`.
+static inline unsigned long sw_FBIOPUT_VSCREENINFO(void) { return FBIOPUT_VSCREENINFO; }
 /// The corresponding C macro is `FB_TYPE_PACKED_PIXELS`.
 static inline unsigned int sw_FB_TYPE_PACKED_PIXELS(void) { return FB_TYPE_PACKED_PIXELS; }
 /// The corresponding C macro is `FB_VISUAL_TRUECOLOR`.
