@@ -1,5 +1,6 @@
 import CCairo
 import Glibc
+import Synchronization
 
 // The one Swift layer over Cairo and fontconfig: every cairo_* and Fc* call of the panel lives in
 // this file, and everything unsafe stays inside it. Callers get typed values and `PanelError`s.
@@ -119,6 +120,11 @@ let fontconfigReady: Bool = {
     FcInit() != 0
 }()
 
+/// Serializes text drawing and measuring across the process. The daemon draws on one thread, but
+/// tests render several panels at once, and cairo 1.16's FreeType backend then drew some glyphs
+/// differently now and then (the golden tests failed in about one run in three under load).
+private let textLock = Mutex(())
+
 private func statusText(_ status: cairo_status_t) -> String {
     String(cString: cairo_status_to_string(status))
 }
@@ -230,8 +236,10 @@ final class Canvas {
         self.cr = cairo_create(image.surface)
         let options = cairo_font_options_create()
         cairo_font_options_set_antialias(options, CAIRO_ANTIALIAS_GRAY)
-        cairo_font_options_set_hint_style(options, CAIRO_HINT_STYLE_SLIGHT)
-        cairo_font_options_set_hint_metrics(options, CAIRO_HINT_METRICS_ON)
+        // Explicit, not fontconfig's defaults: the same picture on every machine and in every process.
+        cairo_font_options_set_hint_style(options, CAIRO_HINT_STYLE_NONE)
+        cairo_font_options_set_hint_metrics(options, CAIRO_HINT_METRICS_OFF)
+        cairo_font_options_set_subpixel_order(options, CAIRO_SUBPIXEL_ORDER_DEFAULT)
         cairo_set_font_options(cr, options)
         cairo_font_options_destroy(options)
     }
@@ -269,31 +277,39 @@ final class Canvas {
     }
 
     func setFont(_ font: PanelFont, size: Double) {
-        cairo_select_font_face(
-            cr, font.family, CAIRO_FONT_SLANT_NORMAL, font.isBold ? CAIRO_FONT_WEIGHT_BOLD : CAIRO_FONT_WEIGHT_NORMAL)
-        cairo_set_font_size(cr, size)
+        textLock.withLock { _ in
+            cairo_select_font_face(
+                cr, font.family, CAIRO_FONT_SLANT_NORMAL, font.isBold ? CAIRO_FONT_WEIGHT_BOLD : CAIRO_FONT_WEIGHT_NORMAL)
+            cairo_set_font_size(cr, size)
+        }
     }
 
     /// The advance width of `text` in the current font.
     func width(of text: String) -> Double {
-        var extents = cairo_text_extents_t()
-        cairo_text_extents(cr, text, &extents)
-        return extents.x_advance
+        textLock.withLock { _ in
+            var extents = cairo_text_extents_t()
+            cairo_text_extents(cr, text, &extents)
+            return extents.x_advance
+        }
     }
 
     /// Ascent and descent of the current font.
     func fontMetrics() -> (ascent: Double, descent: Double) {
-        var extents = cairo_font_extents_t()
-        cairo_font_extents(cr, &extents)
-        return (extents.ascent, extents.descent)
+        textLock.withLock { _ in
+            var extents = cairo_font_extents_t()
+            cairo_font_extents(cr, &extents)
+            return (extents.ascent, extents.descent)
+        }
     }
 
     /// Writes `text` with its baseline at `baseline`, starting at `x`; returns the advance.
     @discardableResult
     func text(_ text: String, x: Double, baseline: Double, color: PanelColor) -> Double {
         setColor(color)
-        cairo_move_to(cr, x.rounded(), baseline.rounded())
-        cairo_show_text(cr, text)
+        textLock.withLock { _ in
+            cairo_move_to(cr, x.rounded(), baseline.rounded())
+            cairo_show_text(cr, text)
+        }
         return width(of: text)
     }
 
