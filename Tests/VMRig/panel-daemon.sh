@@ -40,6 +40,12 @@ for _ in $(seq 1 240); do
     "$bin" status --json "${args[@]}" 2>/dev/null | grep -q '"running" : true' && break
     sleep 0.5
 done
+# Under TCG the synthetic camera needs a while to decode its photos: wait until it streams.
+for _ in $(seq 1 120); do
+    "$bin" status "${args[@]}" 2>/dev/null | grep -q "streaming" && break
+    sleep 0.5
+done
+vm_check "the camera streams" sh -c "'$bin' status ${args[*]} | grep -q streaming"
 vm_check "the daemon draws on /dev/fb0 in its real mode" \
     grep -q 'status panel drawing (output=/dev/fb0 (Virtual FB, 640x480 BGR565, line_length 1280))' "$d/log"
 sleep 2
