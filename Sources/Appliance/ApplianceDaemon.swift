@@ -3,6 +3,7 @@ import Controls
 import Foundation
 import Imaging
 import Logging
+import Panel
 import ServiceLifecycle
 import Store
 import SwiftWingCore
@@ -48,11 +49,19 @@ public struct ApplianceDaemon: Sendable {
             try makeCamera()
         }
         let worker = BoundedWorker(name: "sw-processing", capacity: configuration.imaging.queueDepth)
-        let pipeline = ScanPipeline(
-            camera: camera, worker: worker, database: database, stateDirectory: state,
-            settings: try pipelineSettings(), feedback: NoFeedback(), logger: Logger(label: "pipeline"))
         let startedAt = Date()
         let cameraName = configuration.camera.device.description
+        // The status panel (none, a framebuffer or a PNG file); without one the daemon runs headless.
+        let panelFeeder = makePanel(logger: logger).map { panel in
+            PanelFeeder(
+                panel: panel, database: database, stateDirectory: state, camera: camera, cameraName: cameraName,
+                settings: PanelFeeder.Settings(minimumFreeBytes: Int64(configuration.minimumFreeMegabytes) * 1_048_576),
+                logger: Logger(label: "panel"))
+        }
+        let pipeline = ScanPipeline(
+            camera: camera, worker: worker, database: database, stateDirectory: state,
+            settings: try pipelineSettings(), feedback: panelFeeder ?? NoFeedback() as any PressFeedback,
+            logger: Logger(label: "pipeline"))
 
         let control: ControlSocketServer
         do {
@@ -76,11 +85,12 @@ public struct ApplianceDaemon: Sendable {
             throw ApplianceError(error.description)
         }
 
-        let services: [any Service] = [
+        var services: [any Service] = [
             camera,
             ControlSocketService(server: control),
             WatchdogService(notifier: notifier),
         ]
+        if let panelFeeder { services.append(panelFeeder) }
         let group = ServiceGroup(
             configuration: .init(
                 services: services, gracefulShutdownSignals: [.sigterm, .sigint], cancellationSignals: [],

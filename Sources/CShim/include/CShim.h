@@ -4,4 +4,5 @@
 #define SWIFTWING_CSHIM_H
 #include "sw_v4l2.h"
 #include "sw_jpeg.h"
+#include "sw_fb.h"
 #endif
