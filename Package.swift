@@ -50,7 +50,10 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
-        .target(name: "Controls", dependencies: ["SwiftWingCore"]),
+        .target(
+            name: "Controls",
+            dependencies: ["SwiftWingCore", "CGPIOD", "CShim", .product(name: "Logging", package: "swift-log")]
+        ),
         // The backend link's pure core (SSE parser, tolerant models, ISBNs, retry policy); no hardware.
         .target(
             name: "Talaria",
@@ -80,6 +83,9 @@ let package = Package(
             path: "Benchmarks/SwiftWingBench"
         ),
         .executableTarget(
+            name: "ControlsBench", dependencies: ["Controls", "SwiftWingCore", "CShim"], path: "Benchmarks/ControlsBench",
+            exclude: ["README.md"]),
+        .executableTarget(
             name: "TalariaBench",
             dependencies: ["Talaria"],
             path: "Benchmarks/TalariaBench",
@@ -92,12 +98,13 @@ let package = Package(
         .executableTarget(name: "PanelProbe", dependencies: ["Panel"], path: "Tests/PanelProbe"),
 
         // Test doubles ship as their own module and implement the same protocols as the real parts.
-        .target(name: "SwiftWingTesting", dependencies: ["SwiftWingCore", "Camera", "Imaging"], path: "Tests/SwiftWingTesting"),
+        .target(name: "SwiftWingTesting", dependencies: ["SwiftWingCore", "Camera", "Imaging", "Controls"], path: "Tests/SwiftWingTesting"),
 
         .testTarget(name: "SwiftWingCoreTests", dependencies: ["SwiftWingCore"]),
         .testTarget(name: "ImagingTests", dependencies: ["Imaging", "SwiftWingTesting"]),
         .testTarget(name: "CameraTests", dependencies: ["Camera", "SwiftWingTesting"]),
         .testTarget(name: "StoreTests", dependencies: ["Store"]),
+        .testTarget(name: "ControlsTests", dependencies: ["Controls", "SwiftWingTesting"]),
         .testTarget(name: "TalariaTests", dependencies: ["Talaria", "Store"], exclude: ["Fixtures"]),
         .testTarget(
             name: "PanelTests", dependencies: ["Panel", "SwiftWingCore", .product(name: "Logging", package: "swift-log")],

@@ -49,6 +49,7 @@ public struct ApplianceDaemon: Sendable {
             try makeCamera()
         }
         let worker = BoundedWorker(name: "sw-processing", capacity: configuration.imaging.queueDepth)
+        let controls = ShutterControls(configuration: configuration, logger: Logger(label: "shutter"))
         let startedAt = Date()
         let cameraName = configuration.camera.device.description
         // The status panel (none, a framebuffer or a PNG file); without one the daemon runs headless.
@@ -58,10 +59,11 @@ public struct ApplianceDaemon: Sendable {
                 settings: PanelFeeder.Settings(minimumFreeBytes: Int64(configuration.minimumFreeMegabytes) * 1_048_576),
                 logger: Logger(label: "panel"))
         }
+        // The buzzer first: its line is set before the panel records anything.
+        let feedback = FeedbackFanOut([controls.feedback] + (panelFeeder.map { [$0 as any PressFeedback] } ?? []))
         let pipeline = ScanPipeline(
             camera: camera, worker: worker, database: database, stateDirectory: state,
-            settings: try pipelineSettings(), feedback: panelFeeder ?? NoFeedback() as any PressFeedback,
-            logger: Logger(label: "pipeline"))
+            settings: try pipelineSettings(), feedback: feedback, logger: Logger(label: "pipeline"))
 
         let control: ControlSocketServer
         do {
@@ -77,12 +79,33 @@ public struct ApplianceDaemon: Sendable {
                     let status = DaemonStatus(
                         pid: getpid(), version: ApplianceInfo.version, startedAt: startedAt, camera: cameraName,
                         cameraState: camera.statusDescription, pressesAccepted: counters.accepted,
-                        pressesRefused: counters.refused, processing: worker.busy, lastError: counters.lastRefusal)
+                        pressesRefused: counters.refused, processing: worker.busy, lastError: counters.lastRefusal,
+                        shutterInputs: controls.runningInputs, shutterLatency: controls.feedback.latency.summary)
                     return ControlReply(ok: true, status: status)
                 }
             }
         } catch {
             throw ApplianceError(error.description)
+        }
+
+        // Inputs that cannot start (a busy or missing line, no permission) are logged with the fix; the
+        // daemon runs on with the others and the control socket.
+        controls.start { event in
+            switch event {
+            case .press(let press):
+                // On the input's thread, before any hop: the click is on the line now.
+                feedback.pressAccepted(press)
+                Task { _ = await pipeline.press(press, feedbackGiven: true) }
+            case .longPress(let press):
+                feedback.longPress(press)
+                let counters = pipeline.counters
+                logger.notice(
+                    "long press: the second action (retry failed scans, show the address on the panel) is not built yet",
+                    metadata: [
+                        "source": "\(press.source.rawValue)", "addresses": "\(NetworkAddresses.current().joined(separator: ", "))",
+                        "presses_accepted": "\(counters.accepted)", "presses_refused": "\(counters.refused)",
+                    ])
+            }
         }
 
         var services: [any Service] = [
@@ -101,6 +124,7 @@ public struct ApplianceDaemon: Sendable {
             metadata: ["camera": "\(cameraName)", "control_socket": "\(configuration.controlSocket)"])
         try await group.run()
         notifier.stopping()
+        controls.stop()
         // Presses already past their capture finish and are saved before the process exits.
         let deadline = ContinuousClock.now + .seconds(10)
         while worker.busy > 0, ContinuousClock.now < deadline {

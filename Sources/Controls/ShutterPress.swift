@@ -33,6 +33,34 @@ public protocol PressFeedback: Sendable {
     func pressRefused(_ press: ShutterPress, reason: String)
     /// The scan is durable on disk and queued.
     func scanSaved(_ press: ShutterPress)
+    /// The press is still held at the long-press threshold (the second action).
+    func longPress(_ press: ShutterPress)
+    /// The frame for the press was captured: the exposure light may go out.
+    func frameCaptured(_ press: ShutterPress)
+    /// A device state or a result worth a sound.
+    func notice(_ notice: FeedbackNotice)
+}
+
+/// What else the operator hears about, beyond single presses (device states and results).
+public enum FeedbackNotice: String, Sendable, Equatable {
+    /// Books from a scan landed in the library.
+    case booksLanded = "books-landed"
+    /// A scan failed for good.
+    case scanFailed = "scan-failed"
+    /// The backend asked the device to slow down.
+    case rateLimited = "rate-limited"
+    /// A CSV export finished; the stick is safe to remove.
+    case exportDone = "export-done"
+}
+
+/// Defaults for the requirements added after the first three, so every feedback keeps compiling.
+extension PressFeedback {
+    /// Default: nothing.
+    public func longPress(_ press: ShutterPress) {}
+    /// Default: nothing.
+    public func frameCaptured(_ press: ShutterPress) {}
+    /// Default: nothing.
+    public func notice(_ notice: FeedbackNotice) {}
 }
 
 /// Feedback for a device with no buzzer, light or panel wired: the log is the only witness.

@@ -100,6 +100,38 @@ public struct ApplianceConfiguration: Equatable, Sendable {
         public var apiKeyFile: String?
     }
 
+    /// The shutter button on a GPIO line and shutter keys on input devices (`[shutter]`).
+    public struct Shutter: Equatable, Sendable {
+        /// The GPIO chip's label (`pinctrl-bcm2835`, Pi 5: `pinctrl-rp1`) or name (`gpiochip0`); empty: no GPIO button.
+        public var gpioChip = ""
+        /// The line's name (`GPIO17`) or offset (`17`).
+        public var gpioLine = "GPIO17"
+        public var activeLow = true
+        public var bias = "pull-up"
+        /// The contact must stay open this long before the button counts as released.
+        public var debounceMilliseconds = 30
+        /// The contact must stay closed this long before a press counts (shorter pulses are glitches).
+        public var glitchMilliseconds = 8
+        /// Held this long: the second action (retry failed scans, show the address). 0 turns it off.
+        public var longPressMilliseconds = 2000
+        /// Key codes that press the shutter on any input device; "none" turns key devices off.
+        public var keys = "KEY_CAMERA,KEY_ENTER,KEY_SPACE,KEY_VOLUMEUP"
+        /// Where input devices appear.
+        public var keyDirectory = "/dev/input"
+    }
+
+    /// The buzzer and the exposure light on GPIO outputs (`[buzzer]`).
+    public struct Buzzer: Equatable, Sendable {
+        /// Empty: the shutter's chip.
+        public var gpioChip = ""
+        /// Empty: no buzzer.
+        public var gpioLine = ""
+        public var activeLow = false
+        /// The light lit for the exposure of the captured frame; empty: no light.
+        public var lightLine = ""
+        public var lightActiveLow = false
+    }
+
     public var stateDirectory = "/var/lib/swiftwing"
     public var controlSocket = "/run/swiftwing/control.sock"
     public var logLevel: Logger.Level = .info
@@ -109,6 +141,8 @@ public struct ApplianceConfiguration: Equatable, Sendable {
     public var imaging = Imaging()
     public var backend = Backend()
     public var panel: PanelOutput = .none
+    public var shutter = Shutter()
+    public var buzzer = Buzzer()
 
     public init() {}
 

@@ -1,3 +1,4 @@
+import Controls
 import Logging
 
 /// A value's problem, without knowing where the value came from; ``ConfigurationKey`` adds that.
@@ -119,6 +120,11 @@ private func absolutePath(_ value: RawConfigurationValue) throws(ConfigurationVa
     return path
 }
 
+private func nonEmpty(_ text: String, what: String) throws(ConfigurationValueError) -> String {
+    guard !text.isEmpty else { throw ConfigurationValueError("it is empty: write \(what)") }
+    return text
+}
+
 extension ConfigurationKey {
     /// Every key the configuration file, the environment and the flags accept.
     static let all: [ConfigurationKey] = [
@@ -203,6 +209,73 @@ extension ConfigurationKey {
         },
         ConfigurationKey(section: "panel", name: "output", kind: .string, example: "\"fb:/dev/fb0\"") {
             $0.panel = try PanelOutput(parsing: string($1))
+        },
+        ConfigurationKey(section: "shutter", name: "gpio_chip", kind: .string, example: "\"pinctrl-bcm2835\"") {
+            let chip = try string($1)
+            guard chip.isEmpty || !chip.allSatisfy(\.isNumber) else {
+                throw ConfigurationValueError(
+                    "\"\(chip)\" is a chip number, which changes between boards (the Pi 5 renumbered its chips): "
+                        + "use the label or name from gpiodetect, e.g. pinctrl-bcm2835, pinctrl-rp1 or gpiochip0")
+            }
+            $0.shutter.gpioChip = chip
+        },
+        ConfigurationKey(section: "shutter", name: "gpio_line", kind: .string, example: "\"GPIO17\"") {
+            $0.shutter.gpioLine = try nonEmpty(string($1), what: "a line name such as GPIO17 or an offset such as 17")
+        },
+        ConfigurationKey(section: "shutter", name: "active_low", kind: .bool, example: "true") {
+            $0.shutter.activeLow = try bool($1)
+        },
+        ConfigurationKey(section: "shutter", name: "bias", kind: .string, example: "\"pull-up\"") {
+            let text = try string($1)
+            guard LineBias(rawValue: text) != nil else {
+                throw ConfigurationValueError(
+                    "\"\(text)\" is not a bias: use one of \(LineBias.allCases.map(\.rawValue).joined(separator: ", "))")
+            }
+            $0.shutter.bias = text
+        },
+        ConfigurationKey(section: "shutter", name: "debounce_ms", kind: .integer, example: "30") {
+            $0.shutter.debounceMilliseconds = try integer($1, in: 0...1000)
+        },
+        ConfigurationKey(section: "shutter", name: "glitch_ms", kind: .integer, example: "8") {
+            $0.shutter.glitchMilliseconds = try integer($1, in: 0...200)
+        },
+        ConfigurationKey(section: "shutter", name: "long_press_ms", kind: .integer, example: "2000") {
+            let value = try integer($1, in: 0...60_000)
+            guard value == 0 || value >= 300 else {
+                throw ConfigurationValueError("\(value) ms is shorter than a normal press: use 0 (off) or 300…60000")
+            }
+            $0.shutter.longPressMilliseconds = value
+        },
+        ConfigurationKey(section: "shutter", name: "keys", kind: .string, example: "\"KEY_CAMERA,KEY_ENTER\"") {
+            let text = try string($1)
+            do {
+                _ = try KeyCodes.parse(text)
+            } catch {
+                throw ConfigurationValueError("\(error)")
+            }
+            $0.shutter.keys = text
+        },
+        ConfigurationKey(section: "shutter", name: "key_directory", kind: .string, example: "\"/dev/input\"") {
+            $0.shutter.keyDirectory = try absolutePath($1)
+        },
+        ConfigurationKey(section: "buzzer", name: "gpio_chip", kind: .string, example: "\"pinctrl-bcm2835\"") {
+            let chip = try string($1)
+            guard chip.isEmpty || !chip.allSatisfy(\.isNumber) else {
+                throw ConfigurationValueError("\"\(chip)\" is a chip number: use the label or name from gpiodetect")
+            }
+            $0.buzzer.gpioChip = chip
+        },
+        ConfigurationKey(section: "buzzer", name: "gpio_line", kind: .string, example: "\"GPIO27\"") {
+            $0.buzzer.gpioLine = try string($1)
+        },
+        ConfigurationKey(section: "buzzer", name: "active_low", kind: .bool, example: "false") {
+            $0.buzzer.activeLow = try bool($1)
+        },
+        ConfigurationKey(section: "buzzer", name: "light_line", kind: .string, example: "\"GPIO22\"") {
+            $0.buzzer.lightLine = try string($1)
+        },
+        ConfigurationKey(section: "buzzer", name: "light_active_low", kind: .bool, example: "false") {
+            $0.buzzer.lightActiveLow = try bool($1)
         },
     ]
 

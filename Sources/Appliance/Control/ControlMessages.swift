@@ -1,3 +1,4 @@
+import Controls
 import Foundation
 
 /// What a client asks the daemon over the control socket: one JSON object per line.
@@ -42,4 +43,8 @@ public struct DaemonStatus: Codable, Equatable, Sendable {
     public var pressesRefused: Int
     public var processing: Int
     public var lastError: String?
+    /// The shutter inputs running (GPIO line, key devices); absent from daemons before it was added.
+    public var shutterInputs: [String]? = nil
+    /// Press (kernel event timestamp) to buzzer line set, GPIO and key presses.
+    public var shutterLatency: LatencySummary? = nil
 }

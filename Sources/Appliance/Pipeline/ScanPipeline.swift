@@ -60,8 +60,10 @@ public final class ScanPipeline: Sendable {
 
     public var counters: Counters { tally.withLock { $0 } }
 
-    public func press(_ press: ShutterPress) async -> Outcome {
-        feedback.pressAccepted(press)
+    /// - Parameter feedbackGiven: the input thread already gave the click (GPIO and key presses get
+    ///   it there, before any hop to another thread); otherwise it is given here, first.
+    public func press(_ press: ShutterPress, feedbackGiven: Bool = false) async -> Outcome {
+        if !feedbackGiven { feedback.pressAccepted(press) }
         guard let slot = worker.reserve() else {
             return refuse(press, "processing queue is full (\(worker.capacity) presses in flight): wait for the click "
                 + "before pressing again, or raise imaging.queue_depth")
@@ -72,6 +74,7 @@ public final class ScanPipeline: Sendable {
         let frame: YUV420Frame
         do {
             frame = try await camera.capture(after: press.time, timeout: settings.captureTimeout)
+            feedback.frameCaptured(press)
         } catch let error as CameraSupervisorError {
             return refuse(press, error.description)
         } catch {

@@ -1,3 +1,4 @@
+import Controls
 import Foundation
 import Store
 
@@ -15,6 +16,9 @@ public struct StatusReport: Codable, Sendable {
         public var pressesRefused: Int?
         public var processing: Int?
         public var lastError: String?
+        public var shutterInputs: [String]?
+        /// Press (kernel event timestamp) to buzzer line set: count, p50/p99/max/mean in µs, buckets.
+        public var shutterLatency: LatencySummary?
         /// Why no daemon answered, when it did not.
         public var reason: String?
     }
@@ -38,7 +42,8 @@ public struct StatusReport: Codable, Sendable {
                 daemon = Daemon(
                     running: true, pid: status.pid, version: status.version, startedAt: status.startedAt,
                     camera: status.camera, cameraState: status.cameraState, pressesAccepted: status.pressesAccepted,
-                    pressesRefused: status.pressesRefused, processing: status.processing, lastError: status.lastError)
+                    pressesRefused: status.pressesRefused, processing: status.processing, lastError: status.lastError,
+                    shutterInputs: status.shutterInputs, shutterLatency: status.shutterLatency)
             }
         } catch {
             daemon.reason = error.description
@@ -64,6 +69,10 @@ public struct StatusReport: Codable, Sendable {
             lines.append("camera:  \(daemon.camera ?? "?") — \(daemon.cameraState ?? "?")")
             lines.append("presses: \(daemon.pressesAccepted ?? 0) saved, \(daemon.pressesRefused ?? 0) refused, \(daemon.processing ?? 0) in flight")
             if let lastError = daemon.lastError { lines.append("last refusal: \(lastError)") }
+            if let inputs = daemon.shutterInputs { lines.append("shutter: \(inputs.isEmpty ? "control socket only" : inputs.joined(separator: "; "))") }
+            if let latency = daemon.shutterLatency, latency.count > 0 {
+                lines.append("press→buzzer: p50 \(latency.p50Microseconds ?? 0) µs, p99 \(latency.p99Microseconds ?? 0) µs over \(latency.count) presses")
+            }
         } else {
             lines.append("daemon:  not running (\(daemon.reason ?? "no reply"))")
         }

@@ -4,5 +4,6 @@
 #define SWIFTWING_CSHIM_H
 #include "sw_v4l2.h"
 #include "sw_jpeg.h"
+#include "sw_input.h"
 #include "sw_fb.h"
 #endif

@@ -1,0 +1,114 @@
+import Controls
+import Foundation
+import Logging
+import Synchronization
+import SwiftWingCore
+
+/// The daemon's shutter inputs and press feedback, built from `[shutter]` and `[buzzer]`.
+///
+/// Nothing here stops the daemon: a line that cannot be requested or a buzzer that cannot be
+/// driven is logged once with the fix, and the daemon runs on with what works (at the least the
+/// control socket, `swiftwing shutter`).
+final class ShutterControls: Sendable {
+    let feedback: BuzzerFeedback
+    private let player: PatternPlayer
+    private let outputs: [GPIOOutputLine]
+    private let inputs: [any ShutterInput]
+    private let running = Mutex<[String]>([])
+    private let logger: Logger
+
+    init(configuration: ApplianceConfiguration, logger: Logger) {
+        self.logger = logger
+        let shutter = configuration.shutter
+        let buzzer = configuration.buzzer
+        let chip = buzzer.gpioChip.isEmpty ? shutter.gpioChip : buzzer.gpioChip
+        func output(_ line: String, activeLow: Bool, what: String) -> GPIOOutputLine? {
+            guard !line.isEmpty else { return nil }
+            guard !chip.isEmpty else {
+                logger.error("\(what) line \(line) is set but no GPIO chip: set buzzer.gpio_chip or shutter.gpio_chip")
+                return nil
+            }
+            do {
+                return try GPIOOutputLine(spec: GPIOLineSpec(chip: chip, line: line, activeLow: activeLow))
+            } catch {
+                logger.error("no \(what): \(error)")
+                return nil
+            }
+        }
+        let buzzerLine = output(buzzer.gpioLine, activeLow: buzzer.activeLow, what: "buzzer")
+        let lightLine = output(buzzer.lightLine, activeLow: buzzer.lightActiveLow, what: "light")
+        outputs = [buzzerLine, lightLine].compactMap { $0 }
+        player = PatternPlayer(buzzer: buzzerLine ?? NoOutput(), light: lightLine, logger: Logger(label: "feedback"))
+        feedback = BuzzerFeedback(
+            player: player, lightMaximumNanoseconds: Int64(configuration.camera.captureTimeoutSeconds * 1e9))
+
+        var inputs: [any ShutterInput] = []
+        let longPress = shutter.longPressMilliseconds == 0 ? nil : shutter.longPressMilliseconds
+        if !shutter.gpioChip.isEmpty {
+            let spec = GPIOLineSpec(
+                chip: shutter.gpioChip, line: shutter.gpioLine, activeLow: shutter.activeLow,
+                bias: LineBias(rawValue: shutter.bias) ?? .pullUp)
+            let timing = PressTiming(
+                glitchMilliseconds: shutter.glitchMilliseconds, debounceMilliseconds: shutter.debounceMilliseconds,
+                longPressMilliseconds: longPress)
+            inputs.append(GPIOShutter(spec: spec, timing: timing, logger: logger))
+        }
+        let keys = (try? KeyCodes.parse(shutter.keys)) ?? []
+        if !keys.isEmpty {
+            inputs.append(KeyShutter(directory: shutter.keyDirectory, keys: keys, longPressMilliseconds: longPress, logger: logger))
+        }
+        self.inputs = inputs
+    }
+
+    /// The inputs that started, by name.
+    var runningInputs: [String] { running.withLock { $0 } }
+
+    func start(_ handler: @escaping @Sendable (ShutterEvent) -> Void) {
+        do {
+            try player.start()
+        } catch {
+            logger.error("the buzzer timer did not start: \(error); clicks still sound but patterns will not end")
+        }
+        for input in inputs {
+            do {
+                try input.start(handler)
+                running.withLock { $0.append(input.name) }
+            } catch {
+                logger.error("shutter input off: \(error)", metadata: ["input": "\(input.name)"])
+            }
+        }
+        if runningInputs.isEmpty {
+            logger.notice("no shutter button or key device: presses come only through `swiftwing shutter`")
+        }
+    }
+
+    func stop() {
+        for input in inputs { input.stop() }
+        player.stop()
+        for output in outputs { output.release() }
+    }
+}
+
+/// This device's IPv4 and IPv6 addresses (not loopback), for the long press's "show the address".
+enum NetworkAddresses {
+    static func current() -> [String] {
+        var head: UnsafeMutablePointer<ifaddrs>?
+        guard getifaddrs(&head) == 0, let first = head else { return [] }
+        defer { freeifaddrs(head) }
+        var addresses: [String] = []
+        var cursor: UnsafeMutablePointer<ifaddrs>? = first
+        while let entry = cursor {
+            defer { cursor = entry.pointee.ifa_next }
+            guard let address = entry.pointee.ifa_addr, entry.pointee.ifa_flags & UInt32(IFF_LOOPBACK) == 0 else { continue }
+            let family = Int32(address.pointee.sa_family)
+            guard family == AF_INET || family == AF_INET6 else { continue }
+            var host = [CChar](repeating: 0, count: Int(NI_MAXHOST))
+            let length = socklen_t(family == AF_INET ? MemoryLayout<sockaddr_in>.size : MemoryLayout<sockaddr_in6>.size)
+            if getnameinfo(address, length, &host, socklen_t(host.count), nil, 0, NI_NUMERICHOST) == 0 {
+                let name = String(cString: entry.pointee.ifa_name)
+                addresses.append("\(name) \(String(decoding: host.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self))")
+            }
+        }
+        return addresses
+    }
+}

@@ -1,0 +1,216 @@
+import Controls
+import SwiftWingCore
+import SwiftWingTesting
+import Testing
+
+/// Runs the player's timer by hand on a fake clock, 1 ms at a time, like its thread would.
+func run(_ player: PatternPlayer, _ clock: FakeClock, forMilliseconds ms: Int) {
+    for _ in 0..<ms {
+        clock.advance(milliseconds: 1)
+        player.advance()
+    }
+}
+
+@Suite struct PatternPlayerTests {
+    @Test func theClickIsOnTheLineBeforePlayReturnsAndOffAfter15Milliseconds() {
+        let clock = FakeClock()
+        let buzzer = FakeOutput(clock: clock)
+        let player = PatternPlayer(buzzer: buzzer, clock: clock)
+        let origin = clock.now()
+        let setAt = player.play(.click)
+        #expect(buzzer.isActive)
+        #expect(setAt == origin)
+        #expect(player.advance() == origin.advanced(byNanoseconds: 15_000_000))
+        run(player, clock, forMilliseconds: 100)
+        #expect(buzzer.timeline(since: origin).map(\.0) == [0, 15])
+        #expect(buzzer.timeline(since: origin).map(\.1) == [true, false])
+        #expect(player.advance() == nil)
+    }
+
+    @Test(arguments: [
+        (BuzzerPattern.success, [0.0, 60, 140, 200]),
+        (BuzzerPattern.error, [0.0, 600]),
+        (BuzzerPattern.rateLimited, [0.0, 40, 100, 140, 200, 240]),
+        (BuzzerPattern.exportDone, [0.0, 60, 120, 180, 240, 540]),
+        (BuzzerPattern.longPress, [0.0, 200, 300, 500]),
+    ])
+    func patternsKeepTheirTiming(pattern: BuzzerPattern, expected: [Double]) {
+        let clock = FakeClock()
+        let buzzer = FakeOutput(clock: clock)
+        let player = PatternPlayer(buzzer: buzzer, clock: clock)
+        let origin = clock.now()
+        player.play(pattern)
+        run(player, clock, forMilliseconds: 1000)
+        let timeline = buzzer.timeline(since: origin)
+        #expect(timeline.map(\.0) == expected)
+        #expect(timeline.map(\.1) == expected.indices.map { $0 % 2 == 0 })
+    }
+
+    @Test func patternsAreDistinct() {
+        let all: [BuzzerPattern] = [.click, .success, .error, .rateLimited, .exportDone, .longPress]
+        #expect(Set(all.map(\.milliseconds)).count == all.count)
+        #expect(BuzzerPattern.click.durationNanoseconds <= 30_000_000)
+    }
+
+    @Test func aLateTimerDoesNotStretchThePattern() {
+        // The timer thread woke 25 ms late in the middle of "success": the steps stay on schedule.
+        let clock = FakeClock()
+        let buzzer = FakeOutput(clock: clock)
+        let player = PatternPlayer(buzzer: buzzer, clock: clock)
+        let origin = clock.now()
+        player.play(.success)
+        clock.advance(milliseconds: 85)  // first off at 60 was missed; it is applied now
+        player.advance()
+        clock.advance(milliseconds: 55)  // 140: second on
+        player.advance()
+        clock.advance(milliseconds: 60)  // 200: off
+        player.advance()
+        #expect(buzzer.timeline(since: origin).map(\.0) == [0, 85, 140, 200])
+        #expect(player.snapshot.pattern == nil)
+    }
+
+    @Test func aNewPatternReplacesThePlayingOne() {
+        let clock = FakeClock()
+        let buzzer = FakeOutput(clock: clock)
+        let player = PatternPlayer(buzzer: buzzer, clock: clock)
+        let origin = clock.now()
+        player.play(.error)
+        run(player, clock, forMilliseconds: 100)
+        player.play(.click)  // a new press while the error sounds
+        run(player, clock, forMilliseconds: 1000)
+        #expect(buzzer.timeline(since: origin).map(\.0) == [0, 100, 115])
+        #expect(buzzer.timeline(since: origin).map(\.1) == [true, true, false])
+    }
+
+    @Test func theLightGoesOutOnRequestOrAtItsLimit() {
+        let clock = FakeClock()
+        let buzzer = FakeOutput(clock: clock)
+        let light = FakeOutput(clock: clock)
+        let player = PatternPlayer(buzzer: buzzer, light: light, clock: clock)
+        let origin = clock.now()
+        player.lightOn(forAtMost: 500_000_000)
+        run(player, clock, forMilliseconds: 40)
+        player.lightOff()
+        #expect(light.timeline(since: origin).map(\.0) == [0, 40])
+        // Never told to go out: it does at its limit.
+        player.lightOn(forAtMost: 500_000_000)
+        run(player, clock, forMilliseconds: 1000)
+        #expect(light.timeline(since: origin).map(\.0) == [0, 40, 40, 540])
+        #expect(!light.isActive)
+    }
+
+    @Test func aBrokenOutputNeverStopsThePlayer() {
+        let clock = FakeClock()
+        let buzzer = FakeOutput(clock: clock)
+        let player = PatternPlayer(buzzer: buzzer, clock: clock)
+        buzzer.fail(true)
+        player.play(.error)
+        run(player, clock, forMilliseconds: 700)
+        #expect(player.snapshot.pattern == nil)
+        buzzer.fail(false)
+        player.play(.click)
+        #expect(buzzer.isActive)
+    }
+
+    @Test func theTimerThreadPlaysPatternsOnTheRealClock() async throws {
+        // The player's own thread (timerfd + eventfd) on CLOCK_MONOTONIC.
+        let buzzer = FakeOutput()
+        let player = PatternPlayer(buzzer: buzzer)
+        try player.start()
+        defer { player.stop() }
+        let origin = player.play(.success)
+        try await Task.sleep(for: .milliseconds(400))
+        let timeline = buzzer.timeline(since: origin)
+        #expect(timeline.map(\.1) == [true, false, true, false])
+        // The first step is set before `play` reads the clock; the others are never early (a timerfd
+        // does not fire early) and late only by the thread's wake-up: a loaded 2-core CI machine
+        // (load 11 while this was written) has shown 46 ms, so the bound is loose.
+        let steps = timeline.map(\.0)
+        #expect(steps.first.map { $0 <= 0 && $0 > -5 } == true, "first step at \(steps.first ?? .nan) ms")
+        for (actual, expected) in zip(steps.dropFirst(), [60.0, 140, 200]) {
+            #expect(actual >= expected && actual < expected + 150, "step at \(actual) ms, expected \(expected) ms")
+        }
+    }
+
+    @Test func stopSilencesTheBuzzerAndTheLight() {
+        let buzzer = FakeOutput()
+        let light = FakeOutput()
+        let player = PatternPlayer(buzzer: buzzer, light: light)
+        player.play(.error)
+        player.lightOn(forAtMost: 1_000_000_000)
+        player.stop()
+        #expect(!buzzer.isActive)
+        #expect(!light.isActive)
+    }
+}
+
+@Suite struct BuzzerFeedbackTests {
+    @Test func aPressClicksLightsAndRecordsItsLatency() {
+        let clock = FakeClock()
+        let buzzer = FakeOutput(clock: clock)
+        let light = FakeOutput(clock: clock)
+        let feedback = BuzzerFeedback(player: PatternPlayer(buzzer: buzzer, light: light, clock: clock), clock: clock)
+        // The kernel stamped the edge 1.2 ms before the feedback ran.
+        let press = ShutterPress(time: clock.now().advanced(byNanoseconds: -1_200_000), source: .gpio)
+        feedback.pressAccepted(press)
+        #expect(buzzer.isActive && light.isActive)
+        #expect(feedback.latency.count == 1)
+        #expect(feedback.latency.maxMicroseconds == 1200)
+        #expect(feedback.latency.summary.p50Microseconds == 1200)
+        feedback.frameCaptured(press)
+        #expect(!light.isActive)
+    }
+
+    @Test func refusalSoundsTheErrorAndPutsOutTheLight() {
+        let clock = FakeClock()
+        let buzzer = FakeOutput(clock: clock)
+        let light = FakeOutput(clock: clock)
+        let feedback = BuzzerFeedback(player: PatternPlayer(buzzer: buzzer, light: light, clock: clock), clock: clock)
+        let press = ShutterPress(time: clock.now(), source: .key)
+        feedback.pressAccepted(press)
+        clock.advance(milliseconds: 3)
+        feedback.pressRefused(press, reason: "processing queue is full")
+        #expect(feedback.player.snapshot.pattern == "error")
+        #expect(!light.isActive)
+        feedback.scanSaved(press)
+        #expect(feedback.player.snapshot.pattern == "error")  // scanSaved is silent
+    }
+
+    @Test func noticesPlayTheirPatterns() {
+        let clock = FakeClock()
+        let feedback = BuzzerFeedback(player: PatternPlayer(buzzer: FakeOutput(clock: clock), clock: clock), clock: clock)
+        let any: any PressFeedback = feedback
+        for (notice, name) in [(FeedbackNotice.booksLanded, "success"), (.rateLimited, "rate-limited"), (.exportDone, "export-done"), (.scanFailed, "error")] {
+            any.notice(notice)
+            #expect(feedback.player.snapshot.pattern == name)
+        }
+        any.longPress(ShutterPress(time: clock.now(), source: .gpio))
+        #expect(feedback.player.snapshot.pattern == "long-press")
+    }
+}
+
+@Suite struct LatencyHistogramTests {
+    @Test func percentilesComeFromTheBuckets() {
+        var histogram = LatencyHistogram()
+        #expect(histogram.percentileMicroseconds(0.5) == nil)
+        for _ in 0..<98 { histogram.record(nanoseconds: 180_000) }  // 0.18 ms → ≤ 200 µs bucket
+        histogram.record(nanoseconds: 1_400_000)  // ≤ 1500 µs
+        histogram.record(nanoseconds: 40_000_000)  // ≤ 50 ms
+        #expect(histogram.count == 100)
+        #expect(histogram.percentileMicroseconds(0.5) == 200)
+        #expect(histogram.percentileMicroseconds(0.99) == 1500)
+        #expect(histogram.percentileMicroseconds(1.0) == 40_000)  // capped at the largest seen
+        let summary = histogram.summary
+        #expect(summary.buckets.map(\.count) == [98, 1, 1])
+        #expect(summary.buckets.map(\.leMicroseconds) == [200, 1500, 50_000])
+        #expect(summary.maxMicroseconds == 40_000)
+    }
+
+    @Test func outliersAndClockMixUpsAreKept() {
+        var histogram = LatencyHistogram()
+        histogram.record(nanoseconds: -5)
+        histogram.record(nanoseconds: 3_000_000_000)
+        #expect(histogram.summary.buckets.map(\.leMicroseconds) == [10, nil])
+        #expect(histogram.percentileMicroseconds(0.99) == 3_000_000)
+    }
+}
