@@ -28,6 +28,8 @@ let package = Package(
         systemLibrary("CGPIOD", pkgConfig: "libgpiod", apt: "libgpiod-dev"),
         systemLibrary("CCurl", pkgConfig: "libcurl", apt: "libcurl4-openssl-dev"),
         systemLibrary("CSystemd", pkgConfig: "libsystemd", apt: "libsystemd-dev"),
+        // Cairo with its FreeType/fontconfig backend (cairo-ft, fontconfig come with libcairo2-dev).
+        systemLibrary("CCairo", pkgConfig: "cairo", apt: "libcairo2-dev"),
         .target(
             name: "CShim",
             linkerSettings: [.linkedLibrary("v4l2"), .linkedLibrary("jpeg")]
@@ -58,9 +60,14 @@ let package = Package(
             dependencies: ["SwiftWingCore", "Store", .product(name: "Logging", package: "swift-log")]
         ),
         .target(
+            name: "Panel",
+            dependencies: ["SwiftWingCore", "Imaging", "CCairo", "CShim", .product(name: "Logging", package: "swift-log")]
+        ),
+        .target(
             name: "Appliance",
             dependencies: [
-                "SwiftWingCore", "Imaging", "Camera", "Store", "Controls", "CSystemd", "CGPIOD", "CCurl", "CJPEG",
+                "SwiftWingCore", "Imaging", "Camera", "Store", "Controls", "Panel", "CSystemd", "CGPIOD", "CCurl", "CJPEG",
+                "CShim",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "TOMLKit", package: "TOMLKit"),
@@ -84,6 +91,11 @@ let package = Package(
             path: "Benchmarks/TalariaBench",
             exclude: ["compare-eventsource.sh", "EventSourceLinuxShim.swift"]
         ),
+        .executableTarget(
+            name: "PanelBench", dependencies: ["Panel", "Imaging", "SwiftWingCore", .product(name: "Logging", package: "swift-log")],
+            path: "Benchmarks/PanelBench"),
+        // Renders panel states into a framebuffer device and/or PNGs: the VM rig's vfb test drives it.
+        .executableTarget(name: "PanelProbe", dependencies: ["Panel"], path: "Tests/PanelProbe"),
 
         // Test doubles ship as their own module and implement the same protocols as the real parts.
         .target(name: "SwiftWingTesting", dependencies: ["SwiftWingCore", "Camera", "Imaging", "Controls"], path: "Tests/SwiftWingTesting"),
@@ -94,6 +106,9 @@ let package = Package(
         .testTarget(name: "StoreTests", dependencies: ["Store"]),
         .testTarget(name: "ControlsTests", dependencies: ["Controls", "SwiftWingTesting"]),
         .testTarget(name: "TalariaTests", dependencies: ["Talaria", "Store"], exclude: ["Fixtures"]),
+        .testTarget(
+            name: "PanelTests", dependencies: ["Panel", "SwiftWingCore", .product(name: "Logging", package: "swift-log")],
+            exclude: ["Golden"]),
         .testTarget(name: "ApplianceTests", dependencies: ["Appliance", "SwiftWingTesting"]),
         .testTarget(
             name: "SwiftWingIntegrationTests",

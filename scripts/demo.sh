@@ -18,7 +18,7 @@ rm -rf "$demo"; mkdir -p "$demo"
 args+=(--config "$demo/swiftwing.toml")
 
 start_daemon() {
-  "$bin" run "${args[@]}" --camera "synthetic:$fixtures" --panel none >>"$log" 2>&1 &
+  "$bin" run "${args[@]}" --camera "synthetic:$fixtures" --panel "png:$demo/panel.png" >>"$log" 2>&1 &
   daemon=$!
   for _ in $(seq 1 300); do
     # Up, and the camera streaming (the synthetic one decodes its photos first).

@@ -3,6 +3,7 @@ import Controls
 import Foundation
 import Imaging
 import Logging
+import Panel
 import ServiceLifecycle
 import Store
 import SwiftWingCore
@@ -47,14 +48,22 @@ public struct ApplianceDaemon: Sendable {
         let camera = CameraSupervisor(device: configuration.camera.device.description, logger: Logger(label: "camera")) {
             try makeCamera()
         }
-        let worker = BoundedWorker(name: "swiftwing-processing", capacity: configuration.imaging.queueDepth)
+        let worker = BoundedWorker(name: "sw-processing", capacity: configuration.imaging.queueDepth)
         let controls = ShutterControls(configuration: configuration, logger: Logger(label: "shutter"))
-        let feedback = controls.feedback
+        let startedAt = Date()
+        let cameraName = configuration.camera.device.description
+        // The status panel (none, a framebuffer or a PNG file); without one the daemon runs headless.
+        let panelFeeder = makePanel(logger: logger).map { panel in
+            PanelFeeder(
+                panel: panel, database: database, stateDirectory: state, camera: camera, cameraName: cameraName,
+                settings: PanelFeeder.Settings(minimumFreeBytes: Int64(configuration.minimumFreeMegabytes) * 1_048_576),
+                logger: Logger(label: "panel"))
+        }
+        // The buzzer first: its line is set before the panel records anything.
+        let feedback = FeedbackFanOut([controls.feedback] + (panelFeeder.map { [$0 as any PressFeedback] } ?? []))
         let pipeline = ScanPipeline(
             camera: camera, worker: worker, database: database, stateDirectory: state,
             settings: try pipelineSettings(), feedback: feedback, logger: Logger(label: "pipeline"))
-        let startedAt = Date()
-        let cameraName = configuration.camera.device.description
 
         let control: ControlSocketServer
         do {
@@ -71,7 +80,7 @@ public struct ApplianceDaemon: Sendable {
                         pid: getpid(), version: ApplianceInfo.version, startedAt: startedAt, camera: cameraName,
                         cameraState: camera.statusDescription, pressesAccepted: counters.accepted,
                         pressesRefused: counters.refused, processing: worker.busy, lastError: counters.lastRefusal,
-                        shutterInputs: controls.runningInputs, shutterLatency: feedback.latency.summary)
+                        shutterInputs: controls.runningInputs, shutterLatency: controls.feedback.latency.summary)
                     return ControlReply(ok: true, status: status)
                 }
             }
@@ -99,11 +108,12 @@ public struct ApplianceDaemon: Sendable {
             }
         }
 
-        let services: [any Service] = [
+        var services: [any Service] = [
             camera,
             ControlSocketService(server: control),
             WatchdogService(notifier: notifier),
         ]
+        if let panelFeeder { services.append(panelFeeder) }
         let group = ServiceGroup(
             configuration: .init(
                 services: services, gracefulShutdownSignals: [.sigterm, .sigint], cancellationSignals: [],
@@ -195,7 +205,7 @@ struct ControlSocketService: Service {
 
     func run() async throws {
         Thread.detachNewThread {
-            Thread.current.name = "swiftwing-control"
+            ThreadName.set("sw-control")
             server.serve()
         }
         try? await gracefulShutdown()

@@ -81,7 +81,7 @@ func offThePool<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async t
     @Test func jobsRunOffTheCallersThread() async throws {
         let worker = BoundedWorker(name: "sw-test-thread", capacity: 1)
         defer { worker.stop() }
-        let name = try await #require(worker.reserve()).run { Thread.current.name ?? "" }
+        let name = try await #require(worker.reserve()).run { ThreadName.current }
         #expect(name == "sw-test-thread")
     }
 

@@ -26,7 +26,7 @@ public final class BoundedWorker: Sendable {
         self.capacity = capacity
         Thread.detachNewThread { [weak self] in
             // Named from inside: shows in `top -H` and crash reports (Linux takes the first 15 bytes).
-            Thread.current.name = name
+            ThreadName.set(name)
             self?.runLoop()
         }
     }

@@ -5,4 +5,5 @@
 #include "sw_v4l2.h"
 #include "sw_jpeg.h"
 #include "sw_input.h"
+#include "sw_fb.h"
 #endif

@@ -1,0 +1,246 @@
+import Controls
+import Foundation
+import Imaging
+import Logging
+import Panel
+import ServiceLifecycle
+import Store
+import Synchronization
+import SwiftWingCore
+
+/// Keeps the status panel's model up to date from the daemon's parts: counts, the latest book and
+/// the latest scans (with their thumbnails) from the store, the idle viewfinder from the camera,
+/// the white flash on each press, and full-screen notices (camera missing, disk full).
+///
+/// Connectivity is OFFLINE until the backend client exists: nothing uploads yet, so queued scans
+/// are shown as waiting (gray). When the uploader lands it sets ``connectivity``.
+final class PanelFeeder: Service, PressFeedback, Sendable {
+    struct Settings: Sendable {
+        /// How often the store is read: 2 times a second.
+        var refreshInterval: Duration = .milliseconds(500)
+        /// Viewfinder frames per second while idle: 10.
+        var viewfinderFramesPerSecond = 10
+        /// Idle = no press for this long: 2 s.
+        var idleAfter: Duration = .seconds(2)
+        /// Long edge of a viewfinder frame handed to the panel: 320 pixels.
+        var viewfinderLongEdge = 320
+        /// A done scan leaves the strip after 5 s.
+        var doneLingers: TimeInterval = 5
+        /// Below this many free bytes the disk-full notice shows (0: never).
+        var minimumFreeBytes: Int64 = 0
+        /// Thumbnails in the strip at most.
+        var stripLength = 8
+        /// The camera-missing notice shows only after the camera has been unavailable this long
+        /// (not while it first opens or briefly reopens): 3 s.
+        var cameraGraceTime: Duration = .seconds(3)
+    }
+
+    private struct State {
+        var lastPress: ContinuousClock.Instant?
+        var thumbnails: [UUID: PanelPicture] = [:]
+        var bookCount = -1
+        var refreshNow = false
+        /// Since when the camera has been unavailable (the notice waits `cameraGraceTime`).
+        var cameraMissingSince: ContinuousClock.Instant?
+    }
+
+    let panel: StatusPanel
+    private let database: AppDatabase
+    private let spool: SpoolDirectory
+    private let stateDirectory: StateDirectory
+    private let camera: CameraSupervisor
+    private let cameraName: String
+    private let settings: Settings
+    private let logger: Logger
+    private let state = Mutex(State())
+
+    init(
+        panel: StatusPanel, database: AppDatabase, stateDirectory: StateDirectory, camera: CameraSupervisor,
+        cameraName: String, settings: Settings, logger: Logger
+    ) {
+        self.panel = panel
+        self.database = database
+        self.stateDirectory = stateDirectory
+        self.spool = SpoolDirectory(stateDirectory)
+        self.camera = camera
+        self.cameraName = cameraName
+        self.settings = settings
+        self.logger = logger
+    }
+
+    /// Until the backend client exists the device is always offline.
+    var connectivity: Connectivity { .offline }
+
+    // MARK: PressFeedback (returns at once: the panel thread draws)
+
+    func pressAccepted(_ press: ShutterPress) {
+        state.withLock { $0.lastPress = .now }
+        // The viewfinder freezes on its last frame until the press is over (idleAfter).
+        panel.flash()
+    }
+
+    func pressRefused(_ press: ShutterPress, reason: String) {
+        state.withLock { $0.refreshNow = true }
+    }
+
+    func scanSaved(_ press: ShutterPress) {
+        state.withLock { $0.refreshNow = true }
+    }
+
+    // MARK: Service
+
+    func run() async throws {
+        panel.start()
+        logger.info("status panel drawing", metadata: ["output": "\(panel.summary)"])
+        let clock = ContinuousClock()
+        var nextRefresh = clock.now
+        let frameInterval = Duration.nanoseconds(1_000_000_000 / Int64(max(1, settings.viewfinderFramesPerSecond)))
+        while !Task.isShuttingDownGracefully && !Task.isCancelled {
+            let refreshNow = state.withLock { state in
+                defer { state.refreshNow = false }
+                return state.refreshNow
+            }
+            if refreshNow || clock.now >= nextRefresh {
+                refresh()
+                nextRefresh = clock.now + settings.refreshInterval
+            }
+            let tickStart = clock.now
+            await viewfinderTick()
+            let rest = frameInterval - (clock.now - tickStart)
+            if rest > .zero { try? await cancelWhenGracefulShutdown { try await Task.sleep(for: rest) } }
+        }
+        panel.stop()
+    }
+
+    /// One viewfinder frame while idle; nothing while a press is recent or a notice is up.
+    private func viewfinderTick() async {
+        let lastPress = state.withLock { $0.lastPress }
+        if let lastPress, ContinuousClock.now - lastPress < settings.idleAfter { return }
+        if panel.model.notice != nil { return }
+        do {
+            let frame = try await camera.capture(after: .now(), timeout: .milliseconds(500))
+            let small = try YUV420Scaler().downscaled(frame, maxLongEdge: settings.viewfinderLongEdge)
+            panel.update { $0.viewfinder = PanelPicture(small) }
+        } catch {
+            // The notice (camera missing) comes from refresh(); here the picture just stops.
+            panel.update { $0.viewfinder = nil }
+        }
+    }
+
+    /// Reads the store and the camera state into the model.
+    func refresh() {
+        do {
+            let counts = try database.queue.counts()
+            let queued = (counts[.queued] ?? 0) + (counts[.uploading] ?? 0) + (counts[.analyzing] ?? 0)
+            let bookCount = try database.library.bookCount()
+            let strip = try latestTiles()
+            var latestBook: LatestBook?
+            let previousCount = state.withLock { $0.bookCount }
+            if bookCount != previousCount, bookCount > 0, let book = try database.library.books().last {
+                latestBook = LatestBook(
+                    title: book.title, authors: book.authors, isbn: book.isbn13 ?? book.isbn10, confidence: book.confidence)
+            }
+            state.withLock { $0.bookCount = bookCount }
+            let notice = currentNotice()
+            let connectivity = self.connectivity
+            panel.update { model in
+                model.connectivity = connectivity
+                model.queued = queued
+                model.library = bookCount
+                if bookCount != previousCount { model.latestBook = latestBook }
+                model.strip = strip
+                model.notice = notice
+            }
+        } catch {
+            logger.warning("panel: the store could not be read", metadata: ["error": "\(error)"])
+        }
+    }
+
+    private func currentNotice() -> PanelNotice? {
+        if settings.minimumFreeBytes > 0, let free = try? FreeSpace.availableBytes(at: stateDirectory.path),
+            free < settings.minimumFreeBytes
+        {
+            return .diskFull(freeMegabytes: Int(free / 1_048_576))
+        }
+        let unavailable = Self.cameraIsUnavailable(camera.statusDescription)
+        let since: ContinuousClock.Instant? = state.withLock { state in
+            if !unavailable {
+                state.cameraMissingSince = nil
+            } else if state.cameraMissingSince == nil {
+                state.cameraMissingSince = .now
+            }
+            return state.cameraMissingSince
+        }
+        if let since, ContinuousClock.now - since >= settings.cameraGraceTime { return .cameraMissing(device: cameraName) }
+        return nil
+    }
+
+    /// Whether `CameraSupervisor.statusDescription` says no picture is coming: "DEVICE: not available
+    /// (why)" while no camera streams, except while it first opens ("the camera is starting"), or
+    /// "DEVICE: reopening …" after an unplug or a stall. (The supervisor has no typed state for this
+    /// yet; this is the one place that reads its text.)
+    static func cameraIsUnavailable(_ status: String) -> Bool {
+        if status.contains(": not available") { return !status.contains("(the camera is starting)") }
+        return status.contains(": reopening")
+    }
+
+    /// The latest scans, newest first, with thumbnails (decoded once per scan and kept).
+    private func latestTiles() throws -> [ScanTile] {
+        let now = Date()
+        let scans = try database.queue.scans().reversed().filter { scan in
+            scan.state != .done || now.timeIntervalSince(scan.updatedAt) < settings.doneLingers
+        }.prefix(settings.stripLength)
+        var cache = state.withLock { $0.thumbnails }
+        var tiles: [ScanTile] = []
+        for scan in scans {
+            if cache[scan.id] == nil, let file = scan.thumbnailPath {
+                if let frame = try? JPEGDecoder().decode(contentsOf: spool.path(of: file)) {
+                    cache[scan.id] = PanelPicture(frame)
+                }
+            }
+            tiles.append(ScanTile(id: scan.idempotencyKey, state: Self.tileState(scan.state), thumbnail: cache[scan.id]))
+        }
+        let visible = Set(scans.map(\.id))
+        cache = cache.filter { visible.contains($0.key) }
+        state.withLock { $0.thumbnails = cache }
+        return tiles
+    }
+
+    static func tileState(_ state: ScanState) -> ScanTileState {
+        switch state {
+        case .queued: .waiting
+        case .uploading: .uploading
+        case .analyzing: .analyzing
+        case .done: .done
+        case .failed, .needsAttention: .failed
+        }
+    }
+}
+
+extension ApplianceDaemon {
+    /// The status panel for `configuration.panel`, or nil to run headless (said once, with why).
+    func makePanel(logger: Logger) -> StatusPanel? {
+        let panelLogger = Logger(label: "panel")
+        switch configuration.panel {
+        case .none:
+            return nil
+        case .png(let path):
+            do {
+                return try StatusPanel(sink: PNGSink(path: path), logger: panelLogger)
+            } catch {
+                logger.error("no status panel: \(error)")
+                return nil
+            }
+        case .framebuffer(let path):
+            do {
+                return try StatusPanel.open(framebuffer: path, logger: panelLogger)
+            } catch .noFramebuffer {
+                logger.notice("running headless: \(PanelError.noFramebuffer(device: path))")
+                return nil
+            } catch {
+                logger.error("running headless: \(error)")
+                return nil
+            }
+        }
+    }
+}

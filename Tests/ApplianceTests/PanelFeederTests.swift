@@ -1,0 +1,84 @@
+import Foundation
+import Imaging
+import Logging
+import Panel
+import Store
+import SwiftWingCore
+import Testing
+@testable import Appliance
+
+@Suite("Panel feeder")
+struct PanelFeederTests {
+    final class NullSink: PanelOutputSink {
+        let width = 320, height = 240, summary = "null"
+        func present(_ image: PanelImage, damage: [PanelRect]) throws(PanelError) {}
+    }
+
+    @Test("counts, strip with thumbnails and states, latest book and the camera notice come from the daemon's parts")
+    func feedsTheModel() async throws {
+        let directory = NSTemporaryDirectory() + "panel-feeder-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let state = StateDirectory(path: directory)
+        try state.create()
+        let spool = SpoolDirectory(state)
+        let database = try AppDatabase.inMemory()
+        // Given two queued scans, the newer one with a thumbnail
+        let frame = YUV420Frame(layout: YUV420Layout(width: 64, height: 48))
+        for i in 0..<frame.buffer.capacity { frame.buffer.bytes[i] = 128 }
+        let jpeg = try JPEGEncoder().encode(frame)
+        let older = UUID(), newer = UUID()
+        for id in [older, newer] {
+            let image = try spool.write(jpeg: jpeg, for: id)
+            let thumbnail = id == newer ? try spool.write(thumbnail: jpeg, for: id) : nil
+            _ = try database.queue.enqueue(
+                NewScan(id: id, pressedAt: .now(), pressedWallAt: Date(), frameAt: .now(), image: image, width: 64, height: 48, thumbnail: thumbnail))
+        }
+        _ = try database.queue.markUploading(older)
+        // and a camera that cannot start (still in its first attempt: the supervisor is not running)
+        let camera = CameraSupervisor(device: "/dev/video9", logger: Logger(label: "test")) {
+            throw ApplianceError("no camera")
+        }
+        let panel = try StatusPanel(sink: NullSink(), logger: Logger(label: "test"))
+        var settings = PanelFeeder.Settings()
+        settings.cameraGraceTime = .zero
+        let feeder = PanelFeeder(
+            panel: panel, database: database, stateDirectory: state, camera: camera, cameraName: "/dev/video9",
+            settings: settings, logger: Logger(label: "test"))
+
+        // When the feeder reads them
+        feeder.refresh()
+        var model = panel.model
+
+        // Then the panel shows them, newest first
+        #expect(model.connectivity == .offline)
+        #expect(model.queued == 2)
+        #expect(model.library == 0)
+        #expect(model.strip.map(\.id) == [newer.uuidString.lowercased(), older.uuidString.lowercased()])
+        #expect(model.strip.map(\.state) == [.waiting, .uploading])
+        #expect(model.strip[0].thumbnail?.frame.width == 64)
+        #expect(model.strip[1].thumbnail == nil)
+        // A camera still opening for the first time is not "missing"
+        #expect(model.notice == nil)
+        #expect(PanelFeeder.cameraIsUnavailable("/dev/video9: not available (no such device)"))
+        #expect(PanelFeeder.cameraIsUnavailable("/dev/video9: reopening (attempt 2 in 1 s) after: EIO"))
+        #expect(!PanelFeeder.cameraIsUnavailable("/dev/video9: not available (the camera is starting)"))
+        #expect(!PanelFeeder.cameraIsUnavailable("/dev/video9: streaming, 1920x1080 YU12"))
+
+        // When a book lands
+        _ = try database.library.upsert(BookRecord(isbn13: "9780465050659", title: "The Design of Everyday Things", authors: ["Don Norman"], confidence: 0.7))
+        feeder.refresh()
+        model = panel.model
+        #expect(model.library == 1)
+        #expect(model.latestBook?.title == "The Design of Everyday Things")
+        #expect(model.latestBook?.needsReview == true)
+
+        // When the camera's first attempt has failed, the notice shows (grace time zero here)
+        let run = Task { try await camera.run() }
+        for _ in 0..<100 where !camera.statusDescription.contains("no camera") { try await Task.sleep(for: .milliseconds(10)) }
+        feeder.refresh()
+        #expect(panel.model.notice == .cameraMissing(device: "/dev/video9"))
+        run.cancel()
+        _ = await run.result
+    }
+}
