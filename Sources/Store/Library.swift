@@ -88,28 +88,37 @@ public struct Library: Sendable {
 
     static func upsert(_ book: BookRecord, now: Date, _ db: Database) throws -> BookRecord {
         guard let isbn13 = book.isbn13,
-            var existing = try BookRecord.filter(BookRecord.Columns.isbn13 == isbn13).fetchOne(db)
+            let existing = try BookRecord.filter(BookRecord.Columns.isbn13 == isbn13).fetchOne(db)
         else {
             var fresh = book
             fresh.id = nil
             return try fresh.inserted(db)
         }
-        let before = existing
-        existing.isbn10 = book.isbn10 ?? existing.isbn10
-        if !book.title.isEmpty { existing.title = book.title }
-        if !book.authors.isEmpty { existing.authors = book.authors }
-        existing.format = book.format ?? existing.format
-        existing.publisher = book.publisher ?? existing.publisher
-        existing.publishedDate = book.publishedDate ?? existing.publishedDate
-        existing.pageCount = book.pageCount ?? existing.pageCount
-        existing.coverURL = book.coverURL ?? existing.coverURL
-        existing.confidence = book.confidence ?? existing.confidence
-        existing.enrichmentStatus = book.enrichmentStatus
-        existing.rawJSON = book.rawJSON ?? existing.rawJSON
-        existing.scanID = existing.scanID ?? book.scanID
-        existing.updatedAt = now
-        try existing.updateChanges(db, from: before)
-        return existing
+        let merged = existing.merged(with: book, now: now)
+        try merged.updateChanges(db, from: existing)
+        return merged
+    }
+}
+
+extension BookRecord {
+    /// This row with what a newer sighting of the same book adds: known values win over missing
+    /// ones, the row keeps its id, ISBN-13, added date and first scan.
+    func merged(with book: BookRecord, now: Date) -> BookRecord {
+        var merged = self
+        merged.isbn10 = book.isbn10 ?? isbn10
+        if !book.title.isEmpty { merged.title = book.title }
+        if !book.authors.isEmpty { merged.authors = book.authors }
+        merged.format = book.format ?? format
+        merged.publisher = book.publisher ?? publisher
+        merged.publishedDate = book.publishedDate ?? publishedDate
+        merged.pageCount = book.pageCount ?? pageCount
+        merged.coverURL = book.coverURL ?? coverURL
+        merged.confidence = book.confidence ?? confidence
+        merged.enrichmentStatus = book.enrichmentStatus
+        merged.rawJSON = book.rawJSON ?? rawJSON
+        merged.scanID = scanID ?? book.scanID
+        merged.updatedAt = now
+        return merged
     }
 }
 
@@ -121,6 +130,14 @@ extension AppDatabase {
     @discardableResult
     public func completeScan(
         _ id: UUID, books: [BookRecord], now: Date = Date()
+    ) throws(StoreError) -> (scan: ScanRecord, books: [BookRecord]) {
+        try completeScan(id, books: books, now: now, upsert: Library.upsert)
+    }
+
+    /// The transaction both `completeScan` variants share; they differ only in how a book finds its row.
+    func completeScan(
+        _ id: UUID, books: [BookRecord], now: Date,
+        upsert: @escaping (BookRecord, Date, Database) throws -> BookRecord
     ) throws(StoreError) -> (scan: ScanRecord, books: [BookRecord]) {
         try write("the scan's results were not saved (it stays analyzing and is fetched again)") { db in
             guard var scan = try ScanQueue.fetch(db, id) else { throw StoreError.scanNotFound(id) }
@@ -134,7 +151,7 @@ extension AppDatabase {
                 book.scanID = id
                 book.addedAt = now
                 book.updatedAt = now
-                saved.append(try Library.upsert(book, now: now, db))
+                saved.append(try upsert(book, now, db))
             }
             let before = scan
             scan.state = .done

@@ -114,20 +114,7 @@ extension Library {
             keyed.isbn13 = existing.isbn13
             return try upsert(keyed, now: now, db)
         }
-        var merged = existing
-        merged.isbn10 = book.isbn10 ?? existing.isbn10
-        if !book.title.isEmpty { merged.title = book.title }
-        if !book.authors.isEmpty { merged.authors = book.authors }
-        merged.format = book.format ?? existing.format
-        merged.publisher = book.publisher ?? existing.publisher
-        merged.publishedDate = book.publishedDate ?? existing.publishedDate
-        merged.pageCount = book.pageCount ?? existing.pageCount
-        merged.coverURL = book.coverURL ?? existing.coverURL
-        merged.confidence = book.confidence ?? existing.confidence
-        merged.enrichmentStatus = book.enrichmentStatus
-        merged.rawJSON = book.rawJSON ?? existing.rawJSON
-        merged.scanID = existing.scanID ?? book.scanID
-        merged.updatedAt = now
+        let merged = existing.merged(with: book, now: now)
         try merged.updateChanges(db, from: existing)
         return merged
     }
@@ -143,30 +130,6 @@ extension AppDatabase {
     public func completeScanMatchingTitles(
         _ id: UUID, books: [BookRecord], now: Date = Date()
     ) throws(StoreError) -> (scan: ScanRecord, books: [BookRecord]) {
-        try write("the scan's results were not saved (it stays analyzing and is fetched again)") { db in
-            guard var scan = try ScanQueue.fetch(db, id) else { throw StoreError.scanNotFound(id) }
-            if scan.state == .done {
-                let existing = try BookRecord.filter(BookRecord.Columns.scanID == id.uuidString.lowercased())
-                    .order(BookRecord.Columns.id).fetchAll(db)
-                return (scan, existing)
-            }
-            var saved: [BookRecord] = []
-            for var book in books {
-                book.scanID = id
-                book.addedAt = now
-                book.updatedAt = now
-                saved.append(try Library.upsertMatching(book, now: now, db))
-            }
-            let before = scan
-            scan.state = .done
-            scan.progress = 1
-            scan.jobToken = nil
-            scan.lastError = nil
-            scan.retryable = nil
-            scan.nextAttemptAt = nil
-            scan.updatedAt = now
-            try scan.updateChanges(db, from: before)
-            return (scan, saved)
-        }
+        try completeScan(id, books: books, now: now, upsert: Library.upsertMatching)
     }
 }
