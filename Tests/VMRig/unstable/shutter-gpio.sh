@@ -19,7 +19,7 @@ if [ "${SWIFTWING_VM_GUEST:-0}" != 1 ]; then
         [ -x "$f" ] || { echo "skipped: no $f (build first: swift build --build-tests)"; exit 77; }
     done
 fi
-. "$(dirname "$0")/../../scripts/vm/testlib.sh"
+. "$(dirname "$0")/../../../scripts/vm/testlib.sh"
 
 ctl=scripts/vm/gpio-sim-ctl.sh
 [ -d /sys/kernel/config/gpio-sim/swiftwing ] || { echo "skipped: no gpio-sim chip (this rig has no --gpio-sim)"; exit 77; }
