@@ -59,6 +59,11 @@ let package = Package(
             name: "Talaria",
             dependencies: ["SwiftWingCore", "Store", .product(name: "Logging", package: "swift-log")]
         ),
+        // HTTP over libcurl: one multi handle on its own thread; the uplink sees only `HTTPTransport`.
+        .target(
+            name: "HTTPEngine",
+            dependencies: ["SwiftWingCore", "CCurl", .product(name: "Logging", package: "swift-log")]
+        ),
         .target(
             name: "Panel",
             dependencies: ["SwiftWingCore", "Imaging", "CCairo", "CShim", .product(name: "Logging", package: "swift-log")]
