@@ -64,6 +64,15 @@ let package = Package(
             name: "HTTPEngine",
             dependencies: ["SwiftWingCore", "CCurl", .product(name: "Logging", package: "swift-log")]
         ),
+        // Queued scans to the backend and books into the library: upload, stream, poll, retry, cleanup.
+        .target(
+            name: "Uplink",
+            dependencies: [
+                "SwiftWingCore", "Store", "Talaria", "HTTPEngine",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ]
+        ),
         .target(
             name: "Panel",
             dependencies: ["SwiftWingCore", "Imaging", "CCairo", "CShim", .product(name: "Logging", package: "swift-log")]

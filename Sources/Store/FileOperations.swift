@@ -41,7 +41,7 @@ enum FileOperations {
         let fd = try open(path, O_RDONLY | O_CLOEXEC)
         defer { _ = Glibc.close(fd) }
         var result: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 4096)
+        var chunk = [UInt8](repeating: 0, count: 64 << 10)  // a 1 MB photo in 16 reads, not 250
         while result.count < limit {
             let wanted = min(chunk.count, limit - result.count)
             let count = try retryingOnInterrupt("read", subject: path) {

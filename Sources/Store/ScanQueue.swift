@@ -199,7 +199,124 @@ public struct ScanQueue: Sendable {
         }
     }
 
+    // MARK: The uplink
+
+    /// A transient failure (offline, 5xx, timeout…): back to `queued`, tried again from
+    /// `notBefore`. The scan is never dropped; `reason` is what `swiftwing queue` shows.
+    @discardableResult
+    public func requeue(_ id: UUID, reason: String, notBefore: Date?, now: Date = Date()) throws(StoreError) -> ScanRecord {
+        try update(id, now: now) { record in
+            record.state = .queued
+            record.lastError = reason
+            record.retryable = true
+            record.nextAttemptAt = notBefore
+        }
+    }
+
+    /// The backend failed or lost the job itself (a retryable `failed` event, results expired): the
+    /// scan is sent again as a *new* job, under a new `Idempotency-Key` (the server would answer
+    /// the old key with the old job). Job fields are cleared; `reason` is kept for the record.
+    @discardableResult
+    public func restartJob(_ id: UUID, reason: String, notBefore: Date?, now: Date = Date()) throws(StoreError) -> ScanRecord {
+        try update(id, now: now) { record in
+            record.state = .queued
+            record.lastError = reason
+            record.retryable = true
+            record.nextAttemptAt = notBefore
+            record.uploadKey = UUID().uuidString.lowercased()
+            Self.clearJob(&record)
+        }
+    }
+
+    /// A person asks for a failed scan to be tried again (`swiftwing queue retry`, a long press).
+    /// Only `failed` scans qualify; one whose job failed at the server is re-sent as a new job.
+    @discardableResult
+    public func retry(_ id: UUID, now: Date = Date()) throws(StoreError) -> ScanRecord {
+        try update(id, now: now) { record throws(StoreError) in
+            guard record.discardedAt == nil else { throw StoreError.scanDiscarded(id) }
+            guard record.state == .failed else { throw StoreError.notRetryable(id: id, state: record.state) }
+            if record.jobID != nil {
+                record.uploadKey = UUID().uuidString.lowercased()
+                Self.clearJob(&record)
+            }
+            record.state = .queued
+            record.retryable = true
+            record.nextAttemptAt = nil
+            record.lastError = "retried by a person after: " + (record.lastError ?? "a failure")
+        }
+    }
+
+    /// ``retry(_:now:)`` for every failed scan; returns their ids, oldest first.
+    @discardableResult
+    public func retryAllFailed(now: Date = Date()) throws(StoreError) -> [UUID] {
+        let failed = try scans(in: [.failed])
+        var retried: [UUID] = []
+        for scan in failed {
+            try retry(scan.id, now: now)
+            retried.append(scan.id)
+        }
+        return retried
+    }
+
+    /// Makes every waiting scan due now (the network came back: start a new round at once).
+    @discardableResult
+    public func makeWaitingScansDue(now: Date = Date()) throws(StoreError) -> Int {
+        try database.write("nothing was changed") { db in
+            try ScanRecord
+                .filter(ScanRecord.Columns.discardedAt == nil)
+                .filter(ScanRecord.Columns.state == ScanState.queued)
+                .filter(ScanRecord.Columns.nextAttemptAt != nil)
+                .updateAll(db, ScanRecord.Columns.nextAttemptAt.set(to: nil))
+        }
+    }
+
+    /// When the earliest queued scan that is waiting (for backoff or the next round) becomes due.
+    public func earliestNextAttempt() throws(StoreError) -> Date? {
+        try database.read("nothing was read") { db in
+            try Date.fetchOne(
+                db,
+                ScanRecord
+                    .select(min(ScanRecord.Columns.nextAttemptAt))
+                    .filter(ScanRecord.Columns.discardedAt == nil)
+                    .filter(ScanRecord.Columns.state == ScanState.queued))
+        }
+    }
+
+    /// Done scans that still owe the backend a cleanup, oldest first.
+    public func pendingCleanups(limit: Int? = nil) throws(StoreError) -> [ScanRecord] {
+        try database.read("nothing was read") { db in
+            var request = ScanRecord
+                .filter(ScanRecord.Columns.state == ScanState.done)
+                .filter(ScanRecord.Columns.cleanupPending == true)
+                .order(Column.rowID)
+            if let limit { request = request.limit(limit) }
+            return try request.fetchAll(db)
+        }
+    }
+
+    /// The backend acknowledged the cleanup (2xx, or 404: already clean); or a failed attempt when
+    /// `acknowledged` is false (counted, retried later).
+    @discardableResult
+    public func recordCleanup(_ id: UUID, acknowledged: Bool, now: Date = Date()) throws(StoreError) -> ScanRecord {
+        try update(id, now: now) { record in
+            if acknowledged {
+                record.cleanupPending = false
+            } else {
+                record.cleanupAttempts += 1
+            }
+        }
+    }
+
     // MARK: Helpers
+
+    static func clearJob(_ record: inout ScanRecord) {
+        record.jobID = nil
+        record.streamURL = nil
+        record.statusURL = nil
+        record.jobToken = nil
+        record.lastEventID = nil
+        record.progress = 0
+    }
 
     static func fetch(_ db: Database, _ id: UUID) throws -> ScanRecord? {
         try ScanRecord.fetchOne(db, key: id.uuidString.lowercased())

@@ -54,7 +54,7 @@ public struct NewScan: Sendable, Hashable {
 public struct ScanRecord: Identifiable, Hashable, Sendable, FetchableRecord, PersistableRecord {
     public static let databaseTableName = "scan"
 
-    /// The scan id; also the upload's `Idempotency-Key` (send ``idempotencyKey``).
+    /// The scan id; also the first job's `Idempotency-Key` (send ``idempotencyKey``).
     public var id: UUID
     public var pressedAt: MonotonicInstant
     public var pressedWallAt: Date
@@ -89,6 +89,15 @@ public struct ScanRecord: Identifiable, Hashable, Sendable, FetchableRecord, Per
     public var recovered: Bool
     /// When a person discarded the scan. A discarded scan is in no list of work.
     public var discardedAt: Date?
+    /// The `Idempotency-Key` of the current job when it is not the scan id: a job the server failed
+    /// (or lost) is re-sent under a new key, because the server would answer the old key with the
+    /// old, failed job. `nil` for the first job of every scan.
+    public var uploadKey: String?
+    /// The backend still holds this done scan's job and photo: `DELETE …/cleanup` is owed (retried
+    /// until 2xx or 404, never blocking the library).
+    public var cleanupPending: Bool = false
+    /// Cleanup requests that failed so far (for backoff and for `swiftwing queue`).
+    public var cleanupAttempts: Int = 0
 
     public init(
         id: UUID, pressedAt: MonotonicInstant, pressedWallAt: Date, frameAt: MonotonicInstant? = nil,
@@ -124,8 +133,11 @@ public struct ScanRecord: Identifiable, Hashable, Sendable, FetchableRecord, Per
         self.discardedAt = discardedAt
     }
 
-    /// The lowercase UUID string stored in the `id` column and sent as `Idempotency-Key`.
-    public var idempotencyKey: String { id.uuidString.lowercased() }
+    /// The lowercase UUID string stored in the `id` column.
+    public var idString: String { id.uuidString.lowercased() }
+
+    /// Sent as `Idempotency-Key`: the scan id, unless the scan was re-sent after its job failed.
+    public var idempotencyKey: String { uploadKey ?? idString }
 
     /// The table's columns.
     public enum Columns {
@@ -153,6 +165,9 @@ public struct ScanRecord: Identifiable, Hashable, Sendable, FetchableRecord, Per
         public static let thumbnailPath = Column("thumbnailPath")
         public static let recovered = Column("recovered")
         public static let discardedAt = Column("discardedAt")
+        public static let uploadKey = Column("uploadKey")
+        public static let cleanupPending = Column("cleanupPending")
+        public static let cleanupAttempts = Column("cleanupAttempts")
     }
 
     public init(row: Row) throws {
@@ -183,10 +198,13 @@ public struct ScanRecord: Identifiable, Hashable, Sendable, FetchableRecord, Per
         thumbnailPath = row[Columns.thumbnailPath]
         recovered = row[Columns.recovered]
         discardedAt = row[Columns.discardedAt]
+        uploadKey = row[Columns.uploadKey]
+        cleanupPending = row[Columns.cleanupPending] ?? false
+        cleanupAttempts = row[Columns.cleanupAttempts] ?? 0
     }
 
     public func encode(to container: inout PersistenceContainer) throws {
-        container[Columns.id] = idempotencyKey
+        container[Columns.id] = idString
         container[Columns.pressedAt] = Int64(bitPattern: pressedAt.nanoseconds)
         container[Columns.pressedWallAt] = pressedWallAt
         container[Columns.frameAt] = frameAt.map { Int64(bitPattern: $0.nanoseconds) }
@@ -210,6 +228,9 @@ public struct ScanRecord: Identifiable, Hashable, Sendable, FetchableRecord, Per
         container[Columns.thumbnailPath] = thumbnailPath
         container[Columns.recovered] = recovered
         container[Columns.discardedAt] = discardedAt
+        container[Columns.uploadKey] = uploadKey
+        container[Columns.cleanupPending] = cleanupPending
+        container[Columns.cleanupAttempts] = cleanupAttempts
     }
 
     /// A discarded scan, or a done one: nothing more will happen to it.
@@ -219,7 +240,7 @@ public struct ScanRecord: Identifiable, Hashable, Sendable, FetchableRecord, Per
 extension ScanRecord: CustomStringConvertible {
     /// A one-line summary for logs; never includes the job token.
     public var description: String {
-        var parts = ["scan \(idempotencyKey)", state.rawValue, "attempts=\(attempts)"]
+        var parts = ["scan \(idString)", state.rawValue, "attempts=\(attempts)"]
         if let jobID { parts.append("job=\(jobID)") }
         if progress > 0 { parts.append("progress=\(progress)") }
         if recovered { parts.append("recovered") }
@@ -234,13 +255,13 @@ extension ScanRecord: Codable {
         case id, pressedAt, pressedWallAt, frameAt, createdAt, updatedAt, state, attempts, nextAttemptAt
         case jobID = "jobId", streamURL = "streamUrl", statusURL = "statusUrl", lastEventID = "lastEventId"
         case progress, lastError, retryable, imagePath, imageSize, width, height, thumbnailPath, recovered
-        case discardedAt
+        case discardedAt, cleanupPending
     }
 
     /// The JSON form (for `swiftwing queue --json`): monotonic instants as nanoseconds, no job token.
     public func encode(to encoder: any Encoder) throws {
         var c = encoder.container(keyedBy: CodingKeys.self)
-        try c.encode(idempotencyKey, forKey: .id)
+        try c.encode(idString, forKey: .id)
         try c.encode(pressedAt.nanoseconds, forKey: .pressedAt)
         try c.encode(pressedWallAt, forKey: .pressedWallAt)
         try c.encodeIfPresent(frameAt?.nanoseconds, forKey: .frameAt)
@@ -263,6 +284,7 @@ extension ScanRecord: Codable {
         try c.encodeIfPresent(thumbnailPath, forKey: .thumbnailPath)
         try c.encode(recovered, forKey: .recovered)
         try c.encodeIfPresent(discardedAt, forKey: .discardedAt)
+        try c.encode(cleanupPending, forKey: .cleanupPending)
     }
 
     /// Reads the JSON form; the job token is never in it, so it is `nil`.
@@ -292,5 +314,6 @@ extension ScanRecord: Codable {
         thumbnailPath = try c.decodeIfPresent(String.self, forKey: .thumbnailPath)
         recovered = try c.decode(Bool.self, forKey: .recovered)
         discardedAt = try c.decodeIfPresent(Date.self, forKey: .discardedAt)
+        cleanupPending = try c.decodeIfPresent(Bool.self, forKey: .cleanupPending) ?? false
     }
 }

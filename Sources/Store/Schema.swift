@@ -95,7 +95,28 @@ extension AppDatabase {
             }
         }
 
-        // Future migrations go here, e.g. migrator.registerMigration("v2") { db in ... }
+        // v2: the uplink. A job re-sent after the server failed it gets its own Idempotency-Key;
+        // a done scan owes the backend a cleanup until it is acknowledged.
+        migrator.registerMigration("v2") { db in
+            try db.alter(table: "scan") { t in
+                t.add(column: "uploadKey", .text).check { $0 == nil || length($0) > 0 }
+                t.add(column: "cleanupPending", .boolean).notNull().defaults(to: false)
+                    .check { [0, 1].contains($0) }
+                t.add(column: "cleanupAttempts", .integer).notNull().defaults(to: 0).check { $0 >= 0 }
+            }
+            try db.create(index: "scan_on_uploadKey", on: "scan", columns: ["uploadKey"], unique: true)
+            // Only a done scan can owe a cleanup, and only for a job it had.
+            try db.execute(sql: """
+                CREATE TRIGGER scan_cleanup_needs_done_job
+                BEFORE UPDATE OF cleanupPending ON scan
+                WHEN NEW.cleanupPending = 1 AND (NEW.state <> 'done' OR NEW.jobId IS NULL)
+                BEGIN
+                    SELECT RAISE(ABORT, 'only a done scan with a job can owe a cleanup');
+                END
+                """)
+        }
+
+        // Future migrations go here: registerMigration("v3") { db in ... }
 
         return migrator
     }

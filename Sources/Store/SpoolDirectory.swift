@@ -89,6 +89,17 @@ public struct SpoolDirectory: Sendable {
         }
     }
 
+    /// The photo `fileName` (a scan's ``ScanRecord/imagePath``), for upload. At most `limit` bytes
+    /// are read: a larger file is reported as such rather than loaded.
+    public func readImage(_ fileName: String, limit: Int = 32 << 20) throws(StoreError) -> [UInt8] {
+        do {
+            return try FileOperations.readFile(path(of: fileName), limit: limit)
+        } catch {
+            throw Self.classify(error, spool: path, stateDirectory: stateDirectoryPath,
+                                consequence: "the photo \(fileName) was not read")
+        }
+    }
+
     /// Removes a scan's photo and thumbnail (after it is done or discarded), durably. Missing files are fine.
     public func remove(scan id: UUID) throws(StoreError) {
         do {

@@ -43,6 +43,10 @@ public enum StoreError: Error, Sendable, Equatable, CustomStringConvertible {
     case invalidTransition(id: UUID, from: ScanState, to: ScanState)
     /// The scan is `done`: its books are in the library and nothing more can happen to it.
     case scanAlreadyDone(UUID)
+    /// A person discarded the scan; it can no longer be retried.
+    case scanDiscarded(UUID)
+    /// Only failed scans can be retried by hand; this one is in `state`.
+    case notRetryable(id: UUID, state: ScanState)
 
     /// `<state>/device-id` exists but does not hold a UUID (or cannot be read).
     case deviceIdentityUnreadable(path: String, reason: String)
@@ -90,6 +94,11 @@ public enum StoreError: Error, Sendable, Equatable, CustomStringConvertible {
             return "scan \(id.uuidString.lowercased()) is \(from.rawValue) and cannot become \(to.rawValue)"
         case let .scanAlreadyDone(id):
             return "scan \(id.uuidString.lowercased()) is already done: its books are in the library; nothing to change"
+        case let .scanDiscarded(id):
+            return "scan \(id.uuidString.lowercased()) was discarded: it cannot be retried"
+        case let .notRetryable(id, state):
+            return "scan \(id.uuidString.lowercased()) is \(state.rawValue), not failed: "
+                + (state == .done ? "its books are already in the library" : "it is still in the queue and is retried on its own")
         case let .deviceIdentityUnreadable(path, reason):
             return "\(path) does not hold a device id (\(reason)): the backend knows this device by that id, so it "
                 + "is not replaced silently; restore the file from a backup, or delete it to make the device a new one"

@@ -40,10 +40,15 @@ public struct JobStream: Sendable {
     private var collected: [TalariaBook] = []
     private var terminalEventID = ""
 
-    public init(jobID: String, base: URL, limits: SSEParser.Limits = .default, abandonAfter: TimeInterval = 300) {
+    /// - Parameter resumingAfter: the last event id persisted before a restart: the first
+    ///   connection already sends it as `Last-Event-ID`.
+    public init(
+        jobID: String, base: URL, limits: SSEParser.Limits = .default, abandonAfter: TimeInterval = 300,
+        resumingAfter lastEventID: String? = nil
+    ) {
         self.jobID = jobID
         self.abandonAfter = abandonAfter
-        parser = SSEParser(limits: limits)
+        parser = SSEParser(limits: limits, lastEventID: lastEventID ?? "")
         decoder = TalariaStreamDecoder(base: base)
     }
 

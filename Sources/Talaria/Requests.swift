@@ -44,11 +44,12 @@ public struct ScanUploadRequest: Sendable {
     public var boundary: String
 
     /// - Parameters:
-    ///   - scanID: the scan's id, sent as `Idempotency-Key` (a re-sent scan must not be a second job).
+    ///   - idempotencyKey: the scan's ``ScanRecord/idempotencyKey`` (its id for the first job): a
+    ///     re-sent scan must not become a second job.
     ///   - jpeg: the image; one photo per request, at most ``maximumImageBytes``.
     ///   - apiKey: from the systemd credential, or `nil` when none is configured.
     public init(
-        endpoints: TalariaEndpoints, scanID: UUID, deviceID: UUID, jpeg: [UInt8], apiKey: String?, version: String,
+        endpoints: TalariaEndpoints, idempotencyKey: String, deviceID: UUID, jpeg: [UInt8], apiKey: String?, version: String,
         boundary: String = "swiftwing-" + UUID().uuidString.lowercased()
     ) {
         url = endpoints.upload
@@ -56,7 +57,7 @@ public struct ScanUploadRequest: Sendable {
         var headers: [(String, String)] = [
             ("Content-Type", "multipart/form-data; boundary=\(boundary)"),
             ("X-Device-ID", deviceID.uuidString.lowercased()),
-            ("Idempotency-Key", scanID.uuidString.lowercased()),
+            ("Idempotency-Key", idempotencyKey),
             ("User-Agent", "swiftwing/\(version)"),
             ("Accept", "application/json"),
         ]

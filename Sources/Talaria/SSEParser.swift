@@ -96,8 +96,10 @@ public struct SSEParser: Sendable {
     private var bomMatched = 0
     private var bomChecked = false
 
-    public init(limits: Limits = .default) {
+    /// - Parameter lastEventID: the id a resumed stream continues after (persisted across a restart).
+    public init(limits: Limits = .default, lastEventID: String = "") {
         self.limits = limits
+        self.lastEventID = lastEventID
     }
 
     /// Parses `chunk`, calling `emit` for each event completed by it, in order. Events completed

@@ -228,7 +228,7 @@ struct RequestTests {
         let device = UUID(uuidString: "D0D0D0D0-0000-4000-8000-000000000002")!
         let jpeg: [UInt8] = [0xFF, 0xD8, 0xFF, 0xE0, 0x0D, 0x0A, 0xFF, 0xD9]
         let request = ScanUploadRequest(
-            endpoints: TalariaEndpoints(base: URL(string: "https://api.example.org/")!), scanID: scan, deviceID: device,
+            endpoints: TalariaEndpoints(base: URL(string: "https://api.example.org/")!), idempotencyKey: scan.uuidString.lowercased(), deviceID: device,
             jpeg: jpeg, apiKey: "sk-secret", version: "0.1.0", boundary: "BOUNDARY")
         let expected = Array("--BOUNDARY\r\nContent-Disposition: form-data; name=\"photos[]\"; filename=\"spine.jpg\"\r\n".utf8)
             + Array("Content-Type: image/jpeg\r\n\r\n".utf8) + jpeg + Array("\r\n--BOUNDARY--\r\n".utf8)
@@ -241,7 +241,7 @@ struct RequestTests {
         #expect(headers["User-Agent"] == "swiftwing/0.1.0")
         #expect(!request.redactedHeaders.map(\.value).joined().contains("sk-secret"))
         let anonymous = ScanUploadRequest(
-            endpoints: TalariaEndpoints(base: URL(string: "https://api.example.org/")!), scanID: scan, deviceID: device,
+            endpoints: TalariaEndpoints(base: URL(string: "https://api.example.org/")!), idempotencyKey: scan.uuidString.lowercased(), deviceID: device,
             jpeg: jpeg, apiKey: nil, version: "0.1.0")
         #expect(!anonymous.headers.contains { $0.name == "Authorization" })
     }

@@ -1,0 +1,86 @@
+import Dispatch
+import Foundation
+import Store
+import Synchronization
+
+/// Runs blocking Store work (SQLite commits with fsync, spool reads and unlinks) on one serial
+/// dispatch queue of its own, so it never blocks the cooperative pool the uplink's tasks run on.
+final class StoreLane: Sendable {
+    private let queue = DispatchQueue(label: "swiftwing.uplink.store", qos: .utility)
+
+    @discardableResult
+    func run<T: Sendable>(_ body: @escaping @Sendable () throws(StoreError) -> T) async throws(StoreError) -> T {
+        let result: Result<T, StoreError> = await withCheckedContinuation { continuation in
+            queue.async { continuation.resume(returning: Result { () throws(StoreError) -> T in try body() }) }
+        }
+        return try result.get()
+    }
+}
+
+/// Wakes the scheduler: a new scan, a free slot, the network back, a person's retry. Rings are
+/// not counted: one ring or many before the next `wait` wake it once.
+final class Doorbell: Sendable {
+    private struct State {
+        var rung = false
+        var waiter: CheckedContinuation<Void, Never>?
+    }
+
+    private let state = Mutex(State())
+
+    func ring() {
+        let waiter = state.withLock { state -> CheckedContinuation<Void, Never>? in
+            if let waiter = state.waiter {
+                state.waiter = nil
+                return waiter
+            }
+            state.rung = true
+            return nil
+        }
+        waiter?.resume()
+    }
+
+    /// Returns when rung (or already rung since the last wait), after `timeout` seconds, or on
+    /// cancellation. One waiter at a time (the scheduler).
+    func wait(timeout: TimeInterval) async {
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask { try? await Task.sleep(for: .seconds(max(timeout, 0.001))) }
+            group.addTask { await self.waitForRing() }
+            await group.next()
+            group.cancelAll()
+            // Whichever finished first, the other must end too: a pending ring-waiter is released.
+            self.releaseWaiter()
+        }
+    }
+
+    private func waitForRing() async {
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                let resumeNow = state.withLock { state -> Bool in
+                    if state.rung || Task.isCancelled {
+                        state.rung = false
+                        return true
+                    }
+                    state.waiter = continuation
+                    return false
+                }
+                if resumeNow { continuation.resume() }
+            }
+        } onCancel: {
+            self.releaseWaiter()
+        }
+    }
+
+    private func releaseWaiter() {
+        let waiter = state.withLock { state -> CheckedContinuation<Void, Never>? in
+            defer { state.waiter = nil }
+            return state.waiter
+        }
+        waiter?.resume()
+    }
+}
+
+/// Sleeps until `date` (or at once when it has passed); throws on cancellation.
+func sleep(until date: Date) async throws {
+    let seconds = date.timeIntervalSinceNow
+    if seconds > 0 { try await Task.sleep(for: .seconds(seconds)) }
+}
