@@ -80,7 +80,8 @@ let package = Package(
         .target(
             name: "Appliance",
             dependencies: [
-                "SwiftWingCore", "Imaging", "Camera", "Store", "Controls", "Panel", "CSystemd", "CGPIOD", "CCurl", "CJPEG",
+                "SwiftWingCore", "Imaging", "Camera", "Store", "Controls", "Panel", "Talaria", "HTTPEngine", "Uplink",
+                "CSystemd", "CGPIOD", "CCurl", "CJPEG",
                 "CShim",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),

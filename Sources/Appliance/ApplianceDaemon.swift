@@ -7,6 +7,7 @@ import Panel
 import ServiceLifecycle
 import Store
 import SwiftWingCore
+import Uplink
 
 /// `swiftwing run`: opens the state directory, the camera and the control socket and serves
 /// presses until SIGTERM (or SIGINT), then stops every part cleanly.
@@ -27,6 +28,7 @@ public struct ApplianceDaemon: Sendable {
         let state = StateDirectory(path: configuration.stateDirectory)
         let lock: StateDirectoryLock
         let database: AppDatabase
+        let deviceID: UUID
         do {
             try state.create()
             lock = try StateDirectoryLock.acquire(stateDirectory: state)
@@ -37,7 +39,7 @@ public struct ApplianceDaemon: Sendable {
             } else {
                 logger.warning("reconciled spool and queue: \(report)")
             }
-            let deviceID = try DeviceIdentity.loadOrCreate(stateDirectory: state)
+            deviceID = try DeviceIdentity.loadOrCreate(stateDirectory: state)
             logger.info("state directory ready", metadata: ["state_directory": "\(state.path)", "device_id": "\(deviceID)"])
         } catch {
             throw ApplianceError(error.description)
@@ -52,15 +54,23 @@ public struct ApplianceDaemon: Sendable {
         let controls = ShutterControls(configuration: configuration, logger: Logger(label: "shutter"))
         let startedAt = Date()
         let cameraName = configuration.camera.device.description
+        // The backend link (none without backend.url: scans then wait in the queue).
+        let uplinkEvents = UplinkEventRouter()
+        let uplink = try DaemonUplink.make(
+            configuration: configuration, database: database, state: state, deviceID: deviceID, router: uplinkEvents,
+            logger: logger)
         // The status panel (none, a framebuffer or a PNG file); without one the daemon runs headless.
         let panelFeeder = makePanel(logger: logger).map { panel in
             PanelFeeder(
                 panel: panel, database: database, stateDirectory: state, camera: camera, cameraName: cameraName,
                 settings: PanelFeeder.Settings(minimumFreeBytes: Int64(configuration.minimumFreeMegabytes) * 1_048_576),
-                logger: Logger(label: "panel"))
+                logger: Logger(label: "panel"), connectivity: { uplink?.panelConnectivity ?? .offline })
         }
         // The buzzer first: its line is set before the panel records anything.
-        let feedback = FeedbackFanOut([controls.feedback] + (panelFeeder.map { [$0 as any PressFeedback] } ?? []))
+        let feedback = FeedbackFanOut(
+            [controls.feedback] + (panelFeeder.map { [$0 as any PressFeedback] } ?? [])
+                + (uplink.map { [UplinkDoorbellFeedback(uplink: $0.service) as any PressFeedback] } ?? []))
+        uplinkEvents.connect(feedback: feedback, panel: panelFeeder)
         let pipeline = ScanPipeline(
             camera: camera, worker: worker, database: database, stateDirectory: state,
             settings: try pipelineSettings(), feedback: feedback, logger: Logger(label: "pipeline"))
@@ -80,8 +90,12 @@ public struct ApplianceDaemon: Sendable {
                         pid: getpid(), version: ApplianceInfo.version, startedAt: startedAt, camera: cameraName,
                         cameraState: camera.statusDescription, pressesAccepted: counters.accepted,
                         pressesRefused: counters.refused, processing: worker.busy, lastError: counters.lastRefusal,
-                        shutterInputs: controls.runningInputs, shutterLatency: controls.feedback.latency.summary)
+                        shutterInputs: controls.runningInputs, shutterLatency: controls.feedback.latency.summary,
+                        uplink: uplink?.status)
                     return ControlReply(ok: true, status: status)
+                case .retry, .discard:
+                    return await QueueCommands(database: database, spool: SpoolDirectory(state), uplink: uplink?.service)
+                        .handle(request)
                 }
             }
         } catch {
@@ -114,6 +128,7 @@ public struct ApplianceDaemon: Sendable {
             WatchdogService(notifier: notifier),
         ]
         if let panelFeeder { services.append(panelFeeder) }
+        if let uplink { services.append(uplink.service) }
         let group = ServiceGroup(
             configuration: .init(
                 services: services, gracefulShutdownSignals: [.sigterm, .sigint], cancellationSignals: [],
@@ -131,6 +146,7 @@ public struct ApplianceDaemon: Sendable {
             try? await Task.sleep(for: .milliseconds(20))
         }
         worker.stop()
+        uplink?.engine.shutdown()
         lock.release()
         logger.info("stopped")
     }

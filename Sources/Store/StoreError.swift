@@ -43,6 +43,8 @@ public enum StoreError: Error, Sendable, Equatable, CustomStringConvertible {
     case invalidTransition(id: UUID, from: ScanState, to: ScanState)
     /// The scan is `done`: its books are in the library and nothing more can happen to it.
     case scanAlreadyDone(UUID)
+    /// Not a scan id (a UUID).
+    case invalidScanID(String)
     /// A person discarded the scan; it can no longer be retried.
     case scanDiscarded(UUID)
     /// Only failed scans can be retried by hand; this one is in `state`.
@@ -94,6 +96,8 @@ public enum StoreError: Error, Sendable, Equatable, CustomStringConvertible {
             return "scan \(id.uuidString.lowercased()) is \(from.rawValue) and cannot become \(to.rawValue)"
         case let .scanAlreadyDone(id):
             return "scan \(id.uuidString.lowercased()) is already done: its books are in the library; nothing to change"
+        case let .invalidScanID(text):
+            return "\"\(text)\" is not a scan id: copy one from `swiftwing queue` (a UUID)"
         case let .scanDiscarded(id):
             return "scan \(id.uuidString.lowercased()) was discarded: it cannot be retried"
         case let .notRetryable(id, state):

@@ -9,7 +9,7 @@ struct SwiftWingCommand: AsyncParsableCommand {
         commandName: "swiftwing",
         abstract: "Book-scanning kiosk: press the shutter, the shelf becomes a library.",
         version: ApplianceInfo.version,
-        subcommands: [Run.self, Shutter.self, Status.self, Queue.self, Doctor.self]
+        subcommands: [Run.self, Shutter.self, Status.self, Queue.self, Library.self, Doctor.self]
     )
 }
 
@@ -119,11 +119,93 @@ extension SwiftWingCommand {
         }
     }
 
-    struct Queue: ParsableCommand {
+    struct Queue: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "List the scans in the queue (newest first). Works with or without the daemon.")
+            abstract: "The scans on their way to the library: list them, retry failed ones, discard one.",
+            subcommands: [List.self, Retry.self, Discard.self], defaultSubcommand: List.self)
+
+        struct List: ParsableCommand {
+            static let configuration = CommandConfiguration(
+                abstract: "List the scans in the queue (newest first). Works with or without the daemon.")
+
+            @OptionGroup var common: CommonOptions
+
+            @Flag(help: "Print stable JSON (documented in README.md).")
+            var json = false
+
+            func run() throws {
+                let configuration = try common.load()
+                do {
+                    let report = try QueueReport.gather(configuration: configuration)
+                    print(json ? report.json() : report.text())
+                } catch let error as ApplianceError {
+                    throw CommandFailure(error.description)
+                }
+            }
+        }
+
+        struct Retry: AsyncParsableCommand {
+            static let configuration = CommandConfiguration(
+                abstract: "Send a failed scan (or every failed scan) again; its photo was kept.")
+
+            @OptionGroup var common: CommonOptions
+
+            @Argument(help: "The scan's id, from `swiftwing queue`.")
+            var id: String?
+
+            @Flag(help: "Retry every failed scan.")
+            var all = false
+
+            func validate() throws {
+                guard (id != nil) != all else { throw ValidationError("give one scan id, or --all") }
+            }
+
+            func run() async throws {
+                let reply = try await perform(ControlRequest(command: .retry, scanId: id, all: all ? true : nil), common)
+                if let ids = reply.scanIds {
+                    print(ids.isEmpty ? "no failed scans" : ids.joined(separator: "\n"))
+                } else if let id = reply.scanId {
+                    print(id)
+                }
+            }
+        }
+
+        struct Discard: AsyncParsableCommand {
+            static let configuration = CommandConfiguration(
+                abstract: "Give up on a scan: its work stops and its photo is deleted (the row stays, marked discarded).")
+
+            @OptionGroup var common: CommonOptions
+
+            @Argument(help: "The scan's id, from `swiftwing queue`.")
+            var id: String
+
+            func run() async throws {
+                let reply = try await perform(ControlRequest(command: .discard, scanId: id), common)
+                print(reply.scanId ?? id)
+            }
+        }
+
+        static func perform(_ request: ControlRequest, _ common: CommonOptions) async throws -> ControlReply {
+            let configuration = try common.load()
+            let reply: ControlReply
+            do {
+                reply = try await QueueAction.perform(request, configuration: configuration)
+            } catch {
+                throw CommandFailure(error.description)
+            }
+            guard reply.ok else { throw CommandFailure(reply.error ?? "refused, no reason given") }
+            return reply
+        }
+    }
+
+    struct Library: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "List the books in the library (oldest first). Works with or without the daemon.")
 
         @OptionGroup var common: CommonOptions
+
+        @Option(help: "Only books whose title, authors or ISBN match these words.")
+        var search: String?
 
         @Flag(help: "Print stable JSON (documented in README.md).")
         var json = false
@@ -131,9 +213,9 @@ extension SwiftWingCommand {
         func run() throws {
             let configuration = try common.load()
             do {
-                let report = try QueueReport.gather(configuration: configuration)
+                let report = try LibraryReport.gather(configuration: configuration, search: search)
                 print(json ? report.json() : report.text())
-            } catch let error as ApplianceError {
+            } catch {
                 throw CommandFailure(error.description)
             }
         }

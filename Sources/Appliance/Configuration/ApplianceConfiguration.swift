@@ -95,9 +95,22 @@ public struct ApplianceConfiguration: Equatable, Sendable {
     }
 
     public struct Backend: Equatable, Sendable {
+        /// No URL: the daemon runs without an uplink and scans stay queued.
         public var url: String?
         /// A file holding the API key. Default: `$CREDENTIALS_DIRECTORY/api-key` (systemd credentials).
         public var apiKeyFile: String?
+        /// CA certificates (PEM) to trust for the backend instead of the system's (a private CA).
+        public var caFile: String?
+        /// Jobs in flight at once, each from upload to its terminal state.
+        public var concurrency = 3
+        /// Status polls of one job are at least this far apart (the backend allows one per 2 s).
+        public var pollIntervalSeconds = 2.0
+        /// While offline, the backend is probed this often so queued scans go out soon after it returns.
+        public var probeIntervalSeconds = 15.0
+        /// After a round of 3 failed attempts a scan waits this long (or for the network to return).
+        public var roundIntervalSeconds = 180.0
+        /// A progress stream without a terminal event this long is abandoned for polling.
+        public var streamAbandonSeconds = 300.0
     }
 
     /// The shutter button on a GPIO line and shutter keys on input devices (`[shutter]`).

@@ -207,6 +207,24 @@ extension ConfigurationKey {
         ConfigurationKey(section: "backend", name: "api_key_file", kind: .string, example: "\"/etc/swiftwing/api-key\"") {
             $0.backend.apiKeyFile = try absolutePath($1)
         },
+        ConfigurationKey(section: "backend", name: "ca_file", kind: .string, example: "\"/etc/swiftwing/backend-ca.pem\"") {
+            $0.backend.caFile = try absolutePath($1)
+        },
+        ConfigurationKey(section: "backend", name: "concurrency", kind: .integer, example: "3") {
+            $0.backend.concurrency = try integer($1, in: 1...16)
+        },
+        ConfigurationKey(section: "backend", name: "poll_interval_seconds", kind: .double, example: "2.0") {
+            $0.backend.pollIntervalSeconds = try double($1, in: 2...300)
+        },
+        ConfigurationKey(section: "backend", name: "probe_interval_seconds", kind: .double, example: "15.0") {
+            $0.backend.probeIntervalSeconds = try double($1, in: 0.5...3600)
+        },
+        ConfigurationKey(section: "backend", name: "round_interval_seconds", kind: .double, example: "180.0") {
+            $0.backend.roundIntervalSeconds = try double($1, in: 1...86_400)
+        },
+        ConfigurationKey(section: "backend", name: "stream_abandon_seconds", kind: .double, example: "300.0") {
+            $0.backend.streamAbandonSeconds = try double($1, in: 5...3600)
+        },
         ConfigurationKey(section: "panel", name: "output", kind: .string, example: "\"fb:/dev/fb0\"") {
             $0.panel = try PanelOutput(parsing: string($1))
         },

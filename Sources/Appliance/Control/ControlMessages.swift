@@ -8,12 +8,20 @@ public struct ControlRequest: Codable, Equatable, Sendable {
         case shutter
         /// The daemon's live state (camera, processing, counts).
         case status
+        /// Queue failed scans again: the one in `scanId`, or all of them with `all`.
+        case retry
+        /// Discard the scan in `scanId`: its work stops and its photo is deleted.
+        case discard
     }
 
     public var command: Command
+    public var scanId: String?
+    public var all: Bool?
 
-    public init(command: Command) {
+    public init(command: Command, scanId: String? = nil, all: Bool? = nil) {
         self.command = command
+        self.scanId = scanId
+        self.all = all
     }
 }
 
@@ -26,10 +34,25 @@ public struct ControlReply: Codable, Equatable, Sendable {
     public var error: String?
     /// For `status`.
     public var status: DaemonStatus?
+    /// For `retry`: the scans queued again.
+    public var scanIds: [String]? = nil
 
     public static func refused(_ reason: String) -> ControlReply {
         ControlReply(ok: false, scanId: nil, error: reason, status: nil)
     }
+}
+
+/// The backend link's state, as `swiftwing status --json` prints it under `daemon.uplink`.
+public struct UplinkStatus: Codable, Equatable, Sendable {
+    /// `online`, `offline`, `rate-limited`, `unauthorized` or `unknown` (no answer yet).
+    public var connectivity: String
+    /// Seconds until uploads resume after a 429 (0 when not paused).
+    public var rateLimitRemainingSeconds: Int
+    public var jobsInFlight: Int
+    public var concurrency: Int
+    /// Scheme, host and path of the backend (never credentials).
+    public var backend: String
+    public var lastProblem: String?
 }
 
 /// The daemon's live state, as `swiftwing status --json` prints it under `daemon`.
@@ -47,4 +70,6 @@ public struct DaemonStatus: Codable, Equatable, Sendable {
     public var shutterInputs: [String]? = nil
     /// Press (kernel event timestamp) to buzzer line set, GPIO and key presses.
     public var shutterLatency: LatencySummary? = nil
+    /// The backend link; absent when no backend is configured.
+    public var uplink: UplinkStatus? = nil
 }

@@ -12,8 +12,8 @@ import SwiftWingCore
 /// the latest scans (with their thumbnails) from the store, the idle viewfinder from the camera,
 /// the white flash on each press, and full-screen notices (camera missing, disk full).
 ///
-/// Connectivity is OFFLINE until the backend client exists: nothing uploads yet, so queued scans
-/// are shown as waiting (gray). When the uploader lands it sets ``connectivity``.
+/// Connectivity comes from the uplink (OFFLINE when no backend is configured); a refused key also
+/// shows the full-screen "unauthorized" notice.
 final class PanelFeeder: Service, PressFeedback, Sendable {
     struct Settings: Sendable {
         /// How often the store is read: 2 times a second.
@@ -53,11 +53,14 @@ final class PanelFeeder: Service, PressFeedback, Sendable {
     private let settings: Settings
     private let logger: Logger
     private let state = Mutex(State())
+    private let connectivitySource: @Sendable () -> Connectivity
 
     init(
         panel: StatusPanel, database: AppDatabase, stateDirectory: StateDirectory, camera: CameraSupervisor,
-        cameraName: String, settings: Settings, logger: Logger
+        cameraName: String, settings: Settings, logger: Logger,
+        connectivity: @escaping @Sendable () -> Connectivity = { .offline }
     ) {
+        self.connectivitySource = connectivity
         self.panel = panel
         self.database = database
         self.stateDirectory = stateDirectory
@@ -68,8 +71,12 @@ final class PanelFeeder: Service, PressFeedback, Sendable {
         self.logger = logger
     }
 
-    /// Until the backend client exists the device is always offline.
-    var connectivity: Connectivity { .offline }
+    var connectivity: Connectivity { connectivitySource() }
+
+    /// Something changed (books landed, a scan moved on): redraw at the next tick, not in 500 ms.
+    func refreshSoon() {
+        state.withLock { $0.refreshNow = true }
+    }
 
     // MARK: PressFeedback (returns at once: the panel thread draws)
 
@@ -172,6 +179,7 @@ final class PanelFeeder: Service, PressFeedback, Sendable {
             return state.cameraMissingSince
         }
         if let since, ContinuousClock.now - since >= settings.cameraGraceTime { return .cameraMissing(device: cameraName) }
+        if connectivity == .unauthorized { return .backendUnauthorized }
         return nil
     }
 

@@ -115,8 +115,9 @@ public struct QueueReport: Encodable, Sendable {
         guard !scans.isEmpty else { return "the queue is empty" }
         let formatter = ISO8601DateFormatter()
         return scans.map { scan in
-            var line = "\(scan.idempotencyKey)  \(scan.state.rawValue.padding(toLength: 15, withPad: " ", startingAt: 0)) "
+            var line = "\(scan.idString)  \(scan.state.rawValue.padding(toLength: 15, withPad: " ", startingAt: 0)) "
                 + "\(formatter.string(from: scan.createdAt))  \(scan.width)x\(scan.height)  \(scan.imageSize / 1024) KiB"
+            if scan.discardedAt != nil { line += "  discarded" }
             if scan.attempts > 0 { line += "  attempts \(scan.attempts)" }
             if let error = scan.lastError { line += "  — \(error)" }
             return line
@@ -130,4 +131,35 @@ func stableJSON(_ value: some Encodable) -> String {
     encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
     encoder.dateEncodingStrategy = .iso8601
     return String(decoding: (try? encoder.encode(value)) ?? Data("{}".utf8), as: UTF8.self)
+}
+
+/// `swiftwing library`: the books, oldest first.
+public struct LibraryReport: Encodable, Sendable {
+    public var books: [BookRecord]
+
+    public static func gather(configuration: ApplianceConfiguration, search: String? = nil) throws(ApplianceError) -> LibraryReport {
+        do {
+            let database = try AppDatabase.openReadOnly(StateDirectory(path: configuration.stateDirectory))
+            if let search, !search.isEmpty { return LibraryReport(books: try database.library.searchBooks(matching: search)) }
+            return LibraryReport(books: try database.library.books())
+        } catch {
+            throw ApplianceError(error.description)
+        }
+    }
+
+    public func json() -> String { stableJSON(self) }
+
+    public func text() -> String {
+        guard !books.isEmpty else { return "the library is empty" }
+        var lines = books.map { book in
+            var line = "\((book.isbn13 ?? book.isbn10 ?? "no ISBN").padding(toLength: 13, withPad: " ", startingAt: 0))  "
+                + book.title
+            if !book.authors.isEmpty { line += " — " + book.authors.joined(separator: ", ") }
+            if let date = book.publishedDate { line += " (\(date))" }
+            if book.needsReview { line += "  [review]" }
+            return line
+        }
+        lines.append("\(books.count) book\(books.count == 1 ? "" : "s")")
+        return lines.joined(separator: "\n")
+    }
 }
