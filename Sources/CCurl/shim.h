@@ -1,1 +1,61 @@
 #include <curl/curl.h>
+#include <sys/prctl.h>
+
+// Typed wrappers for libcurl's variadic functions and the macros Swift cannot import.
+// Nothing else lives here; HTTPEngine's CurlEngine is the only caller.
+
+static inline CURLcode sw_curl_easy_setopt_long(CURL *easy, CURLoption option, long value) {
+    return curl_easy_setopt(easy, option, value);
+}
+
+static inline CURLcode sw_curl_easy_setopt_string(CURL *easy, CURLoption option, const char *value) {
+    return curl_easy_setopt(easy, option, value);
+}
+
+static inline CURLcode sw_curl_easy_setopt_pointer(CURL *easy, CURLoption option, void *value) {
+    return curl_easy_setopt(easy, option, value);
+}
+
+static inline CURLcode sw_curl_easy_setopt_off_t(CURL *easy, CURLoption option, curl_off_t value) {
+    return curl_easy_setopt(easy, option, value);
+}
+
+static inline CURLcode sw_curl_easy_setopt_slist(CURL *easy, CURLoption option, struct curl_slist *value) {
+    return curl_easy_setopt(easy, option, value);
+}
+
+/// The signature of CURLOPT_WRITEFUNCTION and CURLOPT_HEADERFUNCTION.
+typedef size_t (*sw_curl_data_callback)(char *data, size_t size, size_t count, void *context);
+
+static inline CURLcode sw_curl_easy_set_write_callback(CURL *easy, sw_curl_data_callback callback, void *context) {
+    CURLcode result = curl_easy_setopt(easy, CURLOPT_WRITEFUNCTION, callback);
+    return result != CURLE_OK ? result : curl_easy_setopt(easy, CURLOPT_WRITEDATA, context);
+}
+
+static inline CURLcode sw_curl_easy_set_header_callback(CURL *easy, sw_curl_data_callback callback, void *context) {
+    CURLcode result = curl_easy_setopt(easy, CURLOPT_HEADERFUNCTION, callback);
+    return result != CURLE_OK ? result : curl_easy_setopt(easy, CURLOPT_HEADERDATA, context);
+}
+
+static inline CURLcode sw_curl_easy_getinfo_long(CURL *easy, CURLINFO info, long *value) {
+    return curl_easy_getinfo(easy, info, value);
+}
+
+static inline CURLcode sw_curl_easy_getinfo_off_t(CURL *easy, CURLINFO info, curl_off_t *value) {
+    return curl_easy_getinfo(easy, info, value);
+}
+
+static inline CURLMcode sw_curl_multi_setopt_long(CURLM *multi, CURLMoption option, long value) {
+    return curl_multi_setopt(multi, option, value);
+}
+
+static inline CURLcode sw_curl_global_init_default(void) { return curl_global_init(CURL_GLOBAL_DEFAULT); }
+
+static inline curl_version_info_data *sw_curl_version_info(void) { return curl_version_info(CURLVERSION_NOW); }
+
+static inline size_t sw_curl_write_pause(void) { return CURL_WRITEFUNC_PAUSE; }
+
+static inline int sw_curl_pause_continue(void) { return CURLPAUSE_CONT; }
+
+/// Names the calling thread (top -H, ps -L); prctl is variadic. At most 15 characters are kept.
+static inline int sw_curl_name_current_thread(const char *name) { return prctl(PR_SET_NAME, name, 0, 0, 0); }
