@@ -120,6 +120,10 @@ let package = Package(
         .testTarget(name: "CameraTests", dependencies: ["Camera", "SwiftWingTesting"]),
         .testTarget(name: "StoreTests", dependencies: ["Store"]),
         .testTarget(name: "ControlsTests", dependencies: ["Controls", "SwiftWingTesting"]),
+        .testTarget(name: "HTTPEngineTests", dependencies: ["HTTPEngine"]),
+        .testTarget(
+            name: "UplinkTests",
+            dependencies: ["Uplink", "Store", "Talaria", "HTTPEngine", .product(name: "Logging", package: "swift-log")]),
         .testTarget(name: "TalariaTests", dependencies: ["Talaria", "Store"], exclude: ["Fixtures"]),
         .testTarget(
             name: "PanelTests", dependencies: ["Panel", "SwiftWingCore", .product(name: "Logging", package: "swift-log")],
