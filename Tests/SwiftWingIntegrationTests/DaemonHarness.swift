@@ -45,10 +45,13 @@ final class DaemonHarness: @unchecked Sendable {
         ["--config", configPath, "--state-dir", stateDirectory, "--control-socket", socketPath]
     }
 
-    /// An empty config file, so a config in /etc on the test machine never leaks in.
+    /// TOML for the daemon's config file (set before the first command).
+    var configText = "# test\n"
+
+    /// The config file (only `configText`), so a config in /etc on the test machine never leaks in.
     lazy var configPath: String = {
         let path = root.appendingPathComponent("swiftwing.toml").path
-        _ = FileManager.default.createFile(atPath: path, contents: Data("# test\n".utf8))
+        _ = FileManager.default.createFile(atPath: path, contents: Data(configText.utf8))
         return path
     }()
 
@@ -136,6 +139,10 @@ final class DaemonHarness: @unchecked Sendable {
     struct QueueEntry: Decodable {
         var id: String
         var state: String
+        var lastError: String?
+        var jobId: String?
+        var cleanupPending: Bool?
+        var discardedAt: String?
         var imagePath: String
         var imageSize: Int
         var width: Int

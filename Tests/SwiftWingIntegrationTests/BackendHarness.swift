@@ -1,0 +1,178 @@
+import Foundation
+import Testing
+
+/// Runs the real reference backend (`talaria-reference`) as a child process on a loopback port, and
+/// reads its `/_stats` and queues faults on `/_faults` with the real `curl` command.
+final class BackendHarness: @unchecked Sendable {
+    let port: Int
+    let root: URL
+    var arguments: [String]
+    private(set) var process: Process?
+    let logPath: String
+
+    static let binary: String = {
+        URL(fileURLWithPath: DaemonHarness.binary).deletingLastPathComponent().appendingPathComponent("talaria-reference").path
+    }()
+
+    /// `arguments` are talaria-reference flags (faults per run, delays); tests use short delays.
+    init(arguments: [String] = [], port: Int? = nil) throws {
+        root = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("talaria-it-\(UUID().uuidString.prefix(8))")
+        try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
+        logPath = root.appendingPathComponent("backend.log").path
+        self.arguments = ["--recognition-delay-ms", "200", "--retry-ms", "100", "--ping-interval-ms", "1000"] + arguments
+        self.port = try port ?? Self.freePort()
+    }
+
+    deinit {
+        stop(signal: SIGKILL)
+        try? FileManager.default.removeItem(at: root)
+    }
+
+    var url: String { "http://127.0.0.1:\(port)/" }
+
+    /// Starts it and waits for its "listening" line (its port answering).
+    func start() throws {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: Self.binary)
+        process.arguments = ["--host", "127.0.0.1", "--port", "\(port)"] + arguments
+        if !FileManager.default.fileExists(atPath: logPath) { _ = FileManager.default.createFile(atPath: logPath, contents: nil) }
+        let log = try FileHandle(forWritingTo: URL(fileURLWithPath: logPath))
+        log.seekToEndOfFile()
+        process.standardOutput = log
+        process.standardError = log
+        try process.run()
+        self.process = process
+        let deadline = Date().addingTimeInterval(30)
+        while Date() < deadline {
+            guard process.isRunning else { throw HarnessError("talaria-reference exited during start:\n\(self.log)") }
+            if (try? stats()) != nil { return }
+            Thread.sleep(forTimeInterval: 0.05)
+        }
+        throw HarnessError("talaria-reference did not answer on port \(port) within 30 s:\n\(self.log)")
+    }
+
+    func stop(signal: Int32 = SIGTERM) {
+        guard let process, process.isRunning else { return }
+        kill(process.processIdentifier, signal)
+        process.waitUntilExit()
+        self.process = nil
+    }
+
+    var log: String { (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? "" }
+
+    /// `/_stats` as JSON.
+    func stats() throws -> [String: Any] {
+        let data = try curl(["-sS", "--max-time", "5", url + "_stats"])
+        guard let object = try JSONSerialization.jsonObject(with: data) as? [String: Any] else {
+            throw HarnessError("/_stats is not a JSON object")
+        }
+        return object
+    }
+
+    func stat(_ key: String) -> Int { ((try? stats())?[key] as? Int) ?? -1 }
+
+    /// Queues faults, each consumed by the next request of its kind.
+    func queueFaults(_ faults: [String]) throws {
+        let body = try JSONSerialization.data(withJSONObject: ["faults": faults])
+        _ = try curl(["-sS", "--max-time", "5", "-X", "POST", "-H", "Content-Type: application/json",
+                      "--data-binary", String(decoding: body, as: UTF8.self), url + "_faults"])
+    }
+
+    private func curl(_ arguments: [String]) throws -> Data {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/curl")
+        process.arguments = arguments
+        let out = Pipe()
+        process.standardOutput = out
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        let data = out.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        guard process.terminationStatus == 0 else {
+            throw HarnessError("curl \(arguments.joined(separator: " ")) exited with \(process.terminationStatus)")
+        }
+        return data
+    }
+
+    /// A port nothing listens on right now (bound and released), so a backend can come back on it.
+    static func freePort() throws -> Int {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = 0
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard bound == 0 else { throw HarnessError("bind failed: \(errno)") }
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        _ = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
+        }
+        return Int(UInt16(bigEndian: address.sin_port))
+    }
+}
+
+extension DaemonHarness {
+    /// A daemon configured for fast tests against `backend`.
+    static func forBackend(_ backend: BackendHarness, extraConfig: String = "") throws -> DaemonHarness {
+        let harness = try DaemonHarness(extraArguments: ["--backend", backend.url])
+        harness.configText = """
+            [backend]
+            probe_interval_seconds = 0.5
+            round_interval_seconds = 2.0
+            stream_abandon_seconds = 6.0
+            \(extraConfig)
+            """
+        return harness
+    }
+
+    /// Waits until `condition` holds for the queue listing.
+    func waitForQueue(
+        _ what: String, within seconds: Double = 60, sourceLocation: SourceLocation = #_sourceLocation,
+        _ condition: ([QueueEntry]) -> Bool
+    ) throws {
+        let deadline = Date().addingTimeInterval(seconds)
+        var last: [QueueEntry] = []
+        while Date() < deadline {
+            if let queue = try? queue() {
+                last = queue
+                if condition(queue) { return }
+            }
+            Thread.sleep(forTimeInterval: 0.1)
+        }
+        Issue.record(
+            "timed out after \(seconds) s waiting for: \(what); queue: \(last.map { "\($0.id.prefix(8)) \($0.state) \($0.lastError ?? "")" })\n\(log.suffix(4000))",
+            sourceLocation: sourceLocation)
+        throw HarnessError("timed out waiting for: \(what)")
+    }
+
+    func waitUntilDone(_ ids: [String], within seconds: Double = 60, sourceLocation: SourceLocation = #_sourceLocation) throws {
+        try waitForQueue("\(ids.count) scans done", within: seconds, sourceLocation: sourceLocation) { queue in
+            ids.allSatisfy { id in queue.contains { $0.id == id && $0.state == "done" } }
+        }
+    }
+
+    struct LibraryBook: Decodable {
+        var isbn13: String?
+        var title: String
+        var scanId: String?
+    }
+
+    func library() throws -> [LibraryBook] {
+        let result = run(["library", "--json"] + commonArguments)
+        guard result.status == 0 else { throw HarnessError("library --json failed: \(result.error)") }
+        struct Listing: Decodable { var books: [LibraryBook] }
+        return try JSONDecoder().decode(Listing.self, from: Data(result.output.utf8)).books
+    }
+
+    func statusJSON() -> [String: Any] {
+        let output = run(["status", "--json"] + commonArguments).output
+        return (try? JSONSerialization.jsonObject(with: Data(output.utf8))) as? [String: Any] ?? [:]
+    }
+
+    var connectivity: String? {
+        ((statusJSON()["daemon"] as? [String: Any])?["uplink"] as? [String: Any])?["connectivity"] as? String
+    }
+}

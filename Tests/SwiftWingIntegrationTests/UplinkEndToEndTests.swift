@@ -1,0 +1,209 @@
+import Foundation
+import Testing
+
+/// Issue 3's main job and fault suite: the real daemon (synthetic camera) and the real reference
+/// backend as separate processes on loopback, real HTTP through libcurl, a real SQLite queue.
+@Suite(.serialized) struct UplinkEndToEndTests {
+    /// ISBN-13 of an ISBN-10 or ISBN-13 as the backend sent it (the library stores ISBN-13).
+    static func isbn13(_ raw: String) -> String {
+        let digits = raw.filter { $0.isNumber || $0 == "X" }
+        guard digits.count == 10 else { return digits }
+        let core = "978" + digits.prefix(9)
+        let sum = core.enumerated().reduce(0) { $0 + Int(String($1.element))! * ($1.offset % 2 == 0 ? 1 : 3) }
+        return core + String((10 - sum % 10) % 10)
+    }
+
+    /// Every ISBN the backend returned for `jobs` (all of them when nil), as ISBN-13.
+    static func backendISBNs(_ stats: [String: Any], jobs: Set<String>? = nil) -> Set<String> {
+        let byJob = stats["booksByJob"] as? [String: [String]] ?? [:]
+        return Set(byJob.filter { jobs?.contains($0.key) ?? true }.flatMap(\.value).map(isbn13))
+    }
+
+    @Test func scansGoOutOnlineQueueOfflineAndDrainWhenTheBackendReturns() throws {
+        let backend = try BackendHarness()
+        try backend.start()
+        let harness = try DaemonHarness.forBackend(backend)
+        try harness.startDaemon()
+
+        // Online: three presses become books.
+        var online: [String] = []
+        for _ in 1...3 {
+            let (id, result) = harness.press()
+            try #require(id != nil, "press refused: \(result.error)")
+            online.append(id!)
+        }
+        try harness.waitUntilDone(online)
+        let firstStats = try backend.stats()
+        #expect(firstStats["jobsCreated"] as? Int == 3)
+        #expect((firstStats["cleanups"] as? [String])?.count == 3)
+        #expect(harness.connectivity == "online")
+
+        // Offline: the backend stops; presses keep queueing and the device says offline.
+        backend.stop()
+        var offline: [String] = []
+        for _ in 1...4 {
+            let (id, result) = harness.press()
+            try #require(id != nil, "press refused while offline: \(result.error)")
+            offline.append(id!)
+        }
+        try harness.waitForQueue("offline scans waiting") { queue in
+            offline.allSatisfy { id in queue.contains { $0.id == id && $0.state == "queued" && $0.lastError != nil } }
+        }
+        #expect(harness.connectivity == "offline")
+
+        // Back online: everything drains, each scan one job, books once.
+        try backend.start()
+        try harness.waitUntilDone(offline, within: 90)
+        let stats = try backend.stats()
+        #expect(stats["jobsCreated"] as? Int == 4)
+        let perKey = stats["uploadsByIdempotencyKey"] as? [String: Int] ?? [:]
+        #expect(Set(perKey.keys) == Set(offline))
+        let library = try harness.library()
+        #expect(library.count == Set(library.compactMap(\.isbn13)).count + library.filter { $0.isbn13 == nil }.count)
+        let landed = Set(library.compactMap(\.isbn13))
+        #expect(Self.backendISBNs(stats).isSubset(of: landed))
+        #expect(Self.backendISBNs(firstStats).isSubset(of: landed))
+        #expect(!harness.spoolFiles().contains { $0.hasSuffix(".jpg") }, "photos of done scans are deleted")
+        #expect(!harness.log.contains("sk-"), "no secret in the log")
+    }
+
+    @Test func kill9DuringUploadStreamAndCleanupLosesNothingAndMakesNoSecondJob() throws {
+        let backend = try BackendHarness(arguments: ["--recognition-delay-ms", "2500"])
+        try backend.start()
+        let harness = try DaemonHarness.forBackend(backend)
+        try harness.startDaemon()
+
+        // 1. During the upload: the server holds the request for 2 s.
+        try backend.queueFaults(["upload:slow:2000"])
+        let (duringUpload, _) = harness.press()
+        let uploadID = try #require(duringUpload)
+        let deadline = Date().addingTimeInterval(20)
+        while backend.stat("uploads") < 1, Date() < deadline { Thread.sleep(forTimeInterval: 0.05) }
+        harness.killDaemon(signal: SIGKILL)
+        try harness.startDaemon()
+        try harness.waitUntilDone([uploadID])
+
+        // 2. During the stream: the job takes 2.5 s; kill once the scan is analyzing.
+        let (duringStream, _) = harness.press()
+        let streamID = try #require(duringStream)
+        try harness.waitForQueue("analyzing") { $0.contains { $0.id == streamID && $0.state == "analyzing" } }
+        harness.killDaemon(signal: SIGKILL)
+        try harness.startDaemon()
+        try harness.waitUntilDone([streamID])
+
+        // 3. Between the commit and the cleanup: the cleanup hangs 3 s; kill once the scan is done.
+        try backend.queueFaults(["cleanup:slow:3000"])
+        let (duringCleanup, _) = harness.press()
+        let cleanupID = try #require(duringCleanup)
+        try harness.waitUntilDone([cleanupID])
+        harness.killDaemon(signal: SIGKILL)
+        #expect(try harness.queue().first { $0.id == cleanupID }?.cleanupPending == true)
+        try harness.startDaemon()
+        try harness.waitForQueue("the owed cleanup is sent after the restart", within: 30) { queue in
+            queue.first { $0.id == cleanupID }?.cleanupPending == false
+        }
+
+        let stats = try backend.stats()
+        let jobs = stats["jobByIdempotencyKey"] as? [String: String] ?? [:]
+        #expect(stats["jobsCreated"] as? Int == 3, "one job per scan, never two: \(jobs)")
+        #expect(Set(jobs.keys) == [uploadID, streamID, cleanupID])
+        #expect((stats["uploadsByIdempotencyKey"] as? [String: Int])?[uploadID] ?? 0 >= 1)
+        #expect(stats["streamsOpened"] as? Int ?? 0 >= 3, "the interrupted stream was opened again")
+        let queue = try harness.queue()
+        #expect(queue.allSatisfy { $0.state == "done" && $0.cleanupPending == false })
+        let library = try harness.library()
+        #expect(Self.backendISBNs(stats).isSubset(of: Set(library.compactMap(\.isbn13))))
+        #expect(library.count == Set(library.map { $0.isbn13 ?? $0.title }).count, "each book once")
+    }
+
+    /// One daemon, one backend, one fault per press: every fault of issue 3 item 7.
+    @Test func everyBackendFaultEndsWithBooksOrAClearFailure() throws {
+        let backend = try BackendHarness(arguments: ["--time-scale", "1"])
+        try backend.start()
+        let harness = try DaemonHarness.forBackend(backend)
+        try harness.startDaemon()
+
+        func pressWith(_ faults: [String]) throws -> String {
+            try backend.queueFaults(faults)
+            let (id, result) = harness.press()
+            return try #require(id, "press refused: \(result.error)")
+        }
+        func doneAfter(_ faults: [String], within: Double = 45) throws -> String {
+            let id = try pressWith(faults)
+            try harness.waitUntilDone([id], within: within)
+            return id
+        }
+        func failedAfter(_ faults: [String], reasonContains: String) throws -> String {
+            let id = try pressWith(faults)
+            try harness.waitForQueue("\(faults) fails") { $0.contains { $0.id == id && $0.state == "failed" } }
+            let entry = try #require(try harness.queue().first { $0.id == id })
+            #expect(entry.lastError?.lowercased().contains(reasonContains.lowercased()) == true, "\(faults): \(entry.lastError ?? "")")
+            #expect(FileManager.default.fileExists(atPath: harness.spoolDirectory + "/\(id).jpg"), "the photo is kept")
+            return id
+        }
+
+        // Transient upload failures: retried within the round.
+        for fault in ["upload:500", "upload:503", "upload:html", "upload:drop", "upload:slow:800"] {
+            _ = try doneAfter([fault])
+        }
+        // 429 in every form: the device reports the pause, then the scan goes out.
+        for fault in ["upload:429-ms:1500", "upload:429-seconds:2", "upload:429-date:2", "upload:429-reset:1500", "upload:429-legacy:2"] {
+            let id = try pressWith([fault])
+            var sawPause = false
+            let deadline = Date().addingTimeInterval(10)
+            while !sawPause, Date() < deadline {
+                sawPause = harness.connectivity == "rate-limited"
+                Thread.sleep(forTimeInterval: 0.05)
+            }
+            #expect(sawPause, "\(fault): the device did not report rate-limited")
+            try harness.waitUntilDone([id])
+        }
+        // Stream faults: resumed, polled or decoded tolerantly; books land once.
+        let resumesBefore = backend.stat("resumes")
+        _ = try doneAfter(["stream:drop-after:2"])
+        #expect(backend.stat("resumes") > resumesBefore, "the dropped stream was resumed with Last-Event-ID")
+        for fault in ["stream:malformed", "stream:duplicate-terminal", "stream:results-key", "stream:complete-alias",
+                      "stream:progress-100", "stream:slow:500"] {
+            _ = try doneAfter([fault])
+        }
+        let fetchesBefore = backend.stat("resultsFetches")
+        _ = try doneAfter(["stream:stripped"])
+        #expect(backend.stat("resultsFetches") > fetchesBefore, "a stripped completion fetches the results")
+        let pollsBefore = backend.stat("statusPolls")
+        _ = try doneAfter(["stream:timeout-event"])
+        _ = try doneAfter(["stream:huge-line"])
+        #expect(backend.stat("statusPolls") > pollsBefore, "timeout event and 10 MB line fall back to polling")
+        let badISBN = try doneAfter(["stream:bad-isbn"])
+        let retried = try doneAfter(["stream:failed-retryable"])
+        let jobs = try backend.stats()["jobByIdempotencyKey"] as? [String: String] ?? [:]
+        #expect(jobs[retried] != nil && jobs.count >= 2)
+        // No stream at all: polled, at most one status request per 2 s.
+        _ = try doneAfter(["upload:envelope:status-only"])
+        _ = try doneAfter(["upload:no-stream", "status:404"])
+        // A stream that never ends is abandoned (6 s here) for polling.
+        _ = try doneAfter(["stream:never-end"], within: 60)
+
+        // Permanent failures keep the photo and say why; a retry sends it again.
+        _ = try failedAfter(["upload:413"], reasonContains: "too large")
+        _ = try failedAfter(["upload:400-invalid-file"], reasonContains: "refused the photo")
+        _ = try failedAfter(["stream:failed"], reasonContains: "could not recognise")
+        let unauthorized = try failedAfter(["upload:401"], reasonContains: "api key")
+        #expect(harness.connectivity == "unauthorized")
+        let retry = harness.run(["queue", "retry", unauthorized] + harness.commonArguments)
+        #expect(retry.status == 0, "\(retry.error)")
+        try harness.waitUntilDone([unauthorized])
+        #expect(harness.connectivity == "online")
+
+        // The library: every book once; the book with a bad checksum kept, without an ISBN.
+        let library = try harness.library()
+        #expect(library.count == Set(library.map { $0.isbn13 ?? "title:" + $0.title }).count)
+        #expect(library.contains { $0.scanId == badISBN && $0.isbn13 == nil }, "the bad-checksum book is kept without ISBN")
+        #expect(try harness.queue().allSatisfy { $0.state == "done" || $0.state == "failed" })
+    }
+
+    @Test func plainHTTPToAnotherHostIsRefusedWithAdvice() throws {
+        let harness = try DaemonHarness(extraArguments: ["--backend", "http://192.0.2.10/"])
+        #expect(throws: HarnessError.self) { try harness.startDaemon() }
+        #expect(harness.log.contains("use https://"), "\(harness.log)")
+    }
+}
