@@ -1,21 +1,57 @@
 #!/usr/bin/env bash
-# The main job on one machine: the daemon on the synthetic camera (the shelf photos), a few presses,
-# a SIGKILL and a restart, more presses; then where every scan went.
-# Usage: scripts/demo.sh [path/to/swiftwing]
+# The main job on one machine: the reference backend and the daemon on the synthetic camera (the
+# shelf photos); presses online, a power cut (kill -9) and restart, a spell offline (backend
+# stopped) while pressing continues, reconnection and drain, a rate limit; then the library.
+# The status panel is drawn into $demo/panel.png, and copied at each stage (panel-*.png).
+# Usage: scripts/demo.sh [path/to/swiftwing] [path/to/talaria-reference]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bin=${1:-.build/debug/swiftwing}
+backend_bin=${2:-$(dirname "$bin")/talaria-reference}
 demo=${SWIFTWING_DEMO_DIR:-/tmp/swiftwing-demo}
 fixtures=${SWIFTWING_FIXTURES:-$(cd .. && pwd)/shared/fixtures/shelves}
 [ -d "$fixtures" ] || fixtures=/work/shared/fixtures/shelves
 state="$demo/state"
 socket="$demo/control.sock"
 log="$demo/daemon.log"
+backend_log="$demo/backend.log"
 args=(--state-dir "$state" --control-socket "$socket")
 
 rm -rf "$demo"; mkdir -p "$demo"
-: > "$demo/swiftwing.toml"
+# A throwaway key for this run: the backend demands it, the daemon reads it from a credential file.
+head -c 24 /dev/urandom | od -An -tx1 | tr -d ' \n' > "$demo/api-key"; chmod 600 "$demo/api-key"
+port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])' 2>/dev/null || echo 18787)
+url="http://127.0.0.1:$port/"
+cat > "$demo/swiftwing.toml" <<EOF
+[backend]
+url = "$url"
+api_key_file = "$demo/api-key"
+probe_interval_seconds = 1.0
+round_interval_seconds = 5.0
+EOF
 args+=(--config "$demo/swiftwing.toml")
+
+daemon=""; backend=""
+cleanup() {
+  [ -n "$daemon" ] && kill -TERM "$daemon" 2>/dev/null && wait "$daemon" 2>/dev/null
+  [ -n "$backend" ] && kill -TERM "$backend" 2>/dev/null && wait "$backend" 2>/dev/null
+  true
+}
+trap cleanup EXIT
+
+start_backend() {
+  "$backend_bin" --port "$port" --api-key-file "$demo/api-key" --recognition-delay-ms 1500 --retry-ms 1000 \
+    >>"$backend_log" 2>&1 &
+  backend=$!
+  for _ in $(seq 1 300); do
+    grep -q "listening on" "$backend_log" 2>/dev/null && curl -fsS "$url"_stats >/dev/null 2>&1 && return 0
+    kill -0 "$backend" 2>/dev/null || { echo "backend exited; log:"; cat "$backend_log"; exit 1; }
+    sleep 0.1
+  done
+  echo "backend did not come up; log:"; cat "$backend_log"; exit 1
+}
+
+stop_backend() { kill -TERM "$backend"; wait "$backend" 2>/dev/null || true; backend=""; : > "$backend_log"; }
 
 start_daemon() {
   "$bin" run "${args[@]}" --camera "synthetic:$fixtures" --panel "png:$demo/panel.png" >>"$log" 2>&1 &
@@ -34,26 +70,61 @@ press() {
   if id=$("$bin" shutter "${args[@]}" 2>&1); then echo "  press -> scan $id"; else echo "  ${id#Error: }"; fi
 }
 
-echo "== SwiftWing demo: state in $state, photos from $fixtures"
+# Scans still on their way (queued, uploading or analyzing).
+in_flight() { "$bin" queue "${args[@]}" | grep -cE ' (queued|uploading|analyzing) ' || true; }
+
+wait_drained() {
+  for _ in $(seq 1 "${1:-600}"); do
+    [ "$(in_flight)" = 0 ] && return 0
+    sleep 0.2
+  done
+  echo "  (still in flight after the wait:)"; "$bin" queue "${args[@]}"
+}
+
+uplink_line() { "$bin" status "${args[@]}" | grep -E '^backend:' || true; }
+snapshot() { sleep 0.6; [ -f "$demo/panel.png" ] && cp "$demo/panel.png" "$demo/panel-$1.png" && echo "  panel: $demo/panel-$1.png"; }
+
+echo "== SwiftWing demo: state in $state, photos from $fixtures, backend $url"
+start_backend
 start_daemon
-echo "== daemon running (pid $daemon); pressing the shutter 4 times"
-for _ in 1 2 3 4; do press; done
-echo "== power cut: kill -9 the daemon, then start it again"
+echo "== online: pressing the shutter 3 times"
+for _ in 1 2 3; do press; done
+snapshot analyzing
+wait_drained
+uplink_line
+snapshot online
+echo "== power cut: 2 presses, kill -9 the daemon at once, start it again"
+for _ in 1 2; do press; done
 kill -9 "$daemon"; wait "$daemon" 2>/dev/null || true
 start_daemon
-echo "== daemon back (pid $daemon); 3 more presses"
-for _ in 1 2 3; do press; done
+wait_drained
+echo "== offline: the backend stops; 4 presses queue on the device"
+stop_backend
+for _ in 1 2 3 4; do press; done
+sleep 1.5
+uplink_line
+snapshot offline
+"$bin" queue "${args[@]}" | grep -E ' queued ' | sed 's/^/  /' | cut -c1-150 || true
+echo "== the backend returns: the queue drains"
+start_backend
+wait_drained
+uplink_line
+snapshot drained
+echo "== rate limit: the backend answers the next upload with 429 Retry-After: 5"
+curl -fsS -X POST -H 'Content-Type: application/json' --data '{"faults":["upload:429-seconds:5"]}' "$url"_faults >/dev/null
+press; press
+sleep 1.5
+uplink_line
+snapshot rate-limited
+wait_drained
+snapshot done
 echo
 "$bin" status "${args[@]}"
 echo
-echo "== the queue (every scan durable, one row each)"
-"$bin" queue "${args[@]}"
+echo "== the library"
+"$bin" library "${args[@]}"
 echo
-echo "== the JPEGs in the spool"
-for f in "$state"/spool/*.jpg; do
-  case "$f" in *.thumb.jpg) continue ;; esac
-  printf '  %s  %s\n' "$(basename "$f")" "$(file -b "$f" | grep -o '[0-9]*x[0-9]*' | tail -1) $(stat -c %s "$f") bytes"
-done
-kill -TERM "$daemon"; wait "$daemon" 2>/dev/null || true
+echo "== the backend's view: jobs created (one per scan), cleanups"
+curl -fsS "$url"_stats | grep -E '"(jobsCreated|uploads|resumes)"' | sed 's/^ */  /' || true
 echo
-echo "== daemon stopped with SIGTERM; its log is $log"
+echo "== logs: daemon $log, backend $backend_log; panel pictures $demo/panel-*.png"

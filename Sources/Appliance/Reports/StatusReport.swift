@@ -19,6 +19,8 @@ public struct StatusReport: Codable, Sendable {
         public var shutterInputs: [String]?
         /// Press (kernel event timestamp) to buzzer line set: count, p50/p99/max/mean in µs, buckets.
         public var shutterLatency: LatencySummary?
+        /// The backend link: connectivity, rate-limit countdown, jobs in flight.
+        public var uplink: UplinkStatus?
         /// Why no daemon answered, when it did not.
         public var reason: String?
     }
@@ -43,7 +45,7 @@ public struct StatusReport: Codable, Sendable {
                     running: true, pid: status.pid, version: status.version, startedAt: status.startedAt,
                     camera: status.camera, cameraState: status.cameraState, pressesAccepted: status.pressesAccepted,
                     pressesRefused: status.pressesRefused, processing: status.processing, lastError: status.lastError,
-                    shutterInputs: status.shutterInputs, shutterLatency: status.shutterLatency)
+                    shutterInputs: status.shutterInputs, shutterLatency: status.shutterLatency, uplink: status.uplink)
             }
         } catch {
             daemon.reason = error.description
@@ -69,6 +71,15 @@ public struct StatusReport: Codable, Sendable {
             lines.append("camera:  \(daemon.camera ?? "?") — \(daemon.cameraState ?? "?")")
             lines.append("presses: \(daemon.pressesAccepted ?? 0) saved, \(daemon.pressesRefused ?? 0) refused, \(daemon.processing ?? 0) in flight")
             if let lastError = daemon.lastError { lines.append("last refusal: \(lastError)") }
+            if let uplink = daemon.uplink {
+                var line = "backend: \(uplink.connectivity)"
+                if uplink.rateLimitRemainingSeconds > 0 { line += " (uploads resume in \(uplink.rateLimitRemainingSeconds) s)" }
+                line += ", \(uplink.jobsInFlight)/\(uplink.concurrency) jobs in flight — \(uplink.backend)"
+                if uplink.connectivity != "online", let problem = uplink.lastProblem { line += "\n         \(problem)" }
+                lines.append(line)
+            } else {
+                lines.append("backend: none configured (backend.url): scans stay queued on the device")
+            }
             if let inputs = daemon.shutterInputs { lines.append("shutter: \(inputs.isEmpty ? "control socket only" : inputs.joined(separator: "; "))") }
             if let latency = daemon.shutterLatency, latency.count > 0 {
                 lines.append("press→buzzer: p50 \(latency.p50Microseconds ?? 0) µs, p99 \(latency.p99Microseconds ?? 0) µs over \(latency.count) presses")
