@@ -107,6 +107,10 @@ let package = Package(
             exclude: ["compare-eventsource.sh", "EventSourceLinuxShim.swift"]
         ),
         .executableTarget(
+            name: "UplinkBench",
+            dependencies: ["Uplink", "Store", "Talaria", "HTTPEngine", .product(name: "Logging", package: "swift-log")],
+            path: "Benchmarks/UplinkBench"),
+        .executableTarget(
             name: "PanelBench", dependencies: ["Panel", "Imaging", "SwiftWingCore", .product(name: "Logging", package: "swift-log")],
             path: "Benchmarks/PanelBench"),
         // Renders panel states into a framebuffer device and/or PNGs: the VM rig's vfb test drives it.

@@ -1,0 +1,221 @@
+// UplinkBench: what the backend link costs on top of the server, on loopback.
+//
+//  1. press → books committed: a scan is queued, the uplink uploads it (real libcurl), follows its
+//     stream from the real reference backend and commits its books; the server's configured
+//     recognition delay is subtracted, leaving the client's own overhead (plus loopback HTTP and
+//     the server's own handling, which this cannot separate). Goal: < 20 ms median.
+//  2. drain: N scans queued while the backend is down; the backend starts; scans/min until all
+//     are done (bounded by concurrency × the server's delay: both are printed).
+//  3. memory: this process's RSS while N scans are queued and `concurrency` streams are open.
+//
+// Usage: swift run -c release UplinkBench [--scans 50] [--drain 500] [--delay-ms 100] [--fixture F]
+import Foundation
+import HTTPEngine
+import Logging
+import Store
+import Talaria
+import Uplink
+
+struct BenchError: Error, CustomStringConvertible {
+    var description: String
+    init(_ description: String) { self.description = description }
+}
+
+func option(_ name: String, _ fallback: Int) -> Int {
+    guard let index = CommandLine.arguments.firstIndex(of: name), index + 1 < CommandLine.arguments.count else { return fallback }
+    return Int(CommandLine.arguments[index + 1]) ?? fallback
+}
+
+func stringOption(_ name: String) -> String? {
+    guard let index = CommandLine.arguments.firstIndex(of: name), index + 1 < CommandLine.arguments.count else { return nil }
+    return CommandLine.arguments[index + 1]
+}
+
+let pressCount = option("--scans", 50)
+let drainCount = option("--drain", 500)
+let delayMs = option("--delay-ms", 100)
+
+func fixturePath() -> String {
+    if let path = stringOption("--fixture") { return path }
+    let here = URL(fileURLWithPath: FileManager.default.currentDirectoryPath)
+    let candidates: [String?] = [
+        ProcessInfo.processInfo.environment["SWIFTWING_FIXTURES"].map { $0 + "/two_shelves.jpg" },
+        here.deletingLastPathComponent().appendingPathComponent("shared/fixtures/shelves/two_shelves.jpg").path,
+        here.deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("shared/fixtures/shelves/two_shelves.jpg").path,
+        "/work/shared/fixtures/shelves/two_shelves.jpg",
+    ]
+    for case let candidate? in candidates where FileManager.default.fileExists(atPath: candidate) {
+        return candidate
+    }
+    return "/work/shared/fixtures/shelves/two_shelves.jpg"
+}
+
+func residentMegabytes() -> Double {
+    guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8),
+        let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") })
+    else { return -1 }
+    let kilobytes = Double(line.split(separator: " ").dropFirst().first ?? "0") ?? 0
+    return kilobytes / 1024
+}
+
+func freePort() -> Int {
+    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    defer { close(fd) }
+    var address = sockaddr_in()
+    address.sin_family = sa_family_t(AF_INET)
+    address.sin_addr.s_addr = inet_addr("127.0.0.1")
+    _ = withUnsafePointer(to: &address) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+    }
+    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+    _ = withUnsafeMutablePointer(to: &address) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
+    }
+    return Int(UInt16(bigEndian: address.sin_port))
+}
+
+/// The reference backend as a child process.
+final class Backend: @unchecked Sendable {
+    let port: Int
+    var process: Process?
+    let extra: [String]
+
+    init(port: Int, extra: [String]) {
+        self.port = port
+        self.extra = extra
+    }
+
+    func start() throws {
+        let binary = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("talaria-reference")
+        let process = Process()
+        process.executableURL = binary
+        process.arguments = ["--port", "\(port)", "--retry-ms", "1000", "--log-level", "warning"] + extra
+        let out = Pipe()
+        process.standardOutput = out
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        self.process = process
+        // Its one line on stdout says it listens.
+        var line = Data()
+        while !String(decoding: line, as: UTF8.self).contains("\n") {
+            let chunk = out.fileHandleForReading.availableData
+            if chunk.isEmpty { throw BenchError("talaria-reference exited before listening") }
+            line.append(chunk)
+        }
+    }
+
+    func stop() {
+        guard let process else { return }
+        process.terminate()
+        process.waitUntilExit()
+        self.process = nil
+    }
+}
+
+func percentile(_ sorted: [Double], _ p: Double) -> Double {
+    sorted.isEmpty ? .nan : sorted[min(sorted.count - 1, Int((Double(sorted.count - 1) * p).rounded()))]
+}
+
+func format(_ value: Double) -> String { String(format: "%.1f", value) }
+
+@main
+struct UplinkBench {
+    static func main() async throws {
+        LoggingSystem.bootstrap { label in
+            var handler = StreamLogHandler.standardError(label: label)
+            handler.logLevel = .error
+            return handler
+        }
+        let jpeg = try [UInt8](Data(contentsOf: URL(fileURLWithPath: fixturePath())))
+        print("UplinkBench: fixture \(jpeg.count) bytes, server recognition delay \(delayMs) ms, \(ProcessInfo.processInfo.activeProcessorCount) CPUs")
+        let port = freePort()
+        let backend = Backend(port: port, extra: ["--recognition-delay-ms", "\(delayMs)"])
+        try backend.start()
+        defer { backend.stop() }
+
+        let directory = NSTemporaryDirectory() + "swiftwing-uplinkbench-" + UUID().uuidString
+        let state = StateDirectory(path: directory)
+        try state.create()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let database = try AppDatabase.open(state)
+        let spool = SpoolDirectory(state)
+        let engine = CurlEngine()
+        defer { engine.shutdown() }
+
+        final class Landed: @unchecked Sendable {
+            let lock = NSCondition()
+            var times: [UUID: ContinuousClock.Instant] = [:]
+            func note(_ id: UUID) {
+                lock.lock(); times[id] = .now; lock.broadcast(); lock.unlock()
+            }
+            func wait(for id: UUID, timeout: Double) -> ContinuousClock.Instant? {
+                lock.lock(); defer { lock.unlock() }
+                let deadline = Date().addingTimeInterval(timeout)
+                while times[id] == nil, lock.wait(until: deadline) {}
+                return times[id]
+            }
+            var count: Int { lock.lock(); defer { lock.unlock() }; return times.count }
+        }
+        let landed = Landed()
+        var settings = UplinkSettings(
+            endpoints: TalariaEndpoints(base: URL(string: "http://127.0.0.1:\(port)/")!), deviceID: UUID(),
+            apiKey: APIKeySource(path: nil), version: "bench")
+        settings.probeInterval = 0.2
+        settings.retry = RetryPolicy(backoff: [0.1, 0.2, 0.4], roundInterval: 2)
+        let uplink = UplinkService(
+            settings: settings, transport: engine, database: database, spool: spool, logger: Logger(label: "bench"),
+            events: { event in if case .booksLanded(let id, _) = event { landed.note(id) } })
+        let service = Task { try await uplink.run() }
+
+        func queueScan() throws -> UUID {
+            let id = UUID()
+            let image = try spool.write(jpeg: jpeg, for: id)
+            try database.queue.enqueue(NewScan(id: id, pressedAt: .now(), pressedWallAt: Date(), frameAt: nil, image: image, width: 1920, height: 1080))
+            return id
+        }
+
+        // 1. press → books committed, one scan at a time.
+        var overheads: [Double] = []
+        for index in 0..<(pressCount + 3) {
+            let start = ContinuousClock.now
+            let id = try queueScan()
+            uplink.wake()
+            guard let end = landed.wait(for: id, timeout: 30) else { throw BenchError("scan \(index) did not land in 30 s") }
+            let total = Double((end - start).components.attoseconds) / 1e15 + Double((end - start).components.seconds) * 1000
+            if index >= 3 { overheads.append(total - Double(delayMs)) }  // 3 warm-up scans
+        }
+        overheads.sort()
+        print("press → books committed minus the server's \(delayMs) ms (n=\(overheads.count)): median \(format(percentile(overheads, 0.5))) ms, p90 \(format(percentile(overheads, 0.9))) ms, min \(format(overheads.first ?? .nan)) ms, max \(format(overheads.last ?? .nan)) ms")
+
+        // 2. drain after an offline spell.
+        backend.stop()
+        var ids: [UUID] = []
+        for _ in 0..<drainCount { ids.append(try queueScan()) }
+        let queuedRSS = residentMegabytes()
+        let before = landed.count
+        try backend.start()
+        let drainStart = ContinuousClock.now
+        uplink.wake()
+        while landed.count - before < drainCount {
+            try await Task.sleep(for: .milliseconds(20))
+            if ContinuousClock.now - drainStart > .seconds(600) { throw BenchError("the drain did not finish in 10 min") }
+        }
+        let drainSeconds = Double((ContinuousClock.now - drainStart).components.seconds)
+            + Double((ContinuousClock.now - drainStart).components.attoseconds) / 1e18
+        let ceiling = Double(settings.concurrency) * 60_000 / Double(max(delayMs, 1))
+        print("drain of \(drainCount) scans queued offline: \(format(drainSeconds)) s from the backend's return (incl. noticing it) = \(format(Double(drainCount) / drainSeconds * 60)) scans/min; ceiling at concurrency \(settings.concurrency) and \(delayMs) ms/job: \(format(ceiling)) scans/min")
+
+        // 3. memory: N queued, `concurrency` streams open (a slow backend keeps them open).
+        backend.stop()
+        let slow = Backend(port: port, extra: ["--recognition-delay-ms", "60000"])
+        for _ in 0..<drainCount { ids.append(try queueScan()) }
+        try slow.start()
+        defer { slow.stop() }
+        uplink.wake()
+        try await Task.sleep(for: .seconds(3))
+        let snapshot = uplink.snapshot
+        print("memory: RSS \(format(residentMegabytes())) MB with \(drainCount) queued and \(snapshot.jobsInFlight) streams open (\(format(queuedRSS)) MB with \(drainCount) queued offline)")
+        service.cancel()
+        _ = await service.result
+    }
+}
