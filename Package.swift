@@ -12,6 +12,7 @@ let package = Package(
     platforms: [.macOS(.v15)],
     products: [
         .executable(name: "swiftwing", targets: ["swiftwing"]),
+        .executable(name: "talaria-reference", targets: ["talaria-reference"]),
     ],
     dependencies: [
         .package(url: "https://github.com/groue/GRDB.swift", exact: "7.10.0"),
@@ -19,6 +20,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log", exact: "1.16.2"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", exact: "2.13.0"),
         .package(url: "https://github.com/LebJe/TOMLKit", exact: "0.6.0"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird", exact: "2.28.1"),
+        .package(url: "https://github.com/apple/swift-nio", exact: "2.101.3"),
     ],
     targets: [
         // C libraries, one system-library target each, and the shim for what Swift cannot import.
@@ -118,6 +121,26 @@ let package = Package(
 
         // Test doubles ship as their own module and implement the same protocols as the real parts.
         .target(name: "SwiftWingTesting", dependencies: ["SwiftWingCore", "Camera", "Imaging", "Controls"], path: "Tests/SwiftWingTesting"),
+
+        // The reference recognition backend (TALARIA.md with switchable faults): an independent peer,
+        // it never imports the app's modules.
+        .target(
+            name: "TalariaReferenceServer",
+            dependencies: [
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ]
+        ),
+        .executableTarget(
+            name: "talaria-reference",
+            dependencies: ["TalariaReferenceServer", .product(name: "ArgumentParser", package: "swift-argument-parser")]
+        ),
+        .testTarget(
+            name: "TalariaReferenceTests",
+            dependencies: ["TalariaReferenceServer", .product(name: "Hummingbird", package: "hummingbird")]
+        ),
 
         .testTarget(name: "SwiftWingCoreTests", dependencies: ["SwiftWingCore"]),
         .testTarget(name: "ImagingTests", dependencies: ["Imaging", "SwiftWingTesting"]),

@@ -1,0 +1,305 @@
+import Foundation
+
+public enum JobStatus: String, Sendable {
+    case queued, processing, completed, failed, canceled
+    var isFinished: Bool { self == .completed || self == .failed || self == .canceled }
+}
+
+/// A job's event as the job produced it; how it is written on a stream depends on that stream's faults.
+enum LogicalEvent: Sendable {
+    case progress(status: JobStatus, progress: Double, processed: Int, total: Int, message: String?, timestamp: String)
+    /// The recognised book at this position of the job's list.
+    case result(bookIndex: Int)
+    case statusResult(status: JobStatus, message: String)
+    case completed(timestamp: String)
+    case failed(status: JobStatus, code: String, message: String, retryable: Bool)
+
+    var isTerminal: Bool {
+        switch self {
+        case .completed, .failed: true
+        default: false
+        }
+    }
+}
+
+struct JobEvent: Sendable {
+    /// 1, 2, 3 ... in the order the job produced them: the SSE `id:`.
+    let id: Int
+    let event: LogicalEvent
+}
+
+/// Stream faults that, once seen by a job's stream, shape everything later written about that job.
+enum StickyFault: Sendable, Hashable {
+    case resultsKey, completeAlias, stripped, progress100, badISBN
+}
+
+struct Job: Sendable {
+    let id: String
+    let token: String
+    let idempotencyKey: String
+    let deviceID: String
+    let books: [RecognisedBook]
+    let createdAt: Date
+    var updatedAt: Date
+    var status: JobStatus = .queued
+    var progress: Double = 0
+    var processed = 0
+    var events: [JobEvent] = []
+    var cleaned = false
+    var sticky: Set<StickyFault> = []
+    /// Set by the `failed` / `failed-retryable` stream faults: the next timeline step fails the job instead.
+    var pendingFailure: (code: String, message: String, retryable: Bool)?
+    var timeline: Task<Void, Never>?
+}
+
+/// What a stream needs to render a job's events.
+struct JobSnapshot: Sendable {
+    let id: String
+    let token: String
+    let status: JobStatus
+    let progress: Double
+    let processed: Int
+    let books: [RecognisedBook]
+    let sticky: Set<StickyFault>
+    let events: [JobEvent]
+    let cleaned: Bool
+    let createdAt: Date
+    let updatedAt: Date
+}
+
+/// Counters for `GET /_stats`.
+struct Stats: Sendable {
+    var jobsCreated = 0
+    var uploads = 0
+    var uploadsByIdempotencyKey: [String: Int] = [:]
+    var streamsOpened = 0
+    var resumes = 0
+    var statusPolls = 0
+    var resultsFetches = 0
+    var cleanups: [String] = []
+    var cleanupsNotFound: [String] = []
+    var cancels = 0
+    var faultsApplied: [String] = []
+}
+
+/// All mutable server state: jobs, the idempotency index, the fault queue and the counters.
+public actor ReferenceState {
+    let configuration: ReferenceConfiguration
+    private var jobs: [String: Job] = [:]
+    private var jobByKey: [String: String] = [:]
+    private var jobOrder: [String] = []
+    private var faultQueue: [Fault] = []
+    private var stats = Stats()
+    private var nextJobNumber = 1
+
+    public init(configuration: ReferenceConfiguration) {
+        self.configuration = configuration
+    }
+
+    // MARK: Faults
+
+    /// The faults for one request of `kind`: every run-level fault of that kind, plus the first queued one.
+    func takeFaults(_ kind: RequestKind) -> [FaultAction] {
+        var faults = configuration.faults.filter { $0.kind == kind }
+        if let i = faultQueue.firstIndex(where: { $0.kind == kind }) {
+            faults.append(faultQueue.remove(at: i))
+        }
+        stats.faultsApplied += faults.map(\.spelling)
+        return faults.map(\.action)
+    }
+
+    func enqueue(_ faults: [Fault]) -> Int {
+        faultQueue += faults
+        return faultQueue.count
+    }
+
+    var pendingFaults: [String] { faultQueue.map(\.spelling) }
+
+    // MARK: Jobs
+
+    func countUpload(idempotencyKey: String?) {
+        stats.uploads += 1
+        if let key = idempotencyKey { stats.uploadsByIdempotencyKey[key, default: 0] += 1 }
+    }
+
+    /// The job of this idempotency key, created (and started) if it is new.
+    func job(forKey key: String, deviceID: String, image: [UInt8]) -> (JobSnapshot, created: Bool) {
+        if let id = jobByKey[key], let job = jobs[id] { return (snapshot(job), false) }
+        let number = nextJobNumber
+        nextJobNumber += 1
+        let id = String(format: "job_%06d_%08x", number, UInt32(truncatingIfNeeded: fnv1a64(Array(key.utf8))))
+        let token = "jt_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "")
+        var job = Job(
+            id: id, token: token, idempotencyKey: key, deviceID: deviceID, books: Catalog.recognise(image), createdAt: Date(),
+            updatedAt: Date())
+        jobByKey[key] = id
+        jobOrder.append(id)
+        stats.jobsCreated += 1
+        job.timeline = startTimeline(id: id, books: job.books)
+        jobs[id] = job
+        append(id, .progress(status: .queued, progress: 0, processed: 0, total: job.books.count, message: nil, timestamp: isoTimestamp()))
+        return (snapshot(jobs[id]!), true)
+    }
+
+    func snapshot(_ id: String) -> JobSnapshot? { jobs[id].map(snapshot) }
+
+    private func snapshot(_ job: Job) -> JobSnapshot {
+        JobSnapshot(
+            id: job.id, token: job.token, status: job.status, progress: job.progress, processed: job.processed, books: job.books,
+            sticky: job.sticky, events: job.events, cleaned: job.cleaned, createdAt: job.createdAt, updatedAt: job.updatedAt)
+    }
+
+    /// The rest of the job's life after the first progress event, spread evenly over the recognition delay.
+    private enum Step: Sendable {
+        case progress(Double, processed: Int, message: String)
+        case result(Int)
+        case statusResult(String)
+        case complete
+    }
+
+    private func startTimeline(id: String, books: [RecognisedBook]) -> Task<Void, Never> {
+        var steps: [Step] = [.progress(0.1, processed: 0, message: "Detecting book spines"), .progress(0.3, processed: 0, message: "Reading spines")]
+        for (i, book) in books.enumerated() {
+            steps.append(.result(i))
+            steps.append(.progress(round2(0.3 + 0.6 * Double(i + 1) / Double(books.count)), processed: i + 1, message: "Recognised \(book.book.title)"))
+        }
+        steps.append(.statusResult("Enrichment complete"))
+        steps.append(.complete)
+        let total = Double(configuration.recognitionDelayMs) * configuration.timeScale
+        let stepDelay = Duration.milliseconds(Int((total / Double(steps.count)).rounded()))
+        return Task { [steps] in
+            for step in steps {
+                do { try await Task.sleep(for: stepDelay) } catch { return }
+                if await !self.advance(id, step) { return }
+            }
+        }
+    }
+
+    /// Applies one timeline step; false when the job is over (finished, failed, cancelled or reset).
+    private func advance(_ id: String, _ step: Step) -> Bool {
+        guard let job = jobs[id], !job.status.isFinished else { return false }
+        if let failure = job.pendingFailure {
+            finish(id, .failed(status: .failed, code: failure.code, message: failure.message, retryable: failure.retryable))
+            return false
+        }
+        let total = job.books.count
+        switch step {
+        case .progress(let p, let processed, let message):
+            append(id, .progress(status: .processing, progress: p, processed: processed, total: total, message: message, timestamp: isoTimestamp()))
+        case .result(let i):
+            append(id, .result(bookIndex: i))
+        case .statusResult(let message):
+            append(id, .statusResult(status: .processing, message: message))
+        case .complete:
+            finish(id, .completed(timestamp: isoTimestamp()))
+            return false
+        }
+        return true
+    }
+
+    private func append(_ id: String, _ event: LogicalEvent) {
+        guard var job = jobs[id] else { return }
+        job.events.append(JobEvent(id: job.events.count + 1, event: event))
+        job.updatedAt = Date()
+        if case .progress(let status, let progress, let processed, _, _, _) = event {
+            job.status = status
+            job.progress = progress
+            job.processed = processed
+        }
+        jobs[id] = job
+    }
+
+    private func finish(_ id: String, _ terminal: LogicalEvent) {
+        append(id, terminal)
+        guard var job = jobs[id] else { return }
+        switch terminal {
+        case .completed:
+            job.status = .completed
+            job.progress = 1
+            job.processed = job.books.count
+        case .failed(let status, _, _, _):
+            job.status = status
+        default: break
+        }
+        job.timeline?.cancel()
+        job.timeline = nil
+        jobs[id] = job
+    }
+
+    func addSticky(_ id: String, _ faults: Set<StickyFault>) {
+        jobs[id]?.sticky.formUnion(faults)
+    }
+
+    func scheduleFailure(_ id: String, retryable: Bool) {
+        guard let job = jobs[id], !job.status.isFinished else { return }
+        jobs[id]?.pendingFailure =
+            retryable
+            ? (code: "PROVIDER_TIMEOUT", message: "The recognition provider timed out", retryable: true)
+            : (code: "PROVIDER_ERROR", message: "The recognition provider rejected the image", retryable: false)
+    }
+
+    enum CancelOutcome { case notFound, alreadyFinished(JobStatus), canceled }
+
+    func cancel(_ id: String) -> CancelOutcome {
+        guard let job = jobs[id], !job.cleaned else { return .notFound }
+        if job.status.isFinished { return .alreadyFinished(job.status) }
+        stats.cancels += 1
+        finish(id, .failed(status: .canceled, code: "CANCELED", message: "The job was cancelled by the client", retryable: false))
+        return .canceled
+    }
+
+    enum CleanupOutcome { case cleaned, notFound }
+
+    func cleanup(_ id: String) -> CleanupOutcome {
+        guard let job = jobs[id], !job.cleaned else {
+            stats.cleanupsNotFound.append(id)
+            return .notFound
+        }
+        jobs[id]?.cleaned = true
+        job.timeline?.cancel()
+        stats.cleanups.append(id)
+        return .cleaned
+    }
+
+    func countStream(resume: Bool) {
+        stats.streamsOpened += 1
+        if resume { stats.resumes += 1 }
+    }
+
+    func countStatusPoll() { stats.statusPolls += 1 }
+    func countResultsFetch() { stats.resultsFetches += 1 }
+
+    /// Clears jobs, counters and queued faults (run-level faults stay).
+    func reset() {
+        for job in jobs.values { job.timeline?.cancel() }
+        jobs = [:]
+        jobByKey = [:]
+        jobOrder = []
+        faultQueue = []
+        stats = Stats()
+    }
+
+    func statsJSON() -> JSONValue {
+        func counts(_ d: [String: Int]) -> JSONValue { .object(d.sorted { $0.key < $1.key }.map { ($0.key, .int($0.value)) }) }
+        return [
+            "jobsCreated": .int(stats.jobsCreated),
+            "uploads": .int(stats.uploads),
+            "uploadsByIdempotencyKey": counts(stats.uploadsByIdempotencyKey),
+            "jobByIdempotencyKey": .object(jobByKey.sorted { $0.key < $1.key }.map { ($0.key, .string($0.value)) }),
+            "streamsOpened": .int(stats.streamsOpened),
+            "resumes": .int(stats.resumes),
+            "statusPolls": .int(stats.statusPolls),
+            "resultsFetches": .int(stats.resultsFetches),
+            "cleanups": .array(stats.cleanups.map { .string($0) }),
+            "cleanupsNotFound": .array(stats.cleanupsNotFound.map { .string($0) }),
+            "cancels": .int(stats.cancels),
+            "booksByJob": .object(
+                jobOrder.compactMap { id in
+                    jobs[id].map { job in (id, .array(job.books.map { .string($0.book.isbn13) })) }
+                }),
+            "jobStatus": .object(jobOrder.compactMap { id in jobs[id].map { (id, .string($0.status.rawValue)) } }),
+            "faultsApplied": .array(stats.faultsApplied.map { .string($0) }),
+            "faultsPending": .array(faultQueue.map { .string($0.spelling) }),
+        ]
+    }
+}
