@@ -152,6 +152,7 @@ let package = Package(
             name: "UplinkTests",
             dependencies: ["Uplink", "Store", "Talaria", "HTTPEngine", .product(name: "Logging", package: "swift-log")]),
         .testTarget(name: "TalariaTests", dependencies: ["Talaria", "Store"], exclude: ["Fixtures"]),
+        .testTarget(name: "HTTPEngineTests", dependencies: ["HTTPEngine", "SwiftWingCore", .product(name: "Logging", package: "swift-log")]),
         .testTarget(
             name: "PanelTests", dependencies: ["Panel", "SwiftWingCore", .product(name: "Logging", package: "swift-log")],
             exclude: ["Golden"]),

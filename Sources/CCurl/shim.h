@@ -37,6 +37,17 @@ static inline CURLcode sw_curl_easy_set_header_callback(CURL *easy, sw_curl_data
     return result != CURLE_OK ? result : curl_easy_setopt(easy, CURLOPT_HEADERDATA, context);
 }
 
+/// The signature of CURLOPT_XFERINFOFUNCTION.
+typedef int (*sw_curl_progress_callback)(void *context, curl_off_t download_total, curl_off_t download_now,
+                                         curl_off_t upload_total, curl_off_t upload_now);
+
+static inline CURLcode sw_curl_easy_set_progress_callback(CURL *easy, sw_curl_progress_callback callback,
+                                                          void *context) {
+    CURLcode result = curl_easy_setopt(easy, CURLOPT_XFERINFOFUNCTION, callback);
+    if (result == CURLE_OK) result = curl_easy_setopt(easy, CURLOPT_XFERINFODATA, context);
+    return result != CURLE_OK ? result : curl_easy_setopt(easy, CURLOPT_NOPROGRESS, 0L);
+}
+
 static inline CURLcode sw_curl_easy_getinfo_long(CURL *easy, CURLINFO info, long *value) {
     return curl_easy_getinfo(easy, info, value);
 }

@@ -36,6 +36,11 @@ final class Transfer: @unchecked Sendable {
     private(set) var receivedBytes = 0
     /// Why a callback stopped the transfer on purpose (too large, cancelled); wins over curl's code.
     private var refusal: HTTPError?
+    /// When bytes last moved (either way); the stall clock starts once the first bytes moved.
+    private var lastProgress: ContinuousClock.Instant?
+    private var progressCounts: (download: Int64, upload: Int64) = (0, 0)
+    /// This engine paused the transfer for a slow stream consumer: not a stall.
+    var isPausedForConsumer = false
     let startedAt = ContinuousClock.now
 
     init(request: HTTPRequest, target: TransferTarget, delivery: TransferDelivery) {
@@ -76,6 +81,9 @@ final class Transfer: @unchecked Sendable {
         try set(CURLOPT_CONNECTTIMEOUT_MS, Self.milliseconds(timeouts.connect))
         try set(CURLOPT_TIMEOUT_MS, timeouts.total.map(Self.milliseconds) ?? 0)
         if let stall = timeouts.stall {
+            // curl's low-speed check averages over about five seconds, so after a burst it notices a
+            // stall seconds late; it stays as the backstop for a server that never answers at all,
+            // and `progressed` below ends a stall once the response started within about a second.
             try set(CURLOPT_LOW_SPEED_LIMIT, 1)
             try set(CURLOPT_LOW_SPEED_TIME, max(1, (Self.milliseconds(stall) + 999) / 1000))
         }
@@ -133,6 +141,11 @@ final class Transfer: @unchecked Sendable {
                 let transfer = Unmanaged<Transfer>.fromOpaque(context!).takeUnretainedValue()
                 return transfer.receivedBody(UnsafeRawBufferPointer(start: data, count: size * count))
             }, context), CURLOPT_WRITEFUNCTION)
+        try check(
+            sw_curl_easy_set_progress_callback(easy, { context, _, downloaded, _, uploaded in
+                let transfer = Unmanaged<Transfer>.fromOpaque(context!).takeUnretainedValue()
+                return transfer.progressed(downloaded: downloaded, uploaded: uploaded) ? 0 : 1
+            }, context), CURLOPT_XFERINFOFUNCTION)
     }
 
     private func setBody() throws(HTTPError) {
@@ -175,6 +188,7 @@ final class Transfer: @unchecked Sendable {
             refusal = .cancelled
             return 0
         }
+        lastProgress = .now
         head.consume(line: line)
         if head.isComplete { deliverHeadIfNeeded() }
         return line.count
@@ -197,10 +211,31 @@ final class Transfer: @unchecked Sendable {
                 head.markComplete()
                 deliverHeadIfNeeded()
             }
-            guard buffer.deliver(.body(Array(bytes))) else { return sw_curl_write_pause() }
+            guard buffer.deliver(.body(Array(bytes))) else {
+                isPausedForConsumer = true
+                return sw_curl_write_pause()
+            }
         }
         receivedBytes += bytes.count
         return bytes.count
+    }
+
+    /// Called by curl about once a second and whenever bytes move. Returns false to abort: the
+    /// transfer was cancelled, or no byte moved for longer than the stall limit.
+    private func progressed(downloaded: curl_off_t, uploaded: curl_off_t) -> Bool {
+        if cancelRequested.load(ordering: .relaxed) {
+            refusal = .cancelled
+            return false
+        }
+        let now = ContinuousClock.now
+        if (Int64(downloaded), Int64(uploaded)) != progressCounts || isPausedForConsumer {
+            progressCounts = (Int64(downloaded), Int64(uploaded))
+            lastProgress = now
+            return true
+        }
+        guard let stall = request.timeouts.stall, let lastProgress, now - lastProgress > stall else { return true }
+        refusal = .timedOut(detail: "no data moved for \(Self.milliseconds(stall)) ms")
+        return false
     }
 
     private func deliverHeadIfNeeded() {

@@ -126,6 +126,7 @@ final class TransferLoop: @unchecked Sendable {
                     if let easy = transfer.easy, active[easy] != nil { end(transfer, .cancelled) }
                 case .resume(let transfer):
                     if let easy = transfer.easy, active[easy] != nil {
+                        transfer.isPausedForConsumer = false
                         _ = curl_easy_pause(easy, sw_curl_pause_continue())
                     }
                 case .stop:

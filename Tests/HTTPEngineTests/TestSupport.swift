@@ -1,0 +1,101 @@
+import Dispatch
+import Foundation
+import Logging
+import Synchronization
+import Testing
+
+@testable import HTTPEngine
+
+func makeRequest(
+    _ method: HTTPRequest.Method = .get, _ url: String, headers: [HTTPHeader] = [], body: [UInt8] = [],
+    timeouts: HTTPTimeouts = HTTPTimeouts(connect: .seconds(5), total: .seconds(10), stall: .seconds(5))
+) -> HTTPRequest {
+    HTTPRequest(method: method, url: URL(string: url)!, headers: headers, body: body, timeouts: timeouts)
+}
+
+/// The error `send` threw, or nil when it returned a response.
+func sendFailure(_ engine: CurlEngine, _ request: HTTPRequest) async -> HTTPError? {
+    do {
+        _ = try await engine.send(request)
+        return nil
+    } catch {
+        return error
+    }
+}
+
+/// Waits (polling) until `condition` holds or `timeout` passed; returns whether it held.
+func eventually(within timeout: Duration, _ condition: () -> Bool) async -> Bool {
+    let deadline = ContinuousClock.now + timeout
+    while ContinuousClock.now < deadline {
+        if condition() { return true }
+        try? await Task.sleep(for: .milliseconds(10))
+    }
+    return condition()
+}
+
+/// A one-way signal from a test to a server script.
+final class Gate: Sendable {
+    private let semaphore = DispatchSemaphore(value: 0)
+    func open() { semaphore.signal() }
+    /// True if opened within `seconds`.
+    func wait(seconds: Double) -> Bool { semaphore.wait(timeout: .now() + seconds) == .success }
+}
+
+/// Collects every log line (message and metadata) so tests can look for leaked secrets.
+final class LogCapture: Sendable {
+    private let lines = Mutex<[String]>([])
+    var text: String { lines.withLock { $0.joined(separator: "\n") } }
+
+    func append(_ line: String) { lines.withLock { $0.append(line) } }
+
+    var logger: Logger {
+        var logger = Logger(label: "swiftwing.http") { _ in CapturingHandler(capture: self) }
+        logger.logLevel = .trace
+        return logger
+    }
+
+    private struct CapturingHandler: LogHandler {
+        let capture: LogCapture
+        var metadata: Logger.Metadata = [:]
+        var logLevel: Logger.Level = .trace
+
+        subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+            get { metadata[key] }
+            set { metadata[key] = newValue }
+        }
+
+        func log(event: LogEvent) {
+            capture.append("\(event.level) \(event.message) \(event.metadata ?? [:])")
+        }
+    }
+}
+
+/// A free loopback TCP port (bound, read, closed).
+func freePort() throws -> Int {
+    let server = try LoopbackServer { _, _ in }
+    server.stop()
+    return server.port
+}
+
+/// True once something accepts TCP connections on 127.0.0.1:`port`.
+func acceptsConnections(port: Int) -> Bool {
+    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    defer { close(fd) }
+    var address = sockaddr_in()
+    address.sin_family = sa_family_t(AF_INET)
+    address.sin_port = UInt16(port).bigEndian
+    address.sin_addr.s_addr = inet_addr("127.0.0.1")
+    return withUnsafePointer(to: &address) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+    } == 0
+}
+
+/// The executable's path if it is on PATH (or in /usr/sbin, where nghttpd lives).
+func findTool(_ name: String) -> String? {
+    let path = (ProcessInfo.processInfo.environment["PATH"] ?? "") + ":/usr/sbin:/usr/bin:/sbin:/bin"
+    return path.split(separator: ":").map { "\($0)/\(name)" }.first { FileManager.default.isExecutableFile(atPath: $0) }
+}
+
+/// The repository root (this file is Tests/HTTPEngineTests/TestSupport.swift).
+let repositoryRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+    .deletingLastPathComponent()
