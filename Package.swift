@@ -137,17 +137,12 @@ let package = Package(
             name: "talaria-reference",
             dependencies: ["TalariaReferenceServer", .product(name: "ArgumentParser", package: "swift-argument-parser")]
         ),
-        .testTarget(
-            name: "TalariaReferenceTests",
-            dependencies: ["TalariaReferenceServer", .product(name: "Hummingbird", package: "hummingbird")]
-        ),
 
         .testTarget(name: "SwiftWingCoreTests", dependencies: ["SwiftWingCore"]),
         .testTarget(name: "ImagingTests", dependencies: ["Imaging", "SwiftWingTesting"]),
         .testTarget(name: "CameraTests", dependencies: ["Camera", "SwiftWingTesting"]),
         .testTarget(name: "StoreTests", dependencies: ["Store"]),
         .testTarget(name: "ControlsTests", dependencies: ["Controls", "SwiftWingTesting"]),
-        .testTarget(name: "HTTPEngineTests", dependencies: ["HTTPEngine"]),
         .testTarget(
             name: "UplinkTests",
             dependencies: ["Uplink", "Store", "Talaria", "HTTPEngine", .product(name: "Logging", package: "swift-log")]),
@@ -159,7 +154,7 @@ let package = Package(
         .testTarget(name: "ApplianceTests", dependencies: ["Appliance", "SwiftWingTesting"]),
         .testTarget(
             name: "SwiftWingIntegrationTests",
-            dependencies: ["Imaging", "Store", "swiftwing"]
+            dependencies: ["Imaging", "Store", "swiftwing", "talaria-reference"]
         ),
     ]
 )
