@@ -125,6 +125,10 @@ echo "== the library"
 "$bin" library "${args[@]}"
 echo
 echo "== the backend's view: jobs created (one per scan), cleanups"
-curl -fsS "$url"_stats | grep -E '"(jobsCreated|uploads|resumes)"' | sed 's/^ */  /' || true
+stats=$(curl -fsS "$url"_stats)
+for key in jobsCreated uploads streamsOpened resumes; do
+  printf '  %-14s %s\n' "$key" "$(printf '%s' "$stats" | grep -o "\"$key\":[0-9]*" | cut -d: -f2)"
+done
+printf '  %-14s %s\n' cleanups "$(printf '%s' "$stats" | grep -o '"cleanups":\[[^]]*\]' | grep -o 'job_' | wc -l)"
 echo
 echo "== logs: daemon $log, backend $backend_log; panel pictures $demo/panel-*.png"
