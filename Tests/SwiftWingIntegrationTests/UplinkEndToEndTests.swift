@@ -211,6 +211,50 @@ import Testing
         #expect(try harness.queue().allSatisfy { $0.state == "done" || $0.state == "failed" })
     }
 
+    /// TLS through a real TLS server (socat with a self-signed certificate in front of the backend):
+    /// refused while the certificate is not trusted (the scan waits, the reason says TLS), accepted
+    /// once `backend.ca_file` names it.
+    @Test func selfSignedTLSIsRefusedUntilItsCertificateIsTrusted() throws {
+        let backend = try BackendHarness()
+        try backend.start()
+        let tlsPort = try BackendHarness.freePort()
+        let front = Process()
+        front.executableURL = URL(fileURLWithPath: "/bin/bash")
+        let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("scripts/tls-front.sh").path
+        front.arguments = [script, backend.root.path + "/tls", "\(tlsPort)", "\(backend.port)"]
+        front.standardOutput = FileHandle.nullDevice
+        front.standardError = FileHandle.nullDevice
+        try front.run()
+        defer {
+            // SIGKILL: the test runner's blocked SIGTERM is inherited by its children.
+            kill(front.processIdentifier, SIGKILL)
+            front.waitUntilExit()
+        }
+        let certificate = backend.root.path + "/tls/cert.pem"
+        let deadline = Date().addingTimeInterval(20)
+        while !FileManager.default.fileExists(atPath: certificate), Date() < deadline { Thread.sleep(forTimeInterval: 0.05) }
+        Thread.sleep(forTimeInterval: 0.3)
+
+        let harness = try DaemonHarness(extraArguments: ["--backend", "https://127.0.0.1:\(tlsPort)/"])
+        harness.configText = "[backend]\nprobe_interval_seconds = 0.5\nround_interval_seconds = 2.0\n"
+        try harness.startDaemon()
+        let (pressed, _) = harness.press()
+        let id = try #require(pressed)
+        try harness.waitForQueue("the upload refused over untrusted TLS") { queue in
+            queue.contains { $0.id == id && $0.state == "queued" && ($0.lastError ?? "").contains("TLS") }
+        }
+        #expect(harness.connectivity == "offline")
+        #expect(backend.stat("jobsCreated") == 0)
+        harness.killDaemon(signal: SIGTERM)
+
+        harness.configText += "ca_file = \"\(certificate)\"\n"
+        try Data(harness.configText.utf8).write(to: URL(fileURLWithPath: harness.configPath))
+        try harness.startDaemon()
+        try harness.waitUntilDone([id])
+        #expect(backend.stat("jobsCreated") == 1)
+    }
+
     @Test func plainHTTPToAnotherHostIsRefusedWithAdvice() throws {
         let harness = try DaemonHarness(extraArguments: ["--backend", "http://192.0.2.10/"])
         #expect(throws: HarnessError.self) { try harness.startDaemon() }
