@@ -125,7 +125,11 @@ let package = Package(
         ),
         .testTarget(
             name: "TalariaReferenceTests",
-            dependencies: ["TalariaReferenceServer", .product(name: "Hummingbird", package: "hummingbird")]
+            dependencies: [
+                "TalariaReferenceServer",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ]
         ),
 
         .testTarget(name: "SwiftWingCoreTests", dependencies: ["SwiftWingCore"]),
