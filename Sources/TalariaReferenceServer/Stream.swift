@@ -13,7 +13,7 @@ extension Handlers {
                 Render.problem(status: 404, code: "NOT_FOUND", title: "Not found", detail: "No such job", instance: request.uri.path, retryable: false),
                 contentType: "application/problem+json")
         }
-        guard let header = request.headers[.authorization], header == "Bearer \(job.token)" else {
+        guard bearer(request) == job.token else {
             return ReferenceServer.json(
                 401,
                 Render.problem(
