@@ -36,7 +36,7 @@ enum RawHTTPError: Error {
 /// A deliberately small HTTP/1.1 client over a blocking socket on its own thread (never on the cooperative pool),
 /// so tests see exactly what the server sent: broken transfers, unterminated chunked streams, raw SSE text.
 /// (HummingbirdTesting is not used: its target links NIOSSL and AsyncHTTPClient, i.e. a BoringSSL build this
-/// package avoids; its clients would also hide broken transfers.)
+/// package avoids; and its `.router` mode has no connection to break.)
 enum RawHTTP {
     static func send(
         port: Int, method: String, path: String, headers: [(String, String)] = [], body: [UInt8] = [], timeout: Double = 10
