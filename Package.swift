@@ -137,6 +137,14 @@ let package = Package(
             name: "talaria-reference",
             dependencies: ["TalariaReferenceServer", .product(name: "ArgumentParser", package: "swift-argument-parser")]
         ),
+        .testTarget(
+            name: "TalariaReferenceTests",
+            dependencies: [
+                "TalariaReferenceServer",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ]
+        ),
 
         .testTarget(name: "SwiftWingCoreTests", dependencies: ["SwiftWingCore"]),
         .testTarget(name: "ImagingTests", dependencies: ["Imaging", "SwiftWingTesting"]),

@@ -167,12 +167,16 @@ func round2(_ d: Double) -> Double { (d * 100).rounded() / 100 }
 
 /// 64-bit FNV-1a.
 public func fnv1a64(_ bytes: some Sequence<UInt8>) -> UInt64 {
-    var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-    for byte in bytes {
-        hash ^= UInt64(byte)
-        hash = hash &* 0x100_0000_01b3
+    func run(_ buffer: UnsafeBufferPointer<UInt8>) -> UInt64 {
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in buffer {
+            hash ^= UInt64(byte)
+            hash = hash &* 0x100_0000_01b3
+        }
+        return hash
     }
-    return hash
+    if let hash = bytes.withContiguousStorageIfAvailable(run) { return hash }
+    return Array(bytes).withUnsafeBufferPointer(run)
 }
 
 public enum ISBN {

@@ -135,20 +135,27 @@ public enum Multipart {
         return nil
     }
 
-    /// First occurrence of `needle` at or after `from` that starts the body or follows a LF.
+    /// First occurrence of `needle` at or after `from` that starts the body or follows a LF
+    /// (memchr over line feeds: a 10 MB image is scanned at C speed, also in debug builds).
     private static func find(_ needle: [UInt8], in haystack: [UInt8], from: Int, atLineStart: Bool) -> Int? {
-        guard let first = needle.first, haystack.count >= needle.count else { return nil }
-        var i = from
-        let last = haystack.count - needle.count
-        while i <= last {
-            if haystack[i] == first, (!atLineStart || i == 0 || haystack[i - 1] == UInt8(ascii: "\n")) {
-                var j = 1
-                while j < needle.count, haystack[i + j] == needle[j] { j += 1 }
-                if j == needle.count { return i }
+        guard haystack.count >= needle.count, from <= haystack.count else { return nil }
+        return haystack.withUnsafeBufferPointer { hay -> Int? in
+            needle.withUnsafeBufferPointer { pattern -> Int? in
+                guard let base = hay.baseAddress, let patternBase = pattern.baseAddress else { return nil }
+                func matches(at i: Int) -> Bool {
+                    i + pattern.count <= hay.count && memcmp(base + i, patternBase, pattern.count) == 0
+                }
+                if from == 0, matches(at: 0) { return 0 }
+                var i = max(from - 1, 0)
+                while i < hay.count {
+                    guard let found = memchr(base + i, Int32(UInt8(ascii: "\n")), hay.count - i) else { return nil }
+                    let lf = base.distance(to: found.assumingMemoryBound(to: UInt8.self))
+                    if lf + 1 >= from, matches(at: lf + 1) { return lf + 1 }
+                    i = lf + 1
+                }
+                return nil
             }
-            i += 1
         }
-        return nil
     }
 
     /// Builds a multipart body (for tests and tools).

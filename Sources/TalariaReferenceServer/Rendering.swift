@@ -80,6 +80,15 @@ enum Render {
                 return ("result", ["jobId": .string(job.id), "book": book])
             }
             return ("result", ["jobId": .string(job.id), "books": [book]])
+        case .enrichmentDegraded(let i):
+            let book = job.books[i]
+            return (
+                "enrichment_degraded",
+                [
+                    "isbn": .string(book.book.isbn13), "title": .string(book.book.title), "reason": "circuit_open",
+                    "fallbackSource": "cache",
+                ]
+            )
         case .statusResult(let status, let message):
             return ("result", ["jobId": .string(job.id), "status": .string(status.rawValue), "message": .string(message)])
         case .completed:

@@ -23,7 +23,6 @@ extension HTTPFields.Element.Name {
     static let lastEventID = Self("Last-Event-ID")!
     static let rateLimitReset = Self("X-RateLimit-Reset")!
     static let forwardedProto = Self("X-Forwarded-Proto")!
-    static let requestID = Self("X-Request-ID")!
 }
 
 /// The reference recognition backend: routes, faults, job timelines.
@@ -115,7 +114,7 @@ struct Handlers: Sendable {
         for case .slow(let ms) in faults { try await Task.sleep(for: configuration.scaled(ms)) }
     }
 
-    private func bearer(_ request: Request) -> String? {
+    func bearer(_ request: Request) -> String? {
         guard let value = request.headers[.authorization] else { return nil }
         let parts = value.split(separator: " ", maxSplits: 1)
         guard parts.count == 2, parts[0].lowercased() == "bearer" else { return nil }

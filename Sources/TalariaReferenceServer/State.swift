@@ -11,6 +11,8 @@ enum LogicalEvent: Sendable {
     /// The recognised book at this position of the job's list.
     case result(bookIndex: Int)
     case statusResult(status: JobStatus, message: String)
+    /// Informational (TALARIA.md §2): enrichment of this book fell back to another source.
+    case enrichmentDegraded(bookIndex: Int)
     case completed(timestamp: String)
     case failed(status: JobStatus, code: String, message: String, retryable: Bool)
 
@@ -153,6 +155,7 @@ public actor ReferenceState {
     private enum Step: Sendable {
         case progress(Double, processed: Int, message: String)
         case result(Int)
+        case degraded(Int)
         case statusResult(String)
         case complete
     }
@@ -161,6 +164,8 @@ public actor ReferenceState {
         var steps: [Step] = [.progress(0.1, processed: 0, message: "Detecting book spines"), .progress(0.3, processed: 0, message: "Reading spines")]
         for (i, book) in books.enumerated() {
             steps.append(.result(i))
+            // Books the recogniser is unsure of sometimes come with an informational event clients must ignore.
+            if book.confidence < 0.7 { steps.append(.degraded(i)) }
             steps.append(.progress(round2(0.3 + 0.6 * Double(i + 1) / Double(books.count)), processed: i + 1, message: "Recognised \(book.book.title)"))
         }
         steps.append(.statusResult("Enrichment complete"))
@@ -188,6 +193,8 @@ public actor ReferenceState {
             append(id, .progress(status: .processing, progress: p, processed: processed, total: total, message: message, timestamp: isoTimestamp()))
         case .result(let i):
             append(id, .result(bookIndex: i))
+        case .degraded(let i):
+            append(id, .enrichmentDegraded(bookIndex: i))
         case .statusResult(let message):
             append(id, .statusResult(status: .processing, message: message))
         case .complete:

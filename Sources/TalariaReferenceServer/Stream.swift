@@ -13,7 +13,7 @@ extension Handlers {
                 Render.problem(status: 404, code: "NOT_FOUND", title: "Not found", detail: "No such job", instance: request.uri.path, retryable: false),
                 contentType: "application/problem+json")
         }
-        guard let header = request.headers[.authorization], header == "Bearer \(job.token)" else {
+        guard bearer(request) == job.token else {
             return ReferenceServer.json(
                 401,
                 Render.problem(
@@ -133,7 +133,11 @@ private func writeStream(
         firstRound = false
         let percent = configuration.progressPercent || job.sticky.contains(.progress100)
         for event in pending {
-            if let n = plan.dropAfter, sent >= n { throw ConnectionDropped() }
+            if let n = plan.dropAfter, sent >= n {
+                // Let what was written reach the socket, then cut the connection (no terminating chunk).
+                try await Task.sleep(for: .milliseconds(50))
+                throw ConnectionDropped()
+            }
             if plan.timeoutEvent, sent == 2 {
                 let data: JSONValue = [
                     "jobId": .string(job.id),
@@ -146,7 +150,9 @@ private func writeStream(
                 try await write("event: result\ndata: {\"blob\":\"", to: &writer)
                 let chunk = ByteBuffer(repeating: UInt8(ascii: "A"), count: 65536)
                 for _ in 0..<(10 * 1_048_576 / 65536) { try await writer.write(chunk) }
-                throw ConnectionDropped()
+                // The response ends with the line still open (cutting the connection here could discard
+                // buffered bytes, and the client must see the whole 10 MB line).
+                return
             }
             if !malformedDone, case .result = event.event {
                 malformedDone = true
