@@ -15,7 +15,9 @@
 /// - Logs (label `swiftwing.http`, debug level) carry method, URL without user info or query,
 ///   status, bytes and milliseconds: never header values (the API key travels in `Authorization`).
 ///
-/// Streams are bounded: when a consumer falls more than `streamBufferBytes` behind, the transfer
+/// Cancelling the task that iterates a stream ends its loop as with any `AsyncThrowingStream`:
+/// quietly (`nil`), or with `.cancelled` when it was waiting for data at that moment; the transfer is
+/// cancelled and its connection closed either way. Streams are bounded: when a consumer falls more than `streamBufferBytes` behind, the transfer
 /// is paused (`CURL_WRITEFUNC_PAUSE`) until half of it drained.
 import CCurl
 import Foundation
