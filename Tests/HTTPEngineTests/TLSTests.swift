@@ -7,7 +7,7 @@ import Testing
 /// server, and nghttpd for HTTP/2. A missing tool fails the test with the package to install.
 @Suite(.serialized) struct TLSTests {
     /// A running helper process; `stop()` ends exactly that process.
-    final class Helper {
+    final class Helper: @unchecked Sendable {
         let process: Process
         let port: Int
         let directory: URL
@@ -22,10 +22,8 @@ import Testing
 
         func stop() {
             // SIGKILL: the test runner's threads block SIGTERM and children inherit that mask.
-            if process.isRunning {
-                kill(process.processIdentifier, SIGKILL)
-                process.waitUntilExit()
-            }
+            // Not waited for: Foundation reaps the child.
+            if process.isRunning { kill(process.processIdentifier, SIGKILL) }
             try? FileManager.default.removeItem(at: directory)
         }
     }
@@ -45,7 +43,11 @@ import Testing
         return directory
     }
 
-    static func launch(_ executable: String, _ arguments: [String], port: Int, directory: URL) throws -> Helper {
+    static func launch(_ executable: String, _ arguments: [String], port: Int, directory: URL) async throws -> Helper {
+        try await offThePool { try launchBlocking(executable, arguments, port: port, directory: directory) }
+    }
+
+    private static func launchBlocking(_ executable: String, _ arguments: [String], port: Int, directory: URL) throws -> Helper {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: executable)
         process.arguments = arguments
@@ -70,11 +72,11 @@ import Testing
     }
 
     /// socat terminating TLS with a fresh self-signed certificate, relaying to `backendPort`.
-    static func tlsFront(backendPort: Int) throws -> Helper {
+    static func tlsFront(backendPort: Int) async throws -> Helper {
         let script = repositoryRoot.appendingPathComponent("scripts/tls-front.sh").path
         let directory = try temporaryDirectory()
         let port = try freePort()
-        return try launch("/bin/bash", [script, directory.path, "\(port)", "\(backendPort)"], port: port, directory: directory)
+        return try await launch("/bin/bash", [script, directory.path, "\(port)", "\(backendPort)"], port: port, directory: directory)
     }
 
     static func helloServer() throws -> LoopbackServer {
@@ -85,7 +87,7 @@ import Testing
         guard Self.requireTools([("openssl", "openssl"), ("socat", "socat")]) else { return }
         let backend = try Self.helloServer()
         defer { backend.stop() }
-        let front = try Self.tlsFront(backendPort: backend.port)
+        let front = try await Self.tlsFront(backendPort: backend.port)
         defer { front.stop() }
         let engine = CurlEngine()
         defer { engine.shutdown() }
@@ -102,7 +104,7 @@ import Testing
         guard Self.requireTools([("openssl", "openssl"), ("socat", "socat")]) else { return }
         let backend = try Self.helloServer()
         defer { backend.stop() }
-        let front = try Self.tlsFront(backendPort: backend.port)
+        let front = try await Self.tlsFront(backendPort: backend.port)
         defer { front.stop() }
         let engine = CurlEngine(configuration: .init(caFile: front.certificate))
         defer { engine.shutdown() }
@@ -120,17 +122,20 @@ import Testing
     @Test func anHTTP2ServerIsSpokenToInHTTP2() async throws {
         guard Self.requireTools([("openssl", "openssl"), ("nghttpd", "nghttp2-server")]) else { return }
         let directory = try Self.temporaryDirectory()
-        let certificate = Process()
-        certificate.executableURL = URL(fileURLWithPath: "/bin/bash")
-        certificate.arguments = [repositoryRoot.appendingPathComponent("scripts/tls-front.sh").path, "--cert-only", directory.path]
-        try certificate.run()
-        certificate.waitUntilExit()
-        #expect(certificate.terminationStatus == 0)
+        let status = try await offThePool { () throws -> Int32 in
+            let certificate = Process()
+            certificate.executableURL = URL(fileURLWithPath: "/bin/bash")
+            certificate.arguments = [repositoryRoot.appendingPathComponent("scripts/tls-front.sh").path, "--cert-only", directory.path]
+            try certificate.run()
+            certificate.waitUntilExit()
+            return certificate.terminationStatus
+        }
+        #expect(status == 0)
         let documents = directory.appendingPathComponent("htdocs")
         try FileManager.default.createDirectory(at: documents, withIntermediateDirectories: true)
         try Data("hello over h2".utf8).write(to: documents.appendingPathComponent("hello.txt"))
         let port = try freePort()
-        let server = try Self.launch(
+        let server = try await Self.launch(
             findTool("nghttpd")!,
             ["-a", "127.0.0.1", "-d", documents.path, "\(port)", directory.appendingPathComponent("key.pem").path,
              directory.appendingPathComponent("cert.pem").path], port: port, directory: directory)
