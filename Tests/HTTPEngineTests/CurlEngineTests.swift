@@ -138,6 +138,34 @@ import Testing
         guard case .connectionLost = error else { Issue.record("expected connectionLost, got \(String(describing: error))"); return }
     }
 
+    @Test func serverClosingWhileTheBodyIsStillUploadingIsConnectionLost() async throws {
+        let server = try LoopbackServer(readsBodies: false) { connection, _ in connection.close() }
+        defer { server.stop() }
+        let engine = CurlEngine()
+        defer { engine.shutdown() }
+
+        let error = await sendFailure(engine, makeRequest(.post, "\(server.url)/", body: Array(repeating: 7, count: 8 << 20)))
+
+        guard case .connectionLost = error else { Issue.record("expected connectionLost, got \(String(describing: error))"); return }
+    }
+
+    @Test func onlyTheFinalResponseHeadersAreKeptAfterAnInterim100() async throws {
+        let server = try LoopbackServer { connection, _ in
+            connection.write("HTTP/1.1 100 Continue\r\nX-Interim: yes\r\n\r\n")
+            connection.respond(status: 200, headers: ["X-Final: yes"], body: Array("done".utf8))
+        }
+        defer { server.stop() }
+        let engine = CurlEngine()
+        defer { engine.shutdown() }
+
+        let response = try await engine.send(makeRequest(.post, "\(server.url)/", body: Array("x".utf8)))
+
+        #expect(response.status == 200)
+        #expect(response.header("X-Interim") == nil)
+        #expect(response.header("X-Final") == "yes")
+        #expect(response.body == Array("done".utf8))
+    }
+
     @Test func stalledResponseTimesOutAfterTheStallTime() async throws {
         let server = try LoopbackServer { connection, _ in
             connection.write("HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\n0123456789")
@@ -282,6 +310,29 @@ import Testing
         #expect(await stream.value == .engineStopped)
         #expect(await sendFailure(engine, makeRequest(.get, "\(server.url)/c")) == .engineStopped)
         engine.shutdown()  // idempotent
+    }
+
+    @Test func droppingTheEngineFailsItsStreamsWithEngineStopped() async throws {
+        let server = try LoopbackServer { connection, _ in _ = connection.wait(.seconds(8)) }
+        defer { server.stop() }
+        var engine: CurlEngine? = CurlEngine()
+        // A stream does not keep its engine alive (a `send` in flight does: it runs on the engine).
+        let stream = engine!.stream(makeRequest(.get, "\(server.url)/events"))
+        #expect(await eventually(within: .seconds(2)) { server.requests.count == 1 })
+
+        engine = nil
+
+        var parts = stream.makeAsyncIterator()
+        await #expect(throws: HTTPError.engineStopped) { _ = try await parts.next() }
+    }
+
+    @Test func theTransferThreadIsNamedSwiftwingHTTP() throws {
+        let engine = CurlEngine()
+        defer { engine.shutdown() }
+        let names = try FileManager.default.contentsOfDirectory(atPath: "/proc/self/task").compactMap {
+            try? String(contentsOfFile: "/proc/self/task/\($0)/comm", encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
+        }
+        #expect(names.contains("swiftwing-http"))
     }
 
     @Test func errorsAndLogsNeverContainTheAuthorizationValueOrTheQuery() async throws {
