@@ -100,6 +100,21 @@ import Testing
         #expect(busy.header("retry-after") == "7")
     }
 
+    @Test func redirectsAreNotFollowed() async throws {
+        let server = try LoopbackServer { connection, _ in
+            connection.respond(status: 302, reason: "Found", headers: ["Location: https://example.org/elsewhere"])
+        }
+        defer { server.stop() }
+        let engine = CurlEngine()
+        defer { engine.shutdown() }
+
+        let response = try await engine.send(makeRequest(.get, "\(server.url)/moved"))
+
+        #expect(response.status == 302)
+        #expect(response.header("location") == "https://example.org/elsewhere")
+        #expect(server.requests.count == 1)
+    }
+
     // MARK: Failures
 
     @Test func refusedConnectionIsCouldNotConnect() async throws {
