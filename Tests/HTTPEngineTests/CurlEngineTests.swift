@@ -260,6 +260,17 @@ import Testing
         }
     }
 
+    @Test func targetsAreRedactedForLogsAndIPv6LoopbackIsAllowed() throws {
+        let secret = try TransferTarget(URL(string: "https://user:pw@example.org:8443/v3/jobs?token=abc#frag")!)
+        #expect(secret.redacted == "https://example.org:8443/v3/jobs")
+        #expect(secret.host == "example.org")
+        #expect(secret.query == "token=abc")
+        let loopback = try TransferTarget(URL(string: "http://[::1]:8080/health")!)
+        #expect(loopback.host == "::1")
+        #expect(loopback.redacted == "http://[::1]:8080/health")
+        #expect(throws: HTTPError.insecureURL("2001:db8::1")) { try TransferTarget(URL(string: "http://[2001:db8::1]/")!) }
+    }
+
     // MARK: Concurrency, cancellation, shutdown
 
     @Test func eightConcurrentTransfersAllComplete() async throws {
