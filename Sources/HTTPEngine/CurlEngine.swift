@@ -1,3 +1,8 @@
+import CCurl
+import Foundation
+import Logging
+import SwiftWingCore
+
 /// # The HTTP engine
 ///
 /// `CurlEngine` is SwiftWing's one real ``HTTPTransport``: libcurl's multi interface driven by a
@@ -6,7 +11,8 @@
 ///
 /// Policy, the same for every transfer:
 /// - `https://` with TLS 1.3 or newer, certificate and host name always verified, HTTP/2 when the
-///   server offers it through ALPN. `Configuration.caFile` adds a private CA (or a test certificate).
+///   server offers it through ALPN. `Configuration.caFile` trusts that file's CAs instead of the
+///   system store (a private CA, or the test rig's self-signed certificate).
 /// - Plain `http://` only to loopback (127.0.0.0/8, `::1`, `localhost`); anything else is refused
 ///   with ``HTTPError/insecureURL(_:)`` before a connection is made.
 /// - No redirects are followed; a 3xx is a response for the caller to judge.
@@ -15,13 +21,14 @@
 /// - Logs (label `swiftwing.http`, debug level) carry method, URL without user info or query,
 ///   status, bytes and milliseconds: never header values (the API key travels in `Authorization`).
 ///
-/// Streams are bounded: when a consumer falls more than `streamBufferBytes` behind, the transfer
-/// is paused (`CURL_WRITEFUNC_PAUSE`) until half of it drained.
-import CCurl
-import Foundation
-import Logging
-import SwiftWingCore
-
+/// - Timeouts: connect and total from ``HTTPTimeouts``; a stall (no byte moving either way for
+///   `stall`) ends the transfer within about a second of the limit.
+///
+/// Cancelling the task that iterates a stream ends its loop as with any `AsyncThrowingStream`:
+/// quietly (`nil`), or with `.cancelled` when it was waiting for data at that moment; the transfer
+/// is cancelled and its connection closed either way. Streams are bounded: when a consumer falls
+/// more than `streamBufferBytes` behind, the transfer is paused (`CURL_WRITEFUNC_PAUSE`) until
+/// half of it drained.
 public final class CurlEngine: HTTPTransport {
     public struct Configuration: Sendable {
         /// The `User-Agent` header.

@@ -64,10 +64,15 @@ final class StreamBuffer: Sendable {
         mutating func takeReady() -> Result<HTTPStreamPart?, HTTPError>? {
             if firstUnread < parts.count {
                 let part = parts[firstUnread]
+                parts[firstUnread] = .body([])  // release the bytes now, not when the array drains
                 firstUnread += 1
                 if case .body(let bytes) = part { bufferedBytes -= bytes.count }
                 if firstUnread == parts.count {
                     parts.removeAll(keepingCapacity: true)
+                    firstUnread = 0
+                } else if firstUnread >= 256 && firstUnread * 2 >= parts.count {
+                    // A consumer that never quite catches up must not leave a growing tail of slots.
+                    parts.removeFirst(firstUnread)
                     firstUnread = 0
                 }
                 return .success(part)

@@ -100,6 +100,21 @@ import Testing
         #expect(busy.header("retry-after") == "7")
     }
 
+    @Test func redirectsAreNotFollowed() async throws {
+        let server = try LoopbackServer { connection, _ in
+            connection.respond(status: 302, reason: "Found", headers: ["Location: https://example.org/elsewhere"])
+        }
+        defer { server.stop() }
+        let engine = CurlEngine()
+        defer { engine.shutdown() }
+
+        let response = try await engine.send(makeRequest(.get, "\(server.url)/moved"))
+
+        #expect(response.status == 302)
+        #expect(response.header("location") == "https://example.org/elsewhere")
+        #expect(server.requests.count == 1)
+    }
+
     // MARK: Failures
 
     @Test func refusedConnectionIsCouldNotConnect() async throws {
@@ -136,6 +151,34 @@ import Testing
         let error = await sendFailure(engine, makeRequest(.post, "\(server.url)/", body: Array(repeating: 7, count: 1000)))
 
         guard case .connectionLost = error else { Issue.record("expected connectionLost, got \(String(describing: error))"); return }
+    }
+
+    @Test func serverClosingWhileTheBodyIsStillUploadingIsConnectionLost() async throws {
+        let server = try LoopbackServer(readsBodies: false) { connection, _ in connection.close() }
+        defer { server.stop() }
+        let engine = CurlEngine()
+        defer { engine.shutdown() }
+
+        let error = await sendFailure(engine, makeRequest(.post, "\(server.url)/", body: Array(repeating: 7, count: 8 << 20)))
+
+        guard case .connectionLost = error else { Issue.record("expected connectionLost, got \(String(describing: error))"); return }
+    }
+
+    @Test func onlyTheFinalResponseHeadersAreKeptAfterAnInterim100() async throws {
+        let server = try LoopbackServer { connection, _ in
+            connection.write("HTTP/1.1 100 Continue\r\nX-Interim: yes\r\n\r\n")
+            connection.respond(status: 200, headers: ["X-Final: yes"], body: Array("done".utf8))
+        }
+        defer { server.stop() }
+        let engine = CurlEngine()
+        defer { engine.shutdown() }
+
+        let response = try await engine.send(makeRequest(.post, "\(server.url)/", body: Array("x".utf8)))
+
+        #expect(response.status == 200)
+        #expect(response.header("X-Interim") == nil)
+        #expect(response.header("X-Final") == "yes")
+        #expect(response.body == Array("done".utf8))
     }
 
     @Test func stalledResponseTimesOutAfterTheStallTime() async throws {
@@ -217,6 +260,17 @@ import Testing
         }
     }
 
+    @Test func targetsAreRedactedForLogsAndIPv6LoopbackIsAllowed() throws {
+        let secret = try TransferTarget(URL(string: "https://user:pw@example.org:8443/v3/jobs?token=abc#frag")!)
+        #expect(secret.redacted == "https://example.org:8443/v3/jobs")
+        #expect(secret.host == "example.org")
+        #expect(secret.query == "token=abc")
+        let loopback = try TransferTarget(URL(string: "http://[::1]:8080/health")!)
+        #expect(loopback.host == "::1")
+        #expect(loopback.redacted == "http://[::1]:8080/health")
+        #expect(throws: HTTPError.insecureURL("2001:db8::1")) { try TransferTarget(URL(string: "http://[2001:db8::1]/")!) }
+    }
+
     // MARK: Concurrency, cancellation, shutdown
 
     @Test func eightConcurrentTransfersAllComplete() async throws {
@@ -282,6 +336,29 @@ import Testing
         #expect(await stream.value == .engineStopped)
         #expect(await sendFailure(engine, makeRequest(.get, "\(server.url)/c")) == .engineStopped)
         engine.shutdown()  // idempotent
+    }
+
+    @Test func droppingTheEngineFailsItsStreamsWithEngineStopped() async throws {
+        let server = try LoopbackServer { connection, _ in _ = connection.wait(.seconds(8)) }
+        defer { server.stop() }
+        var engine: CurlEngine? = CurlEngine()
+        // A stream does not keep its engine alive (a `send` in flight does: it runs on the engine).
+        let stream = engine!.stream(makeRequest(.get, "\(server.url)/events"))
+        #expect(await eventually(within: .seconds(2)) { server.requests.count == 1 })
+
+        engine = nil
+
+        var parts = stream.makeAsyncIterator()
+        await #expect(throws: HTTPError.engineStopped) { _ = try await parts.next() }
+    }
+
+    @Test func theTransferThreadIsNamedSwiftwingHTTP() throws {
+        let engine = CurlEngine()
+        defer { engine.shutdown() }
+        let names = try FileManager.default.contentsOfDirectory(atPath: "/proc/self/task").compactMap {
+            try? String(contentsOfFile: "/proc/self/task/\($0)/comm", encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
+        }
+        #expect(names.contains("swiftwing-http"))
     }
 
     @Test func errorsAndLogsNeverContainTheAuthorizationValueOrTheQuery() async throws {
@@ -374,7 +451,10 @@ import Testing
         let cancelledAt = ContinuousClock.now
         task.cancel()
 
-        #expect(await task.value == .cancelled)
+        // Like any AsyncThrowingStream, a cancelled loop ends quietly, or with `.cancelled` when it was
+        // waiting for data at that moment; either way the transfer must be gone.
+        let outcome = await task.value
+        #expect(outcome == nil || outcome == .cancelled, "\(String(describing: outcome))")
         #expect(await eventually(within: .seconds(1)) { !server.peerCloseTimes.isEmpty }, "the server still streams")
         if let closedAt = server.peerCloseTimes.first { #expect(closedAt - cancelledAt < .seconds(1)) }
     }

@@ -34,7 +34,11 @@ final class LoopbackServer: Sendable {
     /// When the server noticed a client closing its connection (in `ServerConnection.write`/`wait`).
     var peerCloseTimes: [ContinuousClock.Instant] { peerCloses.withLock { $0 } }
 
-    init(_ script: @escaping Script) throws {
+    /// Whether a request's body is read before the script runs (false: a script can drop the
+    /// connection while the client is still sending).
+    private let readsBodies: Bool
+
+    init(readsBodies: Bool = true, _ script: @escaping Script) throws {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { throw POSIXError(.init(rawValue: errno) ?? .EIO) }
         var one: Int32 = 1
@@ -57,6 +61,7 @@ final class LoopbackServer: Sendable {
         port = Int(UInt16(bigEndian: address.sin_port))
         listener = fd
         self.script = script
+        self.readsBodies = readsBodies
         let thread = Thread { [self] in acceptLoop() }
         thread.start()
     }
@@ -82,7 +87,7 @@ final class LoopbackServer: Sendable {
             let connection = ServerConnection(fd: client, server: self)
             let thread = Thread { [self] in
                 defer { connection.close() }
-                guard let request = connection.readRequest() else { return }
+                guard let request = connection.readRequest(body: readsBodies) else { return }
                 recorded.withLock { $0.append(request) }
                 script(connection, request)
             }
@@ -111,7 +116,7 @@ final class ServerConnection: @unchecked Sendable {
     }
 
     /// Reads one request head and its Content-Length body; nil if the client closed first.
-    fileprivate func readRequest() -> RecordedRequest? {
+    fileprivate func readRequest(body readsBody: Bool) -> RecordedRequest? {
         var bytes: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 65536)
         let separator: [UInt8] = Array("\r\n\r\n".utf8)
@@ -133,7 +138,7 @@ final class ServerConnection: @unchecked Sendable {
         }
         var body = Array(bytes[(headEnd! + 4)...])
         let length = headers.first { $0.name.lowercased() == "content-length" }.flatMap { Int($0.value) } ?? 0
-        while body.count < length {
+        while readsBody && body.count < length {
             let count = recv(fd, &buffer, buffer.count, 0)
             guard count > 0 else { break }
             body += buffer[0..<count]

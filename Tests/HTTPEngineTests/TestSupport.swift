@@ -99,3 +99,11 @@ func findTool(_ name: String) -> String? {
 /// The repository root (this file is Tests/HTTPEngineTests/TestSupport.swift).
 let repositoryRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
     .deletingLastPathComponent()
+
+/// Runs blocking work (process launches, waits) on a thread of its own: the cooperative pool has
+/// as many threads as cores (two here), and blocking them stalls every other test.
+func offThePool<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+    try await withCheckedThrowingContinuation { continuation in
+        Thread { continuation.resume(with: Result { try body() }) }.start()
+    }
+}
