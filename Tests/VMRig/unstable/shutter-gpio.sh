@@ -1,19 +1,25 @@
 #!/usr/bin/env bash
-# The real daemon (`swiftwing run`, synthetic camera) with [shutter] and [buzzer] on a real GPIO
-# character device (gpio-sim, labelled like a Pi 4's header chip; SHUTTER = line 17, BUZZER = line
-# 27), through libgpiod 1.6: a clean press is one scan; bouncy, held and 20 quick presses are one
-# press each (accepted + refused = presses); a long press sounds its pattern on BUZZER (read back
-# from sysfs); the latency histogram is in `swiftwing status --json`; status answers throughout;
-# run as a user without access to the chip, the daemon names the chip, the line and the group
-# `gpio` and runs on. (The libgpiod layer alone, ControlsTests' kernel suites: gpio-kernel.sh.)
-# Needs the host build first: swift build (swiftwing).
+# The shutter and the buzzer on a real GPIO character device (gpio-sim, labelled like a Pi 4's
+# header chip; SHUTTER = line 17, BUZZER = line 27), through libgpiod 1.6:
+#  1. ControlsTests' kernel suites in the guest: chip by label and name, line by name and offset,
+#     busy/missing lines as typed errors, CLOCK_MONOTONIC edge stamps, a clean, a bouncy and a held
+#     press, 20 quick presses, a prompt stop, the buzzer's level read back from sysfs, press→buzzer
+#     latency on the real lines.
+#  2. The real daemon (`swiftwing run`, synthetic camera) with [shutter] and [buzzer] on the chip:
+#     a clean press is one scan; bouncy, held and 20 quick presses are one press each (accepted +
+#     refused = presses); a long press sounds its pattern on BUZZER (read back from sysfs); the
+#     latency histogram is in `swiftwing status --json`; run as a user without access to the chip,
+#     the daemon names the chip, the line and the group `gpio` and runs on.
+# Needs the host build first: swift build --build-tests (the test bundle and swiftwing).
 # Run alone (boots a guest with gpio-sim): Tests/VMRig/shutter-gpio.sh
 VM_TEST_TIMEOUT=900   # under TCG on a loaded 2-core host each swiftwing start costs seconds
 VM_TEST_ARGS=(--gpio-sim)
 if [ "${SWIFTWING_VM_GUEST:-0}" != 1 ]; then
-    [ -x .build/debug/swiftwing ] || { echo "skipped: no .build/debug/swiftwing (build first: swift build)"; exit 77; }
+    for f in .build/debug/swiftwing .build/debug/SwiftWingPackageTests.xctest; do
+        [ -x "$f" ] || { echo "skipped: no $f (build first: swift build --build-tests)"; exit 77; }
+    done
 fi
-. "$(dirname "$0")/../../scripts/vm/testlib.sh"
+. "$(dirname "$0")/../../../scripts/vm/testlib.sh"
 
 ctl=scripts/vm/gpio-sim-ctl.sh
 [ -d /sys/kernel/config/gpio-sim/swiftwing ] || { echo "skipped: no gpio-sim chip (this rig has no --gpio-sim)"; exit 77; }
@@ -21,7 +27,15 @@ label="$($ctl label)"
 chip="$($ctl chip)"
 vm_note "gpio-sim chip ${chip#/dev/} [$label]; SHUTTER $($ctl offset SHUTTER), BUZZER $($ctl offset BUZZER)"
 
-# 1. The daemon.
+# 1. The Swift kernel tests, on this chip.
+export SWIFTWING_GPIOSIM_LABEL="$label" SWIFTWING_GPIOSIM_CHIP="${chip#/dev/}"
+export SWIFTWING_GPIOSIM_SHUTTER="$($ctl sysfs SHUTTER)" SWIFTWING_GPIOSIM_BUZZER="$($ctl sysfs BUZZER)"
+out="$(.build/debug/SwiftWingPackageTests.xctest --testing-library swift-testing --filter 'KernelGPIOTests|GPIOErrorTests' 2>&1)"; rc=$?
+printf '%s\n' "$out" | grep -E '✘|passed|failed|gpio-sim press|error|Expectation' | sed 's/^/#   /' | head -60
+vm_expect "ControlsTests KernelGPIOTests on gpio-sim pass" "$rc" 0
+vm_check "the kernel suite ran (not skipped)" grep -q 'Suite KernelGPIOTests passed' <<<"$out"
+
+# 2. The daemon.
 state=/tmp/sw-gpio
 mkdir -p "$state"
 fixtures="${SWIFTWING_FIXTURES:-}"
@@ -122,7 +136,7 @@ vm_expect "the daemon stops cleanly on SIGTERM" "$rc" 0
 grep -E 'priority|WARN|ERROR' /tmp/sw-gpio.log | head -5 | sed 's/^/#   log: /'
 vm_check "… and gives the lines back" sh -c "! gpioinfo ${chip#/dev/} | grep -q '\"swiftwing\"'"
 
-# 2. Without permission on the chip: the daemon says what to do and runs on.
+# 3. Without permission on the chip: the daemon says what to do and runs on.
 chmod 0600 "$chip"
 rm -rf "$state" /tmp/sw-gpio.sock; mkdir -p "$state"; chown nobody "$state"; chmod 0777 /tmp
 setpriv --reuid=nobody --regid=nogroup --clear-groups .build/debug/swiftwing run --config /tmp/sw-gpio.toml >/tmp/sw-gpio-nobody.log 2>&1 &
