@@ -13,9 +13,24 @@ import Uplink
 /// presses until SIGTERM (or SIGINT), then stops every part cleanly.
 public struct ApplianceDaemon: Sendable {
     public let configuration: ApplianceConfiguration
+    /// The long press's retry: sends failed scans back to the upload queue and returns how many.
+    let retryFailedScans: @Sendable () async -> Int
 
-    public init(configuration: ApplianceConfiguration) {
+    /// - Parameter retryFailedScans: what a long press of the shutter retries. The network uplink
+    ///   passes its store's retry here; without one (``logOnlyRetry``) the long press only logs that
+    ///   nothing was retried, and still shows the device's address and state.
+    public init(
+        configuration: ApplianceConfiguration,
+        retryFailedScans: @escaping @Sendable () async -> Int = ApplianceDaemon.logOnlyRetry
+    ) {
         self.configuration = configuration
+        self.retryFailedScans = retryFailedScans
+    }
+
+    /// The retry of a daemon without an uplink: logs that there is nothing to retry with, returns 0.
+    public static let logOnlyRetry: @Sendable () async -> Int = {
+        Logger(label: "appliance").notice("long press: no uplink to retry failed scans with; none retried")
+        return 0
     }
 
     public func run() async throws {
@@ -104,23 +119,13 @@ public struct ApplianceDaemon: Sendable {
 
         // Inputs that cannot start (a busy or missing line, no permission) are logged with the fix; the
         // daemon runs on with the others and the control socket.
-        controls.start { event in
-            switch event {
-            case .press(let press):
-                // On the input's thread, before any hop: the click is on the line now.
-                feedback.pressAccepted(press)
-                Task { _ = await pipeline.press(press, feedbackGiven: true) }
-            case .longPress(let press):
-                feedback.longPress(press)
-                let counters = pipeline.counters
-                logger.notice(
-                    "long press: the second action (retry failed scans, show the address on the panel) is not built yet",
-                    metadata: [
-                        "source": "\(press.source.rawValue)", "addresses": "\(NetworkAddresses.current().joined(separator: ", "))",
-                        "presses_accepted": "\(counters.accepted)", "presses_refused": "\(counters.refused)",
-                    ])
-            }
-        }
+        let longPress = LongPressAction(
+            retryFailedScans: retryFailedScans, queueCounts: { try database.queue.counts() },
+            show: { notice, duration in panelFeeder?.show(notice, for: duration) }, logger: Logger(label: "shutter"))
+        let router = ShutterEventRouter(
+            feedback: feedback, press: { press in _ = await pipeline.press(press, feedbackGiven: true) },
+            longPress: longPress)
+        controls.start(router.handle)
 
         var services: [any Service] = [
             camera,

@@ -81,4 +81,25 @@ struct PanelFeederTests {
         run.cancel()
         _ = await run.result
     }
+
+    @Test("the long press's notice shows over the others for its duration, then goes")
+    func aShownNoticeExpires() async throws {
+        let directory = NSTemporaryDirectory() + "panel-feeder-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let state = StateDirectory(path: directory)
+        try state.create()
+        let camera = CameraSupervisor(device: "/dev/video9", logger: Logger(label: "test")) { throw ApplianceError("no camera") }
+        let panel = try StatusPanel(sink: NullSink(), logger: Logger(label: "test"))
+        let feeder = PanelFeeder(
+            panel: panel, database: try AppDatabase.inMemory(), stateDirectory: state, camera: camera, cameraName: "/dev/video9",
+            settings: PanelFeeder.Settings(), logger: Logger(label: "test"))
+        let notice = PanelNotice.message(title: "THIS DEVICE", detail: "swiftwing · no network · queue empty")
+        feeder.show(notice, for: .milliseconds(300))
+        feeder.refresh()
+        #expect(panel.model.notice == notice)
+        try await Task.sleep(for: .milliseconds(400))
+        feeder.refresh()
+        #expect(panel.model.notice == nil)
+    }
 }

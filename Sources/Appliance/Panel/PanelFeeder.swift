@@ -42,6 +42,8 @@ final class PanelFeeder: Service, PressFeedback, Sendable {
         var refreshNow = false
         /// Since when the camera has been unavailable (the notice waits `cameraGraceTime`).
         var cameraMissingSince: ContinuousClock.Instant?
+        /// A notice asked for by the operator (the long press), up until the instant.
+        var shown: (notice: PanelNotice, until: ContinuousClock.Instant)?
     }
 
     let panel: StatusPanel
@@ -92,6 +94,15 @@ final class PanelFeeder: Service, PressFeedback, Sendable {
 
     func scanSaved(_ press: ShutterPress) {
         state.withLock { $0.refreshNow = true }
+    }
+
+    /// Shows `notice` full-screen for `duration` (the long press's address and state), over the
+    /// notices that come from the device's state; the next refresh puts it up.
+    func show(_ notice: PanelNotice, for duration: Duration) {
+        state.withLock {
+            $0.shown = (notice, .now + duration)
+            $0.refreshNow = true
+        }
     }
 
     // MARK: Service
@@ -164,6 +175,13 @@ final class PanelFeeder: Service, PressFeedback, Sendable {
     }
 
     private func currentNotice() -> PanelNotice? {
+        let shown = state.withLock { state -> PanelNotice? in
+            guard let shown = state.shown else { return nil }
+            if ContinuousClock.now < shown.until { return shown.notice }
+            state.shown = nil
+            return nil
+        }
+        if let shown { return shown }
         if settings.minimumFreeBytes > 0, let free = try? FreeSpace.availableBytes(at: stateDirectory.path),
             free < settings.minimumFreeBytes
         {
