@@ -13,24 +13,9 @@ import Uplink
 /// presses until SIGTERM (or SIGINT), then stops every part cleanly.
 public struct ApplianceDaemon: Sendable {
     public let configuration: ApplianceConfiguration
-    /// The long press's retry: sends failed scans back to the upload queue and returns how many.
-    let retryFailedScans: @Sendable () async -> Int
 
-    /// - Parameter retryFailedScans: what a long press of the shutter retries. The network uplink
-    ///   passes its store's retry here; without one (``logOnlyRetry``) the long press only logs that
-    ///   nothing was retried, and still shows the device's address and state.
-    public init(
-        configuration: ApplianceConfiguration,
-        retryFailedScans: @escaping @Sendable () async -> Int = ApplianceDaemon.logOnlyRetry
-    ) {
+    public init(configuration: ApplianceConfiguration) {
         self.configuration = configuration
-        self.retryFailedScans = retryFailedScans
-    }
-
-    /// The retry of a daemon without an uplink: logs that there is nothing to retry with, returns 0.
-    public static let logOnlyRetry: @Sendable () async -> Int = {
-        Logger(label: "appliance").notice("long press: no uplink to retry failed scans with; none retried")
-        return 0
     }
 
     public func run() async throws {
@@ -119,8 +104,17 @@ public struct ApplianceDaemon: Sendable {
 
         // Inputs that cannot start (a busy or missing line, no permission) are logged with the fix; the
         // daemon runs on with the others and the control socket.
+        // The long press retries failed scans (through the uplink, which also lifts an "unauthorized" hold).
+        let queueCommands = QueueCommands(database: database, spool: SpoolDirectory(state), uplink: uplink?.service)
         let longPress = LongPressAction(
-            retryFailedScans: retryFailedScans, queueCounts: { try database.queue.counts() },
+            retryFailedScans: {
+                do {
+                    return try await queueCommands.retryAll().count
+                } catch {
+                    logger.warning("long press: failed scans were not retried", metadata: ["error": "\(error)"])
+                    return 0
+                }
+            }, queueCounts: { try database.queue.counts() },
             show: { notice, duration in panelFeeder?.show(notice, for: duration) }, logger: Logger(label: "shutter"))
         let router = ShutterEventRouter(
             feedback: feedback, press: { press in _ = await pipeline.press(press, feedbackGiven: true) },

@@ -132,8 +132,4 @@ import Testing
         #expect(record.shown.withLock { $0 }.isEmpty)
         #expect(feedback.calls.withLock { $0 } == ["accepted"])
     }
-
-    @Test func theDaemonsDefaultRetryRetriesNothing() async {
-        #expect(await ApplianceDaemon.logOnlyRetry() == 0)
-    }
 }
