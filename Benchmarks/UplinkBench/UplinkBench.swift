@@ -148,11 +148,18 @@ struct UplinkBench {
             func note(_ id: UUID) {
                 lock.lock(); times[id] = .now; lock.broadcast(); lock.unlock()
             }
-            func wait(for id: UUID, timeout: Double) -> ContinuousClock.Instant? {
+            func time(of id: UUID) -> ContinuousClock.Instant? {
                 lock.lock(); defer { lock.unlock() }
-                let deadline = Date().addingTimeInterval(timeout)
-                while times[id] == nil, lock.wait(until: deadline) {}
                 return times[id]
+            }
+            /// Polls (never blocks a pool thread): the landing time was taken by the event itself.
+            func wait(for id: UUID, timeout: Double) async -> ContinuousClock.Instant? {
+                let deadline = ContinuousClock.now + .seconds(timeout)
+                while ContinuousClock.now < deadline {
+                    if let time = time(of: id) { return time }
+                    try? await Task.sleep(for: .microseconds(200))
+                }
+                return nil
             }
             var count: Int { lock.lock(); defer { lock.unlock() }; return times.count }
         }
@@ -180,7 +187,7 @@ struct UplinkBench {
             let start = ContinuousClock.now
             let id = try queueScan()
             uplink.wake()
-            guard let end = landed.wait(for: id, timeout: 30) else { throw BenchError("scan \(index) did not land in 30 s") }
+            guard let end = await landed.wait(for: id, timeout: 30) else { throw BenchError("scan \(index) did not land in 30 s") }
             let total = Double((end - start).components.attoseconds) / 1e15 + Double((end - start).components.seconds) * 1000
             if index >= 3 { overheads.append(total - Double(delayMs)) }  // 3 warm-up scans
         }
