@@ -3,6 +3,9 @@ import CGPIOD
 import CJPEG
 import Camera
 import Foundation
+import HTTPEngine
+import Talaria
+import Uplink
 import Store
 import SwiftWingCore
 
@@ -24,6 +27,8 @@ public struct DoctorReport: Sendable {
         report.checks.append(stateDirectoryCheck(configuration))
         report.checks.append(cameraCheck(configuration))
         report.checks.append(Check(name: "libraries", ok: true, detail: libraryVersions()))
+        report.checks.append(backendCheck(configuration))
+        report.checks.append(httpCheck())
         return report
     }
 
@@ -83,6 +88,39 @@ public struct DoctorReport: Sendable {
         case .failure(let detail): return Check(name: "camera", ok: false, detail: detail)
         case nil: return Check(name: "camera", ok: false, detail: "the check did not finish")
         }
+    }
+
+    /// The backend settings as the daemon would take them (no request is made).
+    static func backendCheck(_ configuration: ApplianceConfiguration) -> Check {
+        guard let raw = configuration.backend.url else {
+            return Check(name: "backend", ok: true, detail: "none configured (backend.url): scans stay queued on the device")
+        }
+        guard let url = URL(string: raw), url.host != nil else {
+            return Check(name: "backend", ok: false, detail: "backend.url \"\(raw)\" is not a URL: write e.g. https://talaria.example/")
+        }
+        guard TalariaEndpoints.allowsPlainHTTP(url) else {
+            return Check(name: "backend", ok: false, detail: "backend.url \(raw) is plain http:// to another host: use https://")
+        }
+        if let caFile = configuration.backend.caFile, !FileManager.default.isReadableFile(atPath: caFile) {
+            return Check(name: "backend", ok: false, detail: "backend.ca_file \(caFile) cannot be read")
+        }
+        let key = APIKeySource.resolve(configured: configuration.backend.apiKeyFile)
+        do {
+            let present = try key.read() != nil
+            return Check(
+                name: "backend", ok: true,
+                detail: "\(raw); API key " + (present ? "read from \(key.path ?? "")" : "none configured (only a backend that needs none will accept uploads)"))
+        } catch {
+            return Check(name: "backend", ok: false, detail: error.description)
+        }
+    }
+
+    static func httpCheck() -> Check {
+        let info = CurlEngine.versionInfo
+        let detail = "libcurl \(info.libcurl) with \(info.sslBackend); HTTP/2 \(info.supportsHTTP2 ? "yes" : "no"); TLS 1.3 \(info.supportsTLS13 ? "yes" : "no")"
+        return Check(
+            name: "http", ok: info.supportsTLS13,
+            detail: info.supportsTLS13 ? detail : detail + ": the backend link needs TLS 1.3; install a newer libcurl4 / OpenSSL")
     }
 
     private static func libraryVersions() -> String {
