@@ -111,7 +111,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "UplinkBench",
-            dependencies: ["Uplink", "Store", "Talaria", "HTTPEngine", .product(name: "Logging", package: "swift-log")],
+            dependencies: ["Uplink", "Store", "Talaria", "HTTPEngine", "Imaging", .product(name: "Logging", package: "swift-log")],
             path: "Benchmarks/UplinkBench"),
         .executableTarget(
             name: "PanelBench", dependencies: ["Panel", "Imaging", "SwiftWingCore", .product(name: "Logging", package: "swift-log")],

@@ -11,6 +11,7 @@
 // Usage: swift run -c release UplinkBench [--scans 50] [--drain 500] [--delay-ms 100] [--fixture F]
 import Foundation
 import HTTPEngine
+import Imaging
 import Logging
 import Store
 import Talaria
@@ -126,8 +127,11 @@ struct UplinkBench {
             handler.logLevel = .error
             return handler
         }
-        let jpeg = try [UInt8](Data(contentsOf: URL(fileURLWithPath: fixturePath())))
-        print("UplinkBench: fixture \(jpeg.count) bytes, server recognition delay \(delayMs) ms, \(ProcessInfo.processInfo.activeProcessorCount) CPUs")
+        // What the daemon uploads: the shelf photo as a 1920x1080 frame, JPEG q85 (as a press makes it).
+        let photo = try JPEGDecoder().decode(contentsOf: fixturePath(), minimumWidth: 1920, minimumHeight: 1080)
+        let frame = try YUV420Scaler().resized(photo, width: 1920, height: 1080)
+        let jpeg = try JPEGEncoder(quality: 85).encode(frame)
+        print("UplinkBench: a 1920x1080 q85 JPEG of the shelf photo, \(jpeg.count) bytes, server recognition delay \(delayMs) ms, \(ProcessInfo.processInfo.activeProcessorCount) CPUs")
         let port = freePort()
         let backend = Backend(port: port, extra: ["--recognition-delay-ms", "\(delayMs)"])
         try backend.start()
@@ -181,18 +185,53 @@ struct UplinkBench {
             return id
         }
 
-        // 1. press → books committed, one scan at a time.
+        // 1. press → books committed, one scan at a time, alternating with the floor: the same
+        //    upload and stream on the same engine and server with nothing else (no queue, no parser,
+        //    no commit), so the difference is the uplink's own cost.
+        func milliseconds(_ duration: Duration) -> Double {
+            Double(duration.components.seconds) * 1000 + Double(duration.components.attoseconds) / 1e15
+        }
+        let endpoints = TalariaEndpoints(base: URL(string: "http://127.0.0.1:\(port)/")!)
+        func floorExchange() async throws -> Double {
+            let start = ContinuousClock.now
+            let upload = ScanUploadRequest(
+                endpoints: endpoints, idempotencyKey: UUID().uuidString.lowercased(), deviceID: UUID(), jpeg: jpeg, apiKey: nil,
+                version: "bench")
+            let response = try await engine.send(HTTPRequest(
+                method: .post, url: upload.url, headers: upload.headers.map { HTTPHeader(name: $0.name, value: $0.value) },
+                body: upload.body))
+            let accepted = try UploadAccepted.decode(response.body, base: endpoints.base)
+            guard let streamURL = accepted.streamURL else { throw BenchError("no stream URL") }
+            var headers = [HTTPHeader(name: "Accept", value: "text/event-stream")]
+            if let token = accepted.streamToken { headers.append(HTTPHeader(name: "Authorization", value: "Bearer \(token)")) }
+            var seen: [UInt8] = []
+            reading: for try await part in engine.stream(HTTPRequest(method: .get, url: streamURL, headers: headers, timeouts: .eventStream)) {
+                if case .body(let bytes) = part {
+                    seen += bytes
+                    if String(decoding: seen, as: UTF8.self).contains("event: completed") { break reading }
+                }
+            }
+            return milliseconds(ContinuousClock.now - start)
+        }
         var overheads: [Double] = []
+        var floors: [Double] = []
         for index in 0..<(pressCount + 3) {
+            let floor = try await floorExchange()
             let start = ContinuousClock.now
             let id = try queueScan()
             uplink.wake()
             guard let end = await landed.wait(for: id, timeout: 30) else { throw BenchError("scan \(index) did not land in 30 s") }
-            let total = Double((end - start).components.attoseconds) / 1e15 + Double((end - start).components.seconds) * 1000
-            if index >= 3 { overheads.append(total - Double(delayMs)) }  // 3 warm-up scans
+            if index >= 3 {  // 3 warm-up rounds
+                overheads.append(milliseconds(end - start) - Double(delayMs))
+                floors.append(floor - Double(delayMs))
+            }
         }
+        let differences = zip(overheads, floors).map { $0 - $1 }.sorted()
         overheads.sort()
+        floors.sort()
         print("press → books committed minus the server's \(delayMs) ms (n=\(overheads.count)): median \(format(percentile(overheads, 0.5))) ms, p90 \(format(percentile(overheads, 0.9))) ms, min \(format(overheads.first ?? .nan)) ms, max \(format(overheads.last ?? .nan)) ms")
+        print("floor, the same upload + stream with nothing else, minus \(delayMs) ms: median \(format(percentile(floors, 0.5))) ms, p90 \(format(percentile(floors, 0.9))) ms, min \(format(floors.first ?? .nan)) ms")
+        print("the uplink's own cost (pairwise difference): median \(format(percentile(differences, 0.5))) ms, p90 \(format(percentile(differences, 0.9))) ms; ratio of medians \(String(format: "%.2f", percentile(overheads, 0.5) / percentile(floors, 0.5)))")
 
         // 2. drain after an offline spell.
         backend.stop()

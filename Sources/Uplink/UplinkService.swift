@@ -351,7 +351,8 @@ public final class UplinkService: Service, Sendable {
             jobID: jobID, base: settings.endpoints.base, abandonAfter: settings.abandonStreamAfter,
             resumingAfter: scan.lastEventID)
         var failures = 0
-        var lastPersisted = Date.distantPast
+        // Progress is worth an fsync only for resuming a long job: not before it has run a while.
+        var lastPersisted = Date()
         var persistedEventID = scan.lastEventID
         let token = scan.jobToken ?? (try? settings.apiKey.read()) ?? nil
 
