@@ -117,6 +117,16 @@ sleep 1.5
 uplink_line
 snapshot rate-limited
 wait_drained
+echo "== a refused key: the backend answers the next upload with 401"
+curl -fsS -X POST -H 'Content-Type: application/json' --data '{"faults":["upload:401"]}' "$url"_faults >/dev/null
+press
+for _ in $(seq 1 100); do "$bin" status "${args[@]}" | grep -q '^backend: unauthorized' && break; sleep 0.1; done
+uplink_line
+snapshot unauthorized
+"$bin" queue "${args[@]}" | grep -E ' failed ' | sed 's/^/  /' | cut -c1-160 || true
+echo "== the operator fixes the key and retries (a long press of the button does the same)"
+"$bin" queue retry --all "${args[@]}" | sed 's/^/  retried /'
+wait_drained
 snapshot done
 echo
 "$bin" status "${args[@]}"
