@@ -205,12 +205,7 @@ public struct ScanQueue: Sendable {
     /// `notBefore`. The scan is never dropped; `reason` is what `swiftwing queue` shows.
     @discardableResult
     public func requeue(_ id: UUID, reason: String, notBefore: Date?, now: Date = Date()) throws(StoreError) -> ScanRecord {
-        try update(id, now: now) { record in
-            record.state = .queued
-            record.lastError = reason
-            record.retryable = true
-            record.nextAttemptAt = notBefore
-        }
+        try update(id, now: now) { record in Self.wait(&record, reason: reason, notBefore: notBefore) }
     }
 
     /// The backend failed or lost the job itself (a retryable `failed` event, results expired): the
@@ -219,12 +214,8 @@ public struct ScanQueue: Sendable {
     @discardableResult
     public func restartJob(_ id: UUID, reason: String, notBefore: Date?, now: Date = Date()) throws(StoreError) -> ScanRecord {
         try update(id, now: now) { record in
-            record.state = .queued
-            record.lastError = reason
-            record.retryable = true
-            record.nextAttemptAt = notBefore
-            record.uploadKey = UUID().uuidString.lowercased()
-            Self.clearJob(&record)
+            Self.wait(&record, reason: reason, notBefore: notBefore)
+            Self.startOver(&record)
         }
     }
 
@@ -235,14 +226,8 @@ public struct ScanQueue: Sendable {
         try update(id, now: now) { record throws(StoreError) in
             guard record.discardedAt == nil else { throw StoreError.scanDiscarded(id) }
             guard record.state == .failed else { throw StoreError.notRetryable(id: id, state: record.state) }
-            if record.jobID != nil {
-                record.uploadKey = UUID().uuidString.lowercased()
-                Self.clearJob(&record)
-            }
-            record.state = .queued
-            record.retryable = true
-            record.nextAttemptAt = nil
-            record.lastError = "retried by a person after: " + (record.lastError ?? "a failure")
+            if record.jobID != nil { Self.startOver(&record) }
+            Self.wait(&record, reason: "retried by a person after: " + (record.lastError ?? "a failure"), notBefore: nil)
         }
     }
 
@@ -309,7 +294,17 @@ public struct ScanQueue: Sendable {
 
     // MARK: Helpers
 
-    static func clearJob(_ record: inout ScanRecord) {
+    /// Back to `queued`, due at `notBefore` (now when `nil`), saying why it waits.
+    static func wait(_ record: inout ScanRecord, reason: String, notBefore: Date?) {
+        record.state = .queued
+        record.lastError = reason
+        record.retryable = true
+        record.nextAttemptAt = notBefore
+    }
+
+    /// A new job under a new `Idempotency-Key`: the old job's fields are forgotten.
+    static func startOver(_ record: inout ScanRecord) {
+        record.uploadKey = UUID().uuidString.lowercased()
         record.jobID = nil
         record.streamURL = nil
         record.statusURL = nil
