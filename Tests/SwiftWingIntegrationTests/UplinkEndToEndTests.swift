@@ -125,9 +125,16 @@ import Testing
 
     /// One daemon, one backend, one fault per press: every fault of issue 3 item 7.
     @Test func everyBackendFaultEndsWithBooksOrAClearFailure() throws {
-        let backend = try BackendHarness(arguments: ["--time-scale", "1"])
+        // A real key on both sides: the backend demands it, the daemon reads it from a credential file.
+        let keyDirectory = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("swiftwing-key-\(UUID().uuidString.prefix(8))")
+        try FileManager.default.createDirectory(at: keyDirectory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: keyDirectory) }
+        let key = "sk-live-" + UUID().uuidString.lowercased()
+        let keyFile = keyDirectory.appendingPathComponent("api-key").path
+        try Data((key + "\n").utf8).write(to: URL(fileURLWithPath: keyFile))
+        let backend = try BackendHarness(arguments: ["--api-key-file", keyFile])
         try backend.start()
-        let harness = try DaemonHarness.forBackend(backend)
+        let harness = try DaemonHarness.forBackend(backend, extraConfig: "api_key_file = \"\(keyFile)\"")
         try harness.startDaemon()
 
         func pressWith(_ faults: [String]) throws -> String {
@@ -200,6 +207,18 @@ import Testing
         try harness.waitUntilDone([unauthorized])
         #expect(harness.connectivity == "online")
 
+        // A person gives up on a failed scan: it leaves the lists of work and its photo is deleted.
+        let giveUp = try failedAfter(["upload:413"], reasonContains: "too large")
+        let discard = harness.run(["queue", "discard", giveUp] + harness.commonArguments)
+        #expect(discard.status == 0, "\(discard.error)")
+        #expect(try harness.queue().first { $0.id == giveUp }?.discardedAt != nil)
+        #expect(!FileManager.default.fileExists(atPath: harness.spoolDirectory + "/\(giveUp).jpg"))
+        let again = harness.run(["queue", "retry", giveUp] + harness.commonArguments)
+        #expect(again.status != 0 && again.error.contains("discarded"), "a discarded scan cannot be retried: \(again.error)")
+
+        // The key never reaches a log.
+        #expect(!harness.log.contains(key) && !backend.log.contains(key), "the API key leaked into a log")
+
         // The library: every book once; the book with a bad checksum kept, without an ISBN.
         let library = try harness.library()
         #expect(library.count == Set(library.map { $0.isbn13 ?? "title:" + $0.title }).count)
@@ -208,7 +227,7 @@ import Testing
         #expect(harness.log.contains("is not a valid ISBN-10/13"), "the bad ISBN is logged")
         #expect(library.allSatisfy { $0.isbn13.map(Self.isValidISBN13) ?? true })
         #expect(try harness.queue().first { $0.id == badISBN }?.state == "done")
-        #expect(try harness.queue().allSatisfy { $0.state == "done" || $0.state == "failed" })
+        #expect(try harness.queue().allSatisfy { $0.state == "done" || $0.state == "failed" || $0.discardedAt != nil })
     }
 
     /// TLS through a real TLS server (socat with a self-signed certificate in front of the backend):
