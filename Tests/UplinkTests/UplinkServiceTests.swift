@@ -64,7 +64,7 @@ final class UplinkHarness: @unchecked Sendable {
 
 /// Waits until `condition` holds (checked every 20 ms), failing after `seconds`.
 func eventually(
-    _ what: String, within seconds: Double = 10, sourceLocation: SourceLocation = #_sourceLocation,
+    _ what: String, within seconds: Double = 30, sourceLocation: SourceLocation = #_sourceLocation,
     _ condition: () throws -> Bool
 ) async throws {
     let deadline = Date().addingTimeInterval(seconds)
