@@ -47,6 +47,9 @@ bench: deps
 	$(SWIFT) run -c release SwiftWingBench
 	$(SWIFT) run -c release TalariaBench
 	Benchmarks/TalariaBench/compare-eventsource.sh
+	$(SWIFT) build -c release --product UplinkBench
+	$(SWIFT) build -c release --product talaria-reference
+	.build/release/UplinkBench --scans 50 --drain 500 --delay-ms 100
 
 install: release
 	install -D -m 0755 .build/release/swiftwing $(DESTDIR)$(PREFIX)/bin/swiftwing
