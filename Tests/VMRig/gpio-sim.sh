@@ -103,7 +103,9 @@ gpioset --mode=time --usec=300000 "$chip" 27=1
 sleep 0.3; kill "$smppid"; wait "$smppid" 2>/dev/null
 vm_note "BUZZER samples (s level): $(tr '\n' ' ' <"$samples")"
 vm_expect "BUZZER went 0 → 1 → 0" "$(cut -d' ' -f2 "$samples" | tr -d '\n')" 010
-vm_check "it was high for about 0.3 s (0.25-0.6 s, sampled every 5 ms)" \
-    awk 'NR == 2 { r = $1 } NR == 3 { d = $1 - r } END { exit !(d > 0.25 && d < 0.6) }' "$samples"
+# At least the 0.3 s asked for; the upper bound is loose because under TCG on a loaded host the
+# sampler's 5 ms sleeps can overrun (0.75 s seen with two guests on 2 cores): it only proves the line fell again.
+vm_check "it was high for at least 0.3 s and fell again (0.25-2 s, sampled every 5 ms)" \
+    awk 'NR == 2 { r = $1 } NR == 3 { d = $1 - r } END { exit !(d > 0.25 && d < 2.0) }' "$samples"
 
 vm_finish
