@@ -1,0 +1,130 @@
+#!/usr/bin/env bash
+# The main job, end to end in one guest (issue 5 item 6): the reference backend on the guest's
+# loopback (`talaria-reference --recognition-delay-ms 200`), the daemon on vivid (`--camera
+# /dev/video0`) drawing its panel on vfb (`--panel fb:/dev/fb0`) and uploading to that backend
+# (`--backend http://127.0.0.1:PORT/`). Ten presses (`swiftwing shutter`) give ten scan ids; all
+# ten end `done` in `swiftwing queue --json`; `swiftwing library --json` has books, every book
+# from one of the ten scans, no ISBN-13 twice, and the books of each scan's job (the backend's
+# `…/results`, fetched while the job is still there, else the scan's books in the library);
+# the backend's `/_stats` counts exactly ten jobs created; the panel's "latest book" box, read
+# back from /dev/fb0, is not blank and differs from the one drawn before any book landed.
+# Needs `swift build --product swiftwing && swift build --product talaria-reference` on the host.
+# Run alone (boots a guest): Tests/VMRig/main-job.sh
+VM_TEST_TIMEOUT=300
+. "$(dirname "$0")/../../scripts/vm/testlib.sh"
+
+bin=.build/debug/swiftwing ref=.build/debug/talaria-reference
+for b in "$bin" "$ref"; do
+    if [ ! -x "$b" ]; then
+        vm_not_ok "$b is missing: run 'swift build --product swiftwing && swift build --product talaria-reference' on the host first"
+        vm_finish
+    fi
+done
+t0="$(date +%s.%N)"
+elapsed() { awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }'; }
+work="$(mktemp -d)"
+port=8787
+ip link set lo up 2>/dev/null || ifconfig lo up   # the rig's guest has no network; loopback only
+cat >"$work/swiftwing.toml" <<'EOF'
+[backend]
+probe_interval_seconds = 0.5
+round_interval_seconds = 2.0
+EOF
+args=(--config "$work/swiftwing.toml" --state-dir "$work/state" --control-socket "$work/control.sock")
+
+"$ref" --port "$port" --recognition-delay-ms 200 >"$work/backend.log" 2>&1 &
+backend=$!
+"$bin" run "${args[@]}" --camera /dev/video0 --panel fb:/dev/fb0 --backend "http://127.0.0.1:$port/" \
+    >"$work/daemon.log" 2>&1 &
+daemon=$!
+for _ in $(seq 1 600); do grep -q 'listening on http://127.0.0.1:' "$work/backend.log" && break; sleep 0.1; done
+vm_check "the backend listens on the guest's loopback" grep -q "talaria-reference listening on http://127.0.0.1:$port" "$work/backend.log"
+status=""
+for _ in $(seq 1 600); do
+    status="$("$bin" status --json "${args[@]}" 2>/dev/null)"
+    grep -q '"connectivity" : "online"' <<<"$status" && grep -q 'streaming' <<<"$status" && break
+    sleep 0.2
+done
+vm_check "the daemon streams from vivid" grep -q 'streaming' <<<"$status"
+vm_expect "the uplink is online" "$(jq -r '.daemon.uplink.connectivity' <<<"$status")" online
+vm_check "the daemon draws on /dev/fb0" grep -q 'status panel drawing (output=/dev/fb0' "$work/daemon.log"
+vm_note "daemon and backend up after $(elapsed) s"
+
+stride="$(cat /sys/class/graphics/fb0/stride)"
+# The 640x480 layout (PanelLayout): the latest-book box is x 22..329, y 93..348 (the viewfinder
+# on its right shows the live camera, so it is left out). Prints: non-black pixels, then a hash.
+book_box() {
+    od -An -v -tu2 -w"$stride" "$1" | awk '
+        NR >= 94 && NR <= 349 { for (i = 23; i <= 330; i++) { if ($i != 0) n++; printf "%s ", $i } }
+        END { printf "\n%d\n", n }' | { read -r px; read -r n; echo "$n $(md5sum <<<"$px" | cut -c1-12)"; }
+}
+sleep 1
+dd if=/dev/fb0 of="$work/before.raw" bs="$stride" count=480 status=none
+read -r before_px before_hash < <(book_box "$work/before.raw")
+
+ids=()
+for i in $(seq 1 10); do
+    if id="$("$bin" shutter "${args[@]}" 2>&1)"; then ids+=("$id"); else vm_note "press $i: $id"; fi
+done
+vm_expect "presses acknowledged with a scan id" "${#ids[@]}" 10
+vm_note "ten presses acknowledged after $(elapsed) s"
+
+want="$(printf '%s\n' "${ids[@]}" | tr 'A-Z' 'a-z' | sort)"
+done_ids=""
+for _ in $(seq 1 300); do
+    queue="$("$bin" queue --json "${args[@]}" 2>/dev/null)"
+    done_ids="$(jq -r '.scans[] | select(.state == "done") | .id' <<<"$queue" | tr 'A-Z' 'a-z' | sort)"
+    [ "$done_ids" = "$want" ] && break
+    sleep 0.5
+done
+vm_note "all done after $(elapsed) s; states: $(jq -r '[.scans[].state] | group_by(.) | map("\(.[0]) \(length)") | join(", ")' <<<"$queue")"
+vm_expect "the ten scans are done in the queue (and nothing else is there)" "$done_ids" "$want"
+
+library="$("$bin" library --json "${args[@]}")"
+n_books="$(jq '.books | length' <<<"$library")"
+vm_check "the library has books ($n_books)" test "$n_books" -ge 1
+vm_expect "no ISBN-13 twice in the library" \
+    "$(jq '[.books[].isbn13 | select(. != null)] | length - (unique | length)' <<<"$library")" 0
+vm_expect "books from scans other than the ten" \
+    "$(jq -r '.books[].scanId' <<<"$library" | tr 'A-Z' 'a-z' | grep -cvxF "$want")" 0
+# Each scan's books: the backend's results for its job, when it still has them (the daemon
+# cleans jobs up once their books are committed), else at least one book of the scan itself.
+lib_isbns="$(jq -r '.books[].isbn13 // empty' <<<"$library" | sort -u)"
+missing=0 by_results=0 by_scan=0
+for id in "${ids[@]}"; do
+    job="$(jq -r --arg id "$id" '.scans[] | select((.id | ascii_downcase) == ($id | ascii_downcase)) | .jobId // empty' <<<"$queue")"
+    results="$(curl -s -f "http://127.0.0.1:$port/v3/jobs/scans/$job/results" 2>/dev/null)"
+    isbns="$(jq -r '.. | objects | .isbn13? // empty' <<<"$results" 2>/dev/null | sort -u)"
+    if [ -n "$isbns" ]; then
+        by_results=$((by_results + 1))
+        extra="$(comm -23 <(printf '%s\n' "$isbns") <(printf '%s\n' "$lib_isbns"))"
+        [ -z "$extra" ] || { missing=$((missing + 1)); vm_note "scan $id (job $job): not in the library: $extra"; }
+    else
+        by_scan=$((by_scan + 1))
+    fi
+done
+vm_expect "scans whose backend books are missing from the library ($by_results checked against the backend's results)" "$missing" 0
+[ "$by_scan" = 0 ] || vm_note "$by_scan scan(s) had no results left on the backend to compare"
+
+stats="$(curl -s -f "http://127.0.0.1:$port/_stats")"
+vm_expect "the backend created exactly ten jobs (/_stats jobsCreated)" "$(jq -r '.jobsCreated' <<<"$stats")" 10
+vm_note "backend: $(jq -c '{uploads, streamsOpened, resumes, statusPolls, resultsFetches, cleanups: (.cleanups | length)}' <<<"$stats")"
+
+sleep 1.5   # the panel redraws at most a few times a second
+dd if=/dev/fb0 of="$work/after.raw" bs="$stride" count=480 status=none
+read -r after_px after_hash < <(book_box "$work/after.raw")
+last_title="$(jq -r '.books | max_by(.updatedAt) | .title' <<<"$library")"
+vm_note "latest-book box: $before_px non-black pixels before the books ($before_hash), $after_px after ($after_hash); newest book: $last_title"
+vm_check "the latest-book box is not blank" test "$after_px" -ge 500
+vm_check "the latest-book box changed when the books landed" test "$before_hash" != "$after_hash"
+if [ -n "${SWIFTWING_VM_OUT:-}" ]; then cp "$work/before.raw" "$work/after.raw" "$SWIFTWING_VM_OUT/" 2>/dev/null; fi
+
+kill -TERM "$daemon"; wait "$daemon"; rc=$?
+vm_expect "SIGTERM stops the daemon cleanly" "$rc" 0
+kill -TERM "$backend" 2>/dev/null; wait "$backend" 2>/dev/null
+if [ "$vm_failed" != 0 ]; then
+    echo "# daemon log (tail):"; tail -n 40 "$work/daemon.log" | sed 's/^/#   /'
+    echo "# backend log (tail):"; tail -n 20 "$work/backend.log" | sed 's/^/#   /'
+fi
+vm_note "test body: $(elapsed) s"
+vm_finish
