@@ -13,7 +13,7 @@
 # "The backend link"). The last boot replays the journal and runs e2fsck -fn, checks the same,
 # then runs the daemon with the backend until every acknowledged scan is done, each exactly once,
 # and checks the database once more after the daemon stopped.
-#   SWIFTWING_POWERCUT_CUTS=N   number of cuts (default 8; each is one boot)
+#   SWIFTWING_POWERCUT_CUTS=N   number of cuts (default 4; each is one boot)
 # Needs `swift build --product swiftwing && swift build --product talaria-reference` on the host.
 # Run alone (N+1 boots): Tests/VMRig/power-cut-daemon.sh
 VM_TEST_TIMEOUT=180
@@ -26,7 +26,7 @@ if [ "${SWIFTWING_VM_GUEST:-0}" != 1 ]; then
     run="$here/../../scripts/vm/run.sh"
     export PATH="$PATH:/usr/sbin:/sbin"
     command -v mkfs.ext4 >/dev/null || { echo "skipped: no mkfs.ext4 on the host (e2fsprogs)"; exit 77; }
-    cuts="${SWIFTWING_POWERCUT_CUTS:-8}"
+    cuts="${SWIFTWING_POWERCUT_CUTS:-4}"
     dir="$(mktemp -d "${TMPDIR:-/tmp}/swiftwing-powercut-daemon.XXXXXX")"
     trap 'rm -rf "$dir"' EXIT
     "$sd" create "$dir/state.img" 512M
@@ -50,7 +50,7 @@ if [ "${SWIFTWING_VM_GUEST:-0}" != 1 ]; then
         grep -E '^acked [0-9a-fA-F-]{36}$' "$dir/out.$k" | awk -v k="$k" '{ print k, $2 }' >>"$dir/acked"
         n=$((n + 1))
         if [ "$st" = 0 ] && ! grep -q '^not ok' "$dir/out.$k"; then
-            echo "ok $n - cut $k: $(sed -n 's/.*\(power cut (QMP quit)\)/\1/p' "$dir/err.$k" | head -n 1) — ${delay} s after /${marker}/; ${new} press(es) acked in this boot, ${at_risk} earlier acked scan(s) checked at its start; $((SECONDS - t)) s"
+            echo "ok $n - cut $k: $(sed -n 's/.*\(power cut (QMP quit)\)/\1/p' "$dir/err.$k" | head -n 1); ${new} press(es) acked in this boot, ${at_risk} earlier acked scan(s) checked at its start; $((SECONDS - t)) s"
         else
             failed=$((failed + 1))
             echo "not ok $n - cut $k: status $st (0 = cut while the command ran) or a failed check"
@@ -58,9 +58,15 @@ if [ "${SWIFTWING_VM_GUEST:-0}" != 1 ]; then
         fi
     done
     t=$SECONDS st=0
-    SWIFTWING_POWERCUT_PHASE=final "$run" --timeout "$VM_TEST_TIMEOUT" --disk "$dir/state.img" \
+    mkdir -p "$dir/logs"
+    SWIFTWING_POWERCUT_PHASE=final "$run" --timeout "$VM_TEST_TIMEOUT" --disk "$dir/state.img" --out "$dir/logs" \
         -- "$here/power-cut-daemon.sh" >"$dir/out.final" 2>"$dir/err.final" || st=$?
     sed 's/^/# final: /' "$dir/out.final"
+    if [ -f "$dir/logs/daemon.log" ]; then
+        echo "# final boot, the daemon's warnings and errors by message:"
+        grep -E "^(WARNING|ERROR|warning|error)" "$dir/logs/daemon.log" | sed "s/ (.*//" | sort | uniq -c | sort -rn | head -n 8 | sed "s/^/#   /"
+        [ -z "${SWIFTWING_POWERCUT_LOGS:-}" ] || { mkdir -p "$SWIFTWING_POWERCUT_LOGS"; cp "$dir/logs/"*.log "$SWIFTWING_POWERCUT_LOGS/"; }
+    fi
     n=$((n + 1))
     if [ "$st" = 0 ]; then
         echo "ok $n - final boot: every one of $(wc -l <"$dir/acked") acked scans present once and done ($((SECONDS - t)) s)"
@@ -114,7 +120,7 @@ start_services() {
     ip link set lo up 2>/dev/null || ifconfig lo up
     "$ref" --port "$port" --recognition-delay-ms 200 >"$work/backend.log" 2>&1 &
     backend=$!
-    "$bin" run "${args[@]}" --camera /dev/video0 --backend "http://127.0.0.1:$port/" >"$work/daemon.log" 2>&1 &
+    SWIFTWING_CAMERA_WIDTH=1280 SWIFTWING_CAMERA_HEIGHT=720 "$bin" run "${args[@]}" --camera /dev/video0 --backend "http://127.0.0.1:$port/" >"$work/daemon.log" 2>&1 &
     daemon=$!
     for _ in $(seq 1 600); do
         "$bin" status "${args[@]}" 2>/dev/null | grep -q "camera: .*streaming" && return 0
@@ -158,6 +164,7 @@ kill -TERM "$daemon"; wait "$daemon"; rc=$?
 vm_expect "SIGTERM stops the daemon cleanly" "$rc" 0
 kill -TERM "$backend" 2>/dev/null; wait "$backend" 2>/dev/null
 check_state "after the last run"
+cp "$work/daemon.log" "$work/backend.log" "${SWIFTWING_VM_OUT:-$work}/" 2>/dev/null
 vm_note "backend: $(grep -c . "$work/backend.log") log lines; daemon log: $(grep -ciE 'error|warning' "$work/daemon.log") error/warning lines"
 if [ "$vm_failed" != 0 ]; then tail -n 40 "$work/daemon.log" | sed 's/^/#   /'; fi
 vm_finish
