@@ -10,7 +10,7 @@
 # back from /dev/fb0, is not blank and differs from the one drawn before any book landed.
 # Needs `swift build --product swiftwing && swift build --product talaria-reference` on the host.
 # Run alone (boots a guest): Tests/VMRig/main-job.sh
-VM_TEST_TIMEOUT=300
+VM_TEST_TIMEOUT=420
 . "$(dirname "$0")/../../scripts/vm/testlib.sh"
 
 bin=.build/debug/swiftwing ref=.build/debug/talaria-reference

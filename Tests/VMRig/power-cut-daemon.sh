@@ -59,7 +59,7 @@ if [ "${SWIFTWING_VM_GUEST:-0}" != 1 ]; then
     done
     t=$SECONDS st=0
     mkdir -p "$dir/logs"
-    SWIFTWING_POWERCUT_PHASE=final "$run" --timeout "$VM_TEST_TIMEOUT" --disk "$dir/state.img" --out "$dir/logs" \
+    SWIFTWING_POWERCUT_PHASE=final "$run" --timeout "$((VM_TEST_TIMEOUT + 150))" --disk "$dir/state.img" --out "$dir/logs" \
         -- "$here/power-cut-daemon.sh" >"$dir/out.final" 2>"$dir/err.final" || st=$?
     sed 's/^/# final: /' "$dir/out.final"
     if [ -f "$dir/logs/daemon.log" ]; then
