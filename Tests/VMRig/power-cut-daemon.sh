@@ -63,8 +63,8 @@ if [ "${SWIFTWING_VM_GUEST:-0}" != 1 ]; then
         -- "$here/power-cut-daemon.sh" >"$dir/out.final" 2>"$dir/err.final" || st=$?
     sed 's/^/# final: /' "$dir/out.final"
     if [ -f "$dir/logs/daemon.log" ]; then
-        echo "# final boot, the daemon's warnings and errors by message:"
-        grep -E "^(WARNING|ERROR|warning|error)" "$dir/logs/daemon.log" | sed "s/ (.*//" | sort | uniq -c | sort -rn | head -n 8 | sed "s/^/#   /"
+        echo "# final boot, the daemon's log lines above INFO, by message:"
+        grep -vE "^(INFO|DEBUG|TRACE) " "$dir/logs/daemon.log" | sed "s/ (.*//" | sort | uniq -c | sort -rn | head -n 8 | sed "s/^/#   /"
         [ -z "${SWIFTWING_POWERCUT_LOGS:-}" ] || { mkdir -p "$SWIFTWING_POWERCUT_LOGS"; cp "$dir/logs/"*.log "$SWIFTWING_POWERCUT_LOGS/"; }
     fi
     n=$((n + 1))
