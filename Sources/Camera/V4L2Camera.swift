@@ -141,8 +141,15 @@ private final class CaptureLoop: CameraLoop, @unchecked Sendable {
     }
 
     /// Dequeues every ready buffer; `false` when the device was lost meanwhile.
+    ///
+    /// Only a buffer that `poll` says is ready is dequeued: a DQBUF that ends in EAGAIN makes
+    /// libv4l2 print "error dequeuing buf" to stderr (the journal), once per frame otherwise.
     private func dequeueAll(_ session: Session) -> Bool {
-        for _ in 0..<max(session.format.bufferCount, 1) {
+        for attempt in 0..<max(session.format.bufferCount, 1) {
+            if attempt > 0 {
+                var ready = pollfd(fd: session.device.descriptor, events: Int16(POLLIN), revents: 0)
+                guard poll(&ready, 1, 0) > 0, ready.revents & Int16(POLLIN) != 0 else { return true }
+            }
             let buffer: V4L2Device.DequeuedBuffer?
             do {
                 buffer = try session.device.dequeue()
