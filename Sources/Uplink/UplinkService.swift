@@ -533,7 +533,7 @@ public final class UplinkService: Service, Sendable {
 
     /// Books and `done` in one transaction; only then the photo is deleted and the cleanup sent.
     private func complete(_ scan: ScanRecord, jobID: String, books: [TalariaBook]) async throws {
-        let (database, spool, queue) = (self.database, self.spool, self.queue)
+        let (database, spool) = (self.database, self.spool)
         let now = Date()
         let records = TalariaBook.deduplicated(books).map { $0.record(scanID: scan.id, now: now) }
         let (done, saved) = try await store.run { () throws(StoreError) in
@@ -553,7 +553,6 @@ public final class UplinkService: Service, Sendable {
         if done.cleanupPending {
             await sendCleanup(done)
         }
-        _ = queue
     }
 
     /// `DELETE …/cleanup`: 2xx or 404 (already clean) settles it; anything else is retried later by
