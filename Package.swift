@@ -1,5 +1,5 @@
 // swift-tools-version:6.0
-// SwiftWing: firmware for a book-scanning kiosk. See README.md and ../shared/design/ARCHITECTURE.md.
+// SwiftWing: firmware for a book-scanning kiosk. See README.md and docs/architecture.md.
 import PackageDescription
 
 /// A C library found through pkg-config, with the Debian package that provides it.
@@ -122,7 +122,7 @@ let package = Package(
         // Test doubles ship as their own module and implement the same protocols as the real parts.
         .target(name: "SwiftWingTesting", dependencies: ["SwiftWingCore", "Camera", "Imaging", "Controls"], path: "Tests/SwiftWingTesting"),
 
-        // The reference recognition backend (TALARIA.md with switchable faults): an independent peer,
+        // The reference recognition backend (docs/protocol.md with switchable faults): an independent peer,
         // it never imports the app's modules.
         .target(
             name: "TalariaReferenceServer",

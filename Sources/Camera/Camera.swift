@@ -1,1 +1,1 @@
-// The Camera component: see ../../README.md and ARCHITECTURE.md.
+// The Camera component: see docs/architecture.md.

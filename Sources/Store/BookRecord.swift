@@ -1,7 +1,7 @@
 import Foundation
 import GRDB
 
-/// How far the backend got in enriching a book (TALARIA §3). Unknown values read as `pending`.
+/// How far the backend got in enriching a book (docs/protocol.md §3). Unknown values read as `pending`.
 public enum EnrichmentStatus: String, CaseIterable, Codable, Sendable, Hashable, DatabaseValueConvertible {
     case success
     case notFound = "not_found"

@@ -157,7 +157,7 @@ extension AppDatabase {
             scan.state = .done
             scan.progress = 1
             scan.jobToken = nil
-            // The backend keeps the job and the photo until told otherwise (TALARIA §4).
+            // The backend keeps the job and the photo until told otherwise (docs/protocol.md §4).
             scan.cleanupPending = scan.jobID != nil
             scan.lastError = nil
             scan.retryable = nil

@@ -2,7 +2,7 @@ import Foundation
 import GRDB
 
 /// How a book without ISBN is recognised as one already in the library: its normalised title and
-/// first author (TALARIA §3).
+/// first author (docs/protocol.md §3).
 ///
 /// Title: lower-cased; the subtitle dropped (from the first `:`, ` - `, `(` or `[`); one leading
 /// article (`the`, `a`, `an`) dropped; punctuation other than letters and digits read as spaces;

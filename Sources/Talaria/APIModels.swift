@@ -72,7 +72,7 @@ public struct UploadAccepted: Hashable, Sendable {
     /// No stream: the job is followed by polling its status (≤ 1 request / 2 s).
     public var needsPolling: Bool { streamURL == nil }
 
-    /// Reads the upload response body. Every `data` shape of TALARIA §1 is accepted, and a body
+    /// Reads the upload response body. Every `data` shape of docs/protocol.md §1 is accepted, and a body
     /// without the `{success, data}` envelope too; `_links.stream` is used when `data` has no
     /// stream URL. Throws when the body is not JSON or carries no job id.
     public static func decode(_ body: some Collection<UInt8>, base: URL) throws(TalariaDecodingError) -> UploadAccepted {
@@ -236,7 +236,7 @@ public struct HTTPFields: Hashable, Sendable, ExpressibleByDictionaryLiteral {
     }
 }
 
-/// When a rate-limited client may send again (TALARIA §1, 429).
+/// When a rate-limited client may send again (docs/protocol.md §1, 429).
 public enum RetryAfter {
     /// The wait when the server says nothing usable.
     public static let defaultDelay: TimeInterval = 60
@@ -264,7 +264,7 @@ public enum RetryAfter {
         }
         if let header = headers["X-RateLimit-Reset"], let value = Double(header), value.isFinite, value >= 0 {
             if value >= 100_000_000_000 {
-                candidates.append(Date(timeIntervalSince1970: value / 1000))  // epoch ms (TALARIA)
+                candidates.append(Date(timeIntervalSince1970: value / 1000))  // epoch ms (docs/protocol.md §1)
             } else if value >= 1_000_000_000 {
                 candidates.append(Date(timeIntervalSince1970: value))  // epoch seconds (GitHub style)
             } else {

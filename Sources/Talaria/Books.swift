@@ -99,7 +99,7 @@ public enum BookIdentity: Hashable, Sendable {
     case titleAndAuthor(BookMatchKey)
 }
 
-/// One book as the backend described it (TALARIA §3), read tolerantly.
+/// One book as the backend described it (docs/protocol.md §3), read tolerantly.
 public struct TalariaBook: Hashable, Sendable {
     /// Valid ISBN-13 (an ISBN-10 converted), or `nil`.
     public var isbn13: String?

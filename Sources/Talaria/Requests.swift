@@ -1,6 +1,6 @@
 import Foundation
 
-/// The URLs of TALARIA v3 for one backend base URL (`https://api.example.org/` or with a path
+/// The URLs of Talaria v3 (docs/protocol.md) for one backend base URL (`https://api.example.org/` or with a path
 /// prefix, `https://example.org/talaria/`).
 public struct TalariaEndpoints: Hashable, Sendable {
     public let base: URL
@@ -35,7 +35,7 @@ public struct TalariaEndpoints: Hashable, Sendable {
     }
 }
 
-/// The upload of one scan (TALARIA §1) as headers and a `multipart/form-data` body, ready for a
+/// The upload of one scan (docs/protocol.md §1) as headers and a `multipart/form-data` body, ready for a
 /// transfer engine. The API key is a parameter, never logged: ``redactedHeaders`` is what may be.
 public struct ScanUploadRequest: Sendable {
     public var url: URL

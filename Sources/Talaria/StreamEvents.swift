@@ -58,7 +58,7 @@ public struct JobCompletion: Hashable, Sendable {
     }
 }
 
-/// One Talaria stream event, aliases folded (TALARIA §2).
+/// One Talaria stream event, aliases folded (docs/protocol.md §2).
 public enum TalariaEvent: Hashable, Sendable {
     case progress(JobProgress)
     /// A `result` event: books (possibly none: status-only), status and message when given.

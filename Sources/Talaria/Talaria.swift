@@ -2,7 +2,7 @@
 ///
 /// Everything here is network-free and clock-free, so the transfer engine, the reference backend's
 /// tests and the uploader build on values that are tested on their own. The protocol is
-/// `../shared/design/TALARIA.md`.
+/// docs/protocol.md.
 ///
 /// | piece | type | the engine's use |
 /// |---|---|---|

@@ -131,7 +131,7 @@ public struct RecognisedBook: Sendable, Equatable {
         Catalog.usesISBN10(catalogIndex) ? (ISBN.isbn10(fromISBN13: book.isbn13) ?? book.isbn13) : book.isbn13
     }
 
-    /// Book JSON as in TALARIA.md §3, varying field spellings between catalog entries.
+    /// Book JSON as in docs/protocol.md §3, varying field spellings between catalog entries.
     public func json(isbnOverride: String? = nil) -> JSONValue {
         var fields: [(String, JSONValue)] = [("isbn", .string(isbnOverride ?? sentISBN)), ("title", .string(book.title))]
         if catalogIndex % 3 == 0 {

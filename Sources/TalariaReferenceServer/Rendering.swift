@@ -1,6 +1,6 @@
 import Foundation
 
-/// Turns jobs into the JSON and SSE text the protocol specifies (TALARIA.md §1–§4).
+/// Turns jobs into the JSON and SSE text the protocol specifies (docs/protocol.md §1–§4).
 enum Render {
     static func jobPath(_ id: String) -> String { "/v3/jobs/scans/\(id)" }
     static func streamPath(_ id: String) -> String { "/v3/jobs/scans/\(id)/stream" }

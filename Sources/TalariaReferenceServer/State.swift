@@ -11,7 +11,7 @@ enum LogicalEvent: Sendable {
     /// The recognised book at this position of the job's list.
     case result(bookIndex: Int)
     case statusResult(status: JobStatus, message: String)
-    /// Informational (TALARIA.md §2): enrichment of this book fell back to another source.
+    /// Informational (docs/protocol.md §2): enrichment of this book fell back to another source.
     case enrichmentDegraded(bookIndex: Int)
     case completed(timestamp: String)
     case failed(status: JobStatus, code: String, message: String, retryable: Bool)

@@ -5,7 +5,7 @@ import ServiceLifecycle
 import Synchronization
 
 extension Handlers {
-    /// `GET /v3/jobs/scans/{id}/stream`: Server-Sent Events for one job (TALARIA.md §2).
+    /// `GET /v3/jobs/scans/{id}/stream`: Server-Sent Events for one job (docs/protocol.md §2).
     func stream(_ request: Request, _ context: Context) async throws -> Response {
         guard let id = context.parameters.get("id"), let job = await state.snapshot(id), !job.cleaned else {
             return ReferenceServer.json(

@@ -2,7 +2,7 @@ import Foundation
 import HTTPEngine
 import Talaria
 
-/// The backend's requests (TALARIA §1, §2, §4) over any ``HTTPTransport``, with every result turned
+/// The backend's requests (docs/protocol.md §1, §2, §4) over any ``HTTPTransport``, with every result turned
 /// into a ``TransferOutcome`` that ``RetryPolicy`` can classify. No state, no retries: the
 /// ``UplinkService`` decides what an outcome means for a scan.
 struct TalariaClient: Sendable {

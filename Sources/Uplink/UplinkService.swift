@@ -211,7 +211,7 @@ public final class UplinkService: Service, Sendable {
         }
     }
 
-    // MARK: Upload (TALARIA §1)
+    // MARK: Upload (docs/protocol.md §1)
 
     private func upload(_ scan: ScanRecord) async throws {
         let (queue, spool) = (self.queue, self.spool)
@@ -323,7 +323,7 @@ public final class UplinkService: Service, Sendable {
         }
     }
 
-    // MARK: Following a job (TALARIA §2, §4)
+    // MARK: Following a job (docs/protocol.md §2, §4)
 
     private enum StreamEnd {
         case finished

@@ -10,12 +10,12 @@ public struct UplinkSettings: Sendable {
     public var apiKey: APIKeySource
     /// For `User-Agent: swiftwing/<version>`.
     public var version: String
-    /// Jobs in flight at once; each holds its slot from upload to terminal state (TALARIA §5).
+    /// Jobs in flight at once; each holds its slot from upload to terminal state (docs/protocol.md §5).
     public var concurrency: Int = 3
     public var retry = RetryPolicy()
-    /// Status polls of one job are at least this far apart (TALARIA §4: ≤ 1 request / 2 s).
+    /// Status polls of one job are at least this far apart (docs/protocol.md §4: ≤ 1 request / 2 s).
     public var pollInterval: TimeInterval = 2
-    /// A stream open this long without a terminal event is abandoned for polling (TALARIA §2).
+    /// A stream open this long without a terminal event is abandoned for polling (docs/protocol.md §2).
     public var abandonStreamAfter: TimeInterval = 300
     /// A job the backend answers 404 for this long (status) or whose results stay 404 after it
     /// completed is lost (expired, or the server forgot it): the scan is sent again as a new job.

@@ -3,7 +3,7 @@ import Foundation
 import Logging
 import TalariaReferenceServer
 
-/// `talaria-reference`: the reference recognition backend (TALARIA.md) for development, demos and tests.
+/// `talaria-reference`: the reference recognition backend (docs/protocol.md) for development, demos and tests.
 @main
 struct TalariaReference: AsyncParsableCommand {
     static let configuration = CommandConfiguration(

@@ -5,7 +5,7 @@ import Testing
 
 private let base = URL(string: "https://api.example.org/")!
 
-@Suite("Tolerant JSON and upload envelopes (TALARIA §1)")
+@Suite("Tolerant JSON and upload envelopes (docs/protocol.md §1)")
 struct UploadEnvelopeTests {
     @Test("JSONValue tells booleans from numbers and reads numbers written as strings")
     func jsonValue() throws {
@@ -97,7 +97,7 @@ struct UploadEnvelopeTests {
     }
 }
 
-@Suite("Error bodies and Retry-After (TALARIA §1)")
+@Suite("Error bodies and Retry-After (docs/protocol.md §1)")
 struct ProblemAndRetryAfterTests {
     private let now = Date(timeIntervalSince1970: 1_800_000_000)
 
@@ -169,7 +169,7 @@ struct ProblemAndRetryAfterTests {
     }
 }
 
-@Suite("Status and results responses (TALARIA §4)")
+@Suite("Status and results responses (docs/protocol.md §4)")
 struct StatusAndResultsTests {
     @Test("status: aliases folded, progress in either scale, error read")
     func status() throws {
@@ -204,7 +204,7 @@ struct StatusAndResultsTests {
     }
 }
 
-@Suite("Endpoints and the upload request (TALARIA §1, §4)")
+@Suite("Endpoints and the upload request (docs/protocol.md §1, §4)")
 struct RequestTests {
     @Test("endpoints under a base with or without a trailing slash or path prefix")
     func endpoints() {

@@ -6,7 +6,7 @@ import Testing
 
 private let base = URL(string: "https://api.example.org/")!
 
-@Suite("Stream events (TALARIA §2)")
+@Suite("Stream events (docs/protocol.md §2)")
 struct StreamEventTests {
     private func decodeAll(_ events: [SSEEvent]) -> (events: [TalariaEvent], warnings: [TalariaWarning]) {
         var decoder = TalariaStreamDecoder(base: base)
@@ -109,7 +109,7 @@ struct StreamEventTests {
     }
 }
 
-@Suite("ISBNs and books (TALARIA §3)")
+@Suite("ISBNs and books (docs/protocol.md §3)")
 struct BookTests {
     @Test("ISBN-10 and ISBN-13 checksums")
     func checksums() {

@@ -76,7 +76,7 @@ final class ScriptedBackend: HTTPTransport, Sendable {
     }
 }
 
-/// JSON bodies in TALARIA's shapes.
+/// JSON bodies in the shapes of docs/protocol.md.
 enum Talk {
     static func accepted(job: String, stream: Bool = true) -> String {
         stream

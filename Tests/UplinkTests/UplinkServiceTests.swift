@@ -77,7 +77,7 @@ func eventually(
 
 @Suite("Uplink over a scripted backend (logic; the real engine and server are in the integration tests)")
 struct UplinkServiceTests {
-    @Test("upload → stream → books committed once, photo deleted, cleanup sent; headers as TALARIA §1")
+    @Test("upload → stream → books committed once, photo deleted, cleanup sent; headers as docs/protocol.md §1")
     func happyPath() async throws {
         let backend = ScriptedBackend { request, _ in
             let path = request.url.path

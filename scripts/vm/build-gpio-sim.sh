@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Build gpio-sim and the IRQ simulator (irq_sim) as out-of-tree modules for the rig's guest kernel
 # and print the directory holding irq_sim.ko and gpio-sim.ko. Debian's kernels enable neither,
-# but both build against Debian's own headers and load on the stock kernel (VM-RIG.md).
+# but both build against Debian's own headers and load on the stock kernel.
 #
 #   scripts/vm/build-gpio-sim.sh [KERNEL_DIR]      # default: $(scripts/vm/fetch-kernel.sh)
 #
