@@ -24,7 +24,9 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio", exact: "2.101.3"),
     ],
     targets: [
-        // C libraries, one system-library target each, and the shim for what Swift cannot import.
+        // C libraries, one system-library target each, and the shims for what Swift cannot import. Each is
+        // imported by its one wrapper only: CV4L2 by Camera, CJPEG by Imaging, CTurboJPEG by SwiftWingBench,
+        // CGPIOD by Controls, CCurl by HTTPEngine, CSystemd by Appliance's System/ folder, CCairo by Panel.
         systemLibrary("CV4L2", pkgConfig: "libv4l2", apt: "libv4l-dev"),
         systemLibrary("CJPEG", pkgConfig: "libjpeg", apt: "libjpeg62-turbo-dev"),
         systemLibrary("CTurboJPEG", pkgConfig: "libturbojpeg", apt: "libturbojpeg0-dev"),
@@ -33,18 +35,27 @@ let package = Package(
         systemLibrary("CSystemd", pkgConfig: "libsystemd", apt: "libsystemd-dev"),
         // Cairo with its FreeType/fontconfig backend (cairo-ft, fontconfig come with libcairo2-dev).
         systemLibrary("CCairo", pkgConfig: "cairo", apt: "libcairo2-dev"),
+        // V4L2, libjpeg, framebuffer and input-device helpers: imported by Camera, Imaging, Panel, Controls.
         .target(
             name: "CShim",
             linkerSettings: [.linkedLibrary("v4l2"), .linkedLibrary("jpeg")]
         ),
+        // prctl, scheduling and eventfd for SwiftWingCore's system layer; imported by SwiftWingCore only.
+        .target(name: "CLinux"),
 
         // Components, lowest first. Lower components never import higher ones.
-        .target(name: "SwiftWingCore"),
+        // The system layer (device threads, wake events, poll, EINTR, file operations) and shared value
+        // types: imports CLinux and the standard library only.
+        .target(name: "SwiftWingCore", dependencies: ["CLinux"]),
+        // Scaling, rotation, JPEG: imports SwiftWingCore, CJPEG, CShim.
         .target(name: "Imaging", dependencies: ["SwiftWingCore", "CShim", "CJPEG"]),
+        // Frames from V4L2 or a photo folder, on a device thread: imports SwiftWingCore, Imaging, CV4L2, CShim,
+        // Logging.
         .target(
             name: "Camera",
             dependencies: ["SwiftWingCore", "Imaging", "CShim", "CV4L2", .product(name: "Logging", package: "swift-log")]
         ),
+        // The queue and library in SQLite, the spool: imports SwiftWingCore, GRDB, Logging.
         .target(
             name: "Store",
             dependencies: [
@@ -53,6 +64,7 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
+        // Shutter inputs (GPIO, key devices) and feedback outputs: imports SwiftWingCore, CGPIOD, CShim, Logging.
         .target(
             name: "Controls",
             dependencies: ["SwiftWingCore", "CGPIOD", "CShim", .product(name: "Logging", package: "swift-log")]
@@ -63,6 +75,7 @@ let package = Package(
             dependencies: ["SwiftWingCore", "Store", .product(name: "Logging", package: "swift-log")]
         ),
         // HTTP over libcurl: one multi handle on its own thread; the uplink sees only `HTTPTransport`.
+        // Imports SwiftWingCore, CCurl, Logging.
         .target(
             name: "HTTPEngine",
             dependencies: ["SwiftWingCore", "CCurl", .product(name: "Logging", package: "swift-log")]
@@ -76,25 +89,29 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
         ),
+        // The status panel drawn with Cairo into a framebuffer or PNG: imports SwiftWingCore, CCairo, CShim, Logging.
         .target(
             name: "Panel",
-            dependencies: ["SwiftWingCore", "Imaging", "CCairo", "CShim", .product(name: "Logging", package: "swift-log")]
+            dependencies: ["SwiftWingCore", "CCairo", "CShim", .product(name: "Logging", package: "swift-log")]
         ),
+        // The daemon, its configuration, control socket and reports: imports every component above and
+        // CSystemd (System/ is its wrapper), never another C module; library versions come from the wrappers.
         .target(
             name: "Appliance",
             dependencies: [
                 "SwiftWingCore", "Imaging", "Camera", "Store", "Controls", "Panel", "Talaria", "HTTPEngine", "Uplink",
-                "CSystemd", "CGPIOD", "CCurl", "CJPEG",
-                "CShim",
+                "CSystemd",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "TOMLKit", package: "TOMLKit"),
             ]
         ),
+        // The command line: imports Appliance and ArgumentParser.
         .executableTarget(
             name: "swiftwing",
             dependencies: ["Appliance", .product(name: "ArgumentParser", package: "swift-argument-parser")]
         ),
+        // Benchmarks and probes import the modules they measure, and the C library a baseline needs.
         .executableTarget(
             name: "SwiftWingBench",
             dependencies: ["SwiftWingCore", "Imaging", "Store", "CTurboJPEG"],
@@ -162,7 +179,7 @@ let package = Package(
         .testTarget(name: "ApplianceTests", dependencies: ["Appliance", "SwiftWingTesting"]),
         .testTarget(
             name: "SwiftWingIntegrationTests",
-            dependencies: ["Imaging", "Store", "swiftwing", "talaria-reference"]
+            dependencies: ["Imaging", "swiftwing", "talaria-reference"]
         ),
     ]
 )

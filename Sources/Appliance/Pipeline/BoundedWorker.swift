@@ -1,5 +1,6 @@
 import Foundation
 import Synchronization
+import SwiftWingCore
 
 /// A fixed number of slots and one thread of its own for blocking, CPU-heavy work (scaling,
 /// encoding, fsync), so that work never runs on the cooperative pool or the capture thread.
@@ -15,6 +16,10 @@ public final class BoundedWorker: Sendable {
         var reserved = 0
         var jobs: [@Sendable () -> Void] = []
         var stopped = false
+        /// The thread has run its last job and ended.
+        var finished = false
+        var finishWaiters: [UInt64: CheckedContinuation<Void, Never>] = [:]
+        var nextWaiter: UInt64 = 0
     }
 
     private let state = Mutex(State())
@@ -24,10 +29,10 @@ public final class BoundedWorker: Sendable {
         precondition(capacity > 0)
         self.name = name
         self.capacity = capacity
-        Thread.detachNewThread { [weak self] in
-            // Named from inside: shows in `top -H` and crash reports (Linux takes the first 15 bytes).
-            ThreadName.set(name)
+        // Not joined: `waitUntilFinished()` awaits its end without blocking a caller's thread.
+        _ = DeviceThread(name: name) { [weak self] in
             self?.runLoop()
+            self?.threadFinished()
         }
     }
 
@@ -50,6 +55,36 @@ public final class BoundedWorker: Sendable {
         condition.lock()
         condition.broadcast()
         condition.unlock()
+    }
+
+    /// Returns once the thread has run the last job and ended (after ``stop()``, when every
+    /// reservation is released), or when the calling task is cancelled.
+    public func waitUntilFinished() async {
+        let id = state.withLock { state in
+            state.nextWaiter += 1
+            return state.nextWaiter
+        }
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                let waiting = state.withLock { state -> Bool in
+                    guard !state.finished, !Task.isCancelled else { return false }
+                    state.finishWaiters[id] = continuation
+                    return true
+                }
+                if !waiting { continuation.resume() }
+            }
+        } onCancel: {
+            state.withLock { $0.finishWaiters.removeValue(forKey: id) }?.resume()
+        }
+    }
+
+    private func threadFinished() {
+        let waiters = state.withLock { state in
+            state.finished = true
+            defer { state.finishWaiters.removeAll() }
+            return Array(state.finishWaiters.values)
+        }
+        for waiter in waiters { waiter.resume() }
     }
 
     fileprivate func release() {
