@@ -54,9 +54,9 @@ public func isReadable(_ descriptor: Int32) -> Bool {
 
 /// Milliseconds from now until `deadline` for `poll`: rounded up (never wakes early), at least 0;
 /// -1 (for ever) without a deadline.
-public func pollTimeout(until deadline: MonotonicInstant?) -> Int32 {
+public func pollTimeout(until deadline: MonotonicInstant?, now: MonotonicInstant = .now()) -> Int32 {
     guard let deadline else { return -1 }
-    let nanoseconds = deadline.nanoseconds(since: .now())
+    let nanoseconds = deadline.nanoseconds(since: now)
     if nanoseconds <= 0 { return 0 }
     return Int32(min((nanoseconds + 999_999) / 1_000_000, Int64(Int32.max)))
 }

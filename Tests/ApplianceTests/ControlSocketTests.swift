@@ -102,7 +102,8 @@ func offThePool<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async t
         worker.stop()
         #expect(worker.reserve() == nil, "a stopped worker takes no new press")
         await worker.waitUntilFinished()
-        #expect(jobDone.raised.load(ordering: .acquiring), "the job past its capture finished before the worker did")
+        let finishedFirst = jobDone.raised.load(ordering: .acquiring)
+        #expect(finishedFirst, "the job past its capture finished before the worker did")
         try await job.value
         await worker.waitUntilFinished()  // a second wait returns at once
     }

@@ -53,11 +53,14 @@ private func farDeadline() -> MonotonicInstant { MonotonicInstant.now().advanced
     }
 
     @Test func pollTimeoutsRoundUpAndNeverGoNegative() {
-        let now = MonotonicInstant.now()
-        #expect(pollTimeout(until: nil) == -1)
-        #expect(pollTimeout(until: now.advanced(byNanoseconds: -5_000_000)) == 0)
-        #expect(pollTimeout(until: now.advanced(byNanoseconds: 10_000_000_000)) > 9_000)
-        #expect(pollTimeout(until: now.advanced(byNanoseconds: 1)) == 1, "a nanosecond away still waits a millisecond")
+        let now = MonotonicInstant(nanoseconds: 5_000_000_000)
+        #expect(pollTimeout(until: nil, now: now) == -1)
+        #expect(pollTimeout(until: now.advanced(byNanoseconds: -5_000_000), now: now) == 0)
+        #expect(pollTimeout(until: now, now: now) == 0)
+        #expect(pollTimeout(until: now.advanced(byNanoseconds: 1), now: now) == 1, "a nanosecond away waits 1 ms")
+        #expect(pollTimeout(until: now.advanced(byNanoseconds: 1_000_000), now: now) == 1)
+        #expect(pollTimeout(until: now.advanced(byNanoseconds: 1_000_001), now: now) == 2)
+        #expect(pollTimeout(until: MonotonicInstant(nanoseconds: .max / 2), now: now) == Int32.max)
     }
 
     @Test func interruptedCallsAreRetriedAndOtherErrorsThrown() throws {
@@ -114,8 +117,8 @@ private func farDeadline() -> MonotonicInstant { MonotonicInstant.now().advanced
         let path = "/tmp/swiftwing-core-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
         defer { unlink(path) }
         let bytes = (0..<300_000).map { UInt8(truncatingIfNeeded: $0 &* 31) }
-        try bytes.withUnsafeBytes { (buffer) throws(SystemCallError) in
-            try FileOperations.writeDurably(buffer, to: path, temporaryPath: path + ".tmp", mode: 0o600)
+        try bytes.withUnsafeBytes {
+            try FileOperations.writeDurably($0, to: path, temporaryPath: path + ".tmp", mode: 0o600)
         }
         #expect(try FileOperations.readFile(path) == bytes)
         #expect(try FileOperations.readFile(path, limit: 1000) == Array(bytes.prefix(1000)))

@@ -76,9 +76,7 @@ private func readLine(from fd: Int32, limit: Int = 1 << 20) -> [UInt8]? {
 }
 
 private func writeAll(_ bytes: [UInt8], to fd: Int32) -> Bool {
-    (try? bytes.withUnsafeBytes { (buffer) throws(SystemCallError) in
-        try FileOperations.writeAll(fd, buffer, path: "control socket")
-    }) != nil
+    (try? bytes.withUnsafeBytes { try FileOperations.writeAll(fd, $0, path: "control socket") }) != nil
 }
 
 /// The client side: one request, one reply, one connection.
