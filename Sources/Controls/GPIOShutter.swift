@@ -40,7 +40,7 @@ public final class GPIOShutter: ShutterInput {
     public let timing: PressTiming
     private let logger: Logger
     private let stats = Mutex(ShutterStatistics())
-    private let running = Mutex<(wake: WakeEvent, thread: DeviceThread)?>(nil)
+    private let running = Mutex<PollLoopThread?>(nil)
 
     private let realtimePriority: RealtimePriority?
 
@@ -61,7 +61,6 @@ public final class GPIOShutter: ShutterInput {
     /// Requests the line (throws ``GPIOError`` with the fix when it cannot) and starts the thread.
     public func start(_ handler: @escaping @Sendable (ShutterEvent) -> Void) throws {
         let line = try GPIOInputLine(spec: spec)
-        let wake = try WakeEvent()
         let timer = try DeadlineTimer()
         let held = (try? line.isActive()) ?? false
         logger.info(
@@ -70,26 +69,20 @@ public final class GPIOShutter: ShutterInput {
                 "chip": "\(line.chipName) [\(line.chipLabel)]", "line": "\(spec.line)", "active_low": "\(spec.activeLow)",
                 "bias": "\(spec.bias.rawValue)", "held_at_start": "\(held)",
             ])
-        let thread = DeviceThread(name: "swiftwing-gpio", realtimePriority: realtimePriority) { [self] in
+        let thread = try PollLoopThread(name: "swiftwing-gpio", realtimePriority: realtimePriority) { [self] wake in
             run(line: line, wake: wake, timer: timer, handler: handler)
             line.release()
         }
-        running.withLock { $0 = (wake, thread) }
+        running.withLock { $0 = thread }
     }
 
     /// Wakes the loop and waits until it has released the line (milliseconds).
     public func stop() {
-        let running = running.withLock { running in
-            defer { running = nil }
-            return running
-        }
-        guard let running else { return }
-        running.wake.signal()
-        running.thread.join()
+        running.withLock { $0.take() }?.stop()
     }
 
     /// Whether the loop got `SCHED_FIFO` (nil before it started).
-    public var isRealtime: Bool? { running.withLock { $0?.thread.isRealtime } }
+    public var isRealtime: Bool? { running.withLock { $0?.isRealtime } }
 
     private func run(line: GPIOInputLine, wake: WakeEvent, timer: DeadlineTimer, handler: @Sendable (ShutterEvent) -> Void) {
         var detector = PressDetector(timing: timing, source: .gpio)

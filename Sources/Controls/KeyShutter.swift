@@ -21,7 +21,7 @@ public final class KeyShutter: ShutterInput {
     public let timing: PressTiming
     private let logger: Logger
     private let realtimePriority: RealtimePriority?
-    private let running = Mutex<(wake: WakeEvent, thread: DeviceThread)?>(nil)
+    private let running = Mutex<PollLoopThread?>(nil)
     private let openDevices = Mutex<[String: String]>([:])
     private let stats = Mutex(ShutterStatistics())
 
@@ -48,27 +48,26 @@ public final class KeyShutter: ShutterInput {
     public var statistics: ShutterStatistics { stats.withLock { $0 } }
 
     public func start(_ handler: @escaping @Sendable (ShutterEvent) -> Void) throws {
-        let wake = try WakeEvent()
         let timer = try DeadlineTimer()
         let inotify = try retryingOnInterrupt("inotify_init1") { inotify_init1(Int32(IN_CLOEXEC | IN_NONBLOCK)) }
-        let thread = DeviceThread(name: "swiftwing-keys", realtimePriority: realtimePriority) { [self] in
-            var loop = Loop(owner: self, inotify: inotify, handler: handler)
-            loop.run(wake: wake, timer: timer)
-            loop.closeAll()
+        let thread: PollLoopThread
+        do {
+            thread = try PollLoopThread(name: "swiftwing-keys", realtimePriority: realtimePriority) { [self] wake in
+                var loop = Loop(owner: self, inotify: inotify, handler: handler)
+                loop.run(wake: wake, timer: timer)
+                loop.closeAll()
+                close(inotify)
+            }
+        } catch {
             close(inotify)
+            throw error
         }
-        running.withLock { $0 = (wake, thread) }
+        running.withLock { $0 = thread }
     }
 
     /// Wakes the loop and waits until it has closed its devices.
     public func stop() {
-        let running = running.withLock { running in
-            defer { running = nil }
-            return running
-        }
-        guard let running else { return }
-        running.wake.signal()
-        running.thread.join()
+        running.withLock { $0.take() }?.stop()
     }
 
     /// One open event device.

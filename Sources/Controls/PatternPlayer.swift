@@ -61,7 +61,7 @@ public final class PatternPlayer: Sendable {
     private let clock: any FeedbackClock
     private let logger: Logger
     private let state = Mutex(State())
-    private let stopper = Mutex<(wake: WakeEvent, thread: DeviceThread)?>(nil)
+    private let stopper = Mutex<PollLoopThread?>(nil)
 
     private let realtimePriority: RealtimePriority?
 
@@ -179,12 +179,11 @@ public final class PatternPlayer: Sendable {
     /// Runs the pattern timer on a thread of its own ("swiftwing-buzz") until `stop()`.
     public func start() throws(SystemCallError) {
         let timer = try DeadlineTimer()
-        let wake = try WakeEvent()
         state.withLock { state in
             state.timer = timer
             rearm(&state)
         }
-        let thread = DeviceThread(name: "swiftwing-buzz", realtimePriority: realtimePriority) { [self] in
+        let thread = try PollLoopThread(name: "swiftwing-buzz", realtimePriority: realtimePriority) { [self] wake in
             while true {
                 let ready: [Int32: Int16]
                 do {
@@ -201,22 +200,15 @@ public final class PatternPlayer: Sendable {
             }
             state.withLock { $0.timer = nil }
         }
-        stopper.withLock { $0 = (wake, thread) }
+        stopper.withLock { $0 = thread }
     }
 
     /// Whether the timer thread got `SCHED_FIFO` (nil before it started).
-    public var isRealtime: Bool? { stopper.withLock { $0?.thread.isRealtime } }
+    public var isRealtime: Bool? { stopper.withLock { $0?.isRealtime } }
 
     /// Stops the timer thread, silences the buzzer and puts out the light.
     public func stop() {
-        let running = stopper.withLock { running in
-            defer { running = nil }
-            return running
-        }
-        if let running {
-            running.wake.signal()
-            running.thread.join()
-        }
+        stopper.withLock { $0.take() }?.stop()
         state.withLock { state in
             state.pattern = nil
             drive(&state, buzzer: false)

@@ -105,3 +105,29 @@ public final class DeviceThread: @unchecked Sendable {
         }
     }
 }
+
+/// A device thread whose poll loop watches a ``WakeEvent`` beside its devices and returns when the
+/// event is readable: ``stop()`` signals it and waits until the loop has returned (and so has
+/// released what it owns).
+public final class PollLoopThread: Sendable {
+    private let wake: WakeEvent
+    private let thread: DeviceThread
+
+    /// Starts `loop` on a ``DeviceThread`` named `name`, passing it the event that stops it.
+    public init(
+        name: String, realtimePriority: Int32? = nil, _ loop: @escaping @Sendable (WakeEvent) -> Void
+    ) throws(SystemCallError) {
+        let wake = try WakeEvent()
+        self.wake = wake
+        thread = DeviceThread(name: name, realtimePriority: realtimePriority) { loop(wake) }
+    }
+
+    /// Whether the thread runs with `SCHED_FIFO` (nil: still starting, or no priority asked for).
+    public var isRealtime: Bool? { thread.isRealtime }
+
+    /// Wakes the loop and waits for it to return. A second call returns at once.
+    public func stop() {
+        wake.signal()
+        thread.join()
+    }
+}
