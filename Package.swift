@@ -163,6 +163,7 @@ let package = Package(
             ]
         ),
 
+        // Each test target imports the module it tests, SwiftWingTesting's doubles and what its fixtures need.
         .testTarget(name: "SwiftWingCoreTests", dependencies: ["SwiftWingCore"]),
         .testTarget(name: "ImagingTests", dependencies: ["Imaging", "SwiftWingTesting"]),
         .testTarget(name: "CameraTests", dependencies: ["Camera", "SwiftWingTesting"]),
