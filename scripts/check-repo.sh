@@ -23,7 +23,7 @@ outside_paths() {
     local pattern
     for pattern in "$above/" "../shared" "/shared/fixtures" "/shared/design"; do
         git grep -n -I -F -e "$pattern" -- . ':!scripts/check-repo.sh'
-    done
+    done | sort -u
 }
 missing_licences() {
     local folder
