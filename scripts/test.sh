@@ -120,7 +120,13 @@ for stage in "${stages[@]}"; do
             p=${p:-0}; f=${f:-0}; s=${s:-0}
             if [ "$rc" -ne 0 ] && [ "$rc" -ne 77 ] && [ "$f" -eq 0 ]; then f=1; fi
             passed=$((passed + p)); failed=$((failed + f)); skipped=$((skipped + s))
-            while IFS= read -r l; do skips+=("vm: $l"); done < <(grep -E '^[a-z0-9-]+ +SKIP' "$results/vm.log" | sed 's/  */ /g')
+            # A SKIP line, then the reason: on the same line in parentheses or on the next "skipped" line.
+            while IFS= read -r l; do skips+=("vm: $l"); done < <(awk '
+                pending != "" { if ($0 ~ /skipped/) { sub(/^ +/, ""); print pending " — " $0; pending = ""; next }
+                                print pending " — no reason given"; pending = "" }
+                $2 == "SKIP" { if ($0 ~ /\(/) { r = $0; sub(/^[^(]*\(/, "", r); sub(/\)$/, "", r); print $1 " — " r }
+                               else pending = $1 }
+                END { if (pending != "") print pending " — no reason given" }' "$results/vm.log")
             summary+=("$(printf '%-12s %4d passed, %d failed, %d skipped  (%d s)' vm "$p" "$f" "$s" $(($(now) - start)))")
             ;;
         *) echo "test.sh: unknown stage '$stage' (repository, unit, integration, vm)" >&2; exit 2 ;;
