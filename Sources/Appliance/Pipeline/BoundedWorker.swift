@@ -16,14 +16,12 @@ public final class BoundedWorker: Sendable {
         var reserved = 0
         var jobs: [@Sendable () -> Void] = []
         var stopped = false
-        /// The thread has run its last job and ended.
-        var finished = false
-        var finishWaiters: [UInt64: CheckedContinuation<Void, Never>] = [:]
-        var nextWaiter: UInt64 = 0
     }
 
     private let state = Mutex(State())
     private let condition = NSCondition()
+    /// The thread has run its last job and ended.
+    private let finished = CompletionSignal()
 
     public init(name: String, capacity: Int) {
         precondition(capacity > 0)
@@ -32,7 +30,7 @@ public final class BoundedWorker: Sendable {
         // Not joined: `waitUntilFinished()` awaits its end without blocking a caller's thread.
         _ = DeviceThread(name: name) { [weak self] in
             self?.runLoop()
-            self?.threadFinished()
+            self?.finished.complete()
         }
     }
 
@@ -60,31 +58,7 @@ public final class BoundedWorker: Sendable {
     /// Returns once the thread has run the last job and ended (after ``stop()``, when every
     /// reservation is released), or when the calling task is cancelled.
     public func waitUntilFinished() async {
-        let id = state.withLock { state in
-            state.nextWaiter += 1
-            return state.nextWaiter
-        }
-        await withTaskCancellationHandler {
-            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-                let waiting = state.withLock { state -> Bool in
-                    guard !state.finished, !Task.isCancelled else { return false }
-                    state.finishWaiters[id] = continuation
-                    return true
-                }
-                if !waiting { continuation.resume() }
-            }
-        } onCancel: {
-            state.withLock { $0.finishWaiters.removeValue(forKey: id) }?.resume()
-        }
-    }
-
-    private func threadFinished() {
-        let waiters = state.withLock { state in
-            state.finished = true
-            defer { state.finishWaiters.removeAll() }
-            return Array(state.finishWaiters.values)
-        }
-        for waiter in waiters { waiter.resume() }
+        await finished.wait()
     }
 
     fileprivate func release() {
