@@ -6,6 +6,7 @@ import Testing
     static let notBuilt: Comment = "talaria-reference is not built beside the tests: run swift build --build-tests"
 
     /// The executable beside the test bundle (`swift test` builds every product into the same directory).
+    static let notBuilt: Comment = "talaria-reference is not built beside the tests (swift build --build-tests builds it)"
     static var executable: URL? {
         let directory = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
         for candidate in [directory, directory.deletingLastPathComponent()] {
