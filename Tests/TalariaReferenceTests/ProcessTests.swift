@@ -3,8 +3,6 @@ import Testing
 
 /// The real `talaria-reference` executable: the one stdout line, the port file, flags, clean SIGTERM.
 @Suite struct ProcessTests {
-    static let notBuilt: Comment = "talaria-reference is not built beside the tests: run swift build --build-tests"
-
     /// The executable beside the test bundle (`swift test` builds every product into the same directory).
     static let notBuilt: Comment = "talaria-reference is not built beside the tests (swift build --build-tests builds it)"
     static var executable: URL? {
