@@ -46,17 +46,17 @@ let package = Package(
 
         // Components, lowest first. Lower components never import higher ones.
         // The system layer (device threads, wake events, poll, EINTR, file operations) and shared value
-        // types: imports CLinux and the standard library only.
+        // types. May import: CLinux, Glibc, Synchronization.
         .target(name: "SwiftWingCore", dependencies: ["CLinux"]),
-        // Scaling, rotation, JPEG: imports SwiftWingCore, CJPEG, CShim.
+        // Scaling, rotation, JPEG. May import: SwiftWingCore, CJPEG, CShim.
         .target(name: "Imaging", dependencies: ["SwiftWingCore", "CShim", "CJPEG"]),
-        // Frames from V4L2 or a photo folder, on a device thread: imports SwiftWingCore, Imaging, CV4L2, CShim,
-        // Logging.
+        // Frames from V4L2 or a photo folder, on a device thread. May import: SwiftWingCore, Imaging, CV4L2,
+        // CShim, Logging.
         .target(
             name: "Camera",
             dependencies: ["SwiftWingCore", "Imaging", "CShim", "CV4L2", .product(name: "Logging", package: "swift-log")]
         ),
-        // The queue and library in SQLite, the spool: imports SwiftWingCore, GRDB, Logging.
+        // The queue and library in SQLite, the spool. May import: SwiftWingCore, GRDB, Logging, Foundation.
         .target(
             name: "Store",
             dependencies: [
@@ -65,7 +65,7 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
-        // Shutter inputs (GPIO, key devices) and feedback outputs: imports SwiftWingCore, CGPIOD, CShim, Logging.
+        // Shutter inputs (GPIO, key devices) and feedback outputs. May import: SwiftWingCore, CGPIOD, CShim, Logging.
         .target(
             name: "Controls",
             dependencies: ["SwiftWingCore", "CGPIOD", "CShim", .product(name: "Logging", package: "swift-log")]
@@ -76,7 +76,7 @@ let package = Package(
             dependencies: ["SwiftWingCore", "Store", .product(name: "Logging", package: "swift-log")]
         ),
         // HTTP over libcurl: one multi handle on its own thread; the uplink sees only `HTTPTransport`.
-        // Imports SwiftWingCore, CCurl, Logging.
+        // May import: SwiftWingCore, CCurl, Logging, Foundation.
         .target(
             name: "HTTPEngine",
             dependencies: ["SwiftWingCore", "CCurl", .product(name: "Logging", package: "swift-log")]
@@ -90,13 +90,15 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
         ),
-        // The status panel drawn with Cairo into a framebuffer or PNG: imports SwiftWingCore, CCairo, CShim, Logging.
+        // The status panel drawn with Cairo into a framebuffer or PNG. May import: SwiftWingCore, CCairo, CShim,
+        // Logging, Foundation.
         .target(
             name: "Panel",
             dependencies: ["SwiftWingCore", "CCairo", "CShim", .product(name: "Logging", package: "swift-log")]
         ),
-        // The daemon, its configuration, control socket and reports: imports every component above and
-        // CSystemd (System/ is its wrapper), never another C module; library versions come from the wrappers.
+        // The daemon, its configuration, control socket and reports. May import: every component above,
+        // CSystemd (in System/, its wrapper) but no other C module (library versions come from the wrappers),
+        // Logging, ServiceLifecycle, TOMLKit, Foundation.
         .target(
             name: "Appliance",
             dependencies: [
@@ -107,7 +109,7 @@ let package = Package(
                 .product(name: "TOMLKit", package: "TOMLKit"),
             ]
         ),
-        // The command line: imports Appliance and ArgumentParser.
+        // The command line. May import: Appliance, ArgumentParser, Logging, Foundation.
         .executableTarget(
             name: "swiftwing",
             dependencies: ["Appliance", .product(name: "ArgumentParser", package: "swift-argument-parser")]
