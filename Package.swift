@@ -79,7 +79,9 @@ let package = Package(
             ]
         ),
         // Barcodes (ZBar) and the quality check on a frame's Y plane; also reads PNG/JPEG files for `identify`.
-        .target(name: "Identify", dependencies: ["SwiftWingCore", "Imaging", "CZBar", "CPNG"]),
+        .target(name: "Identify", dependencies: ["SwiftWingCore", "Imaging", "CZBar", "CZXingShim", "CPNG"]),
+        // zxing-cpp (libzxing-dev) is C++ only: a C interface for the codes ZBar cannot read.
+        .target(name: "CZXingShim", linkerSettings: [.linkedLibrary("ZXing")]),
         .target(
             name: "Panel",
             dependencies: ["SwiftWingCore", "Imaging", "CCairo", "CShim", .product(name: "Logging", package: "swift-log")]

@@ -26,6 +26,7 @@ public final class BarcodeReader {
 
     public let budget: Budget
     private let scanner: ZBarScanner
+    private let zxing = ZXingReader()
     private let locator = BarcodeLocator()
 
     public init(budget: Budget = .standard) throws(IdentifyError) {
@@ -33,8 +34,8 @@ public final class BarcodeReader {
         self.scanner = try ZBarScanner()
     }
 
-    /// The ZBar library this process runs with, e.g. "0.23.92".
-    public static var zbarVersion: String { ZBarScanner.version }
+    /// The barcode libraries this process runs with, e.g. "ZBar 0.23.92, zxing-cpp 1.4.0".
+    public static var libraryVersions: String { "ZBar \(ZBarScanner.version), zxing-cpp \(ZXingReader.version)" }
 
     /// Every valid product code in the plane, each once, in the order found.
     public func read(
@@ -47,7 +48,6 @@ public final class BarcodeReader {
         var remaining = budget.scannedPixels
         for region in locator.regions(in: plane, width: width, height: height, stride: stride) {
             guard remaining >= region.rect.area else { continue }
-            debugLog("region \(region) remaining \(remaining)")
             let crop = GreyImage(plane, region: region.rect, stride: stride)
             try readWithRetries(crop, into: &found, remaining: &remaining)
         }
@@ -58,25 +58,39 @@ public final class BarcodeReader {
         return found.barcodes
     }
 
-    /// Scans `image`, then its enhanced versions one after another until one gives a code or the
-    /// budget runs out.
+    /// One way of reading a region, in the order tried.
+    private enum Attempt: CaseIterable {
+        /// ZBar on the pixels as they are.
+        case plain
+        /// ZBar on a half-size copy (large regions only): noise averaged out, a quarter of the cost.
+        case halved
+        /// zxing-cpp, which follows bars that are skewed or bent where ZBar's straight scanlines
+        /// cross too few of them.
+        case zxing
+        /// ZBar after a contrast stretch, then after two unsharp masks (wide, then narrow).
+        case stretched, sharpenedWide, sharpenedNarrow
+        /// ZBar on a double-size copy (small regions only): narrow bars get wider.
+        case doubled
+    }
+
+    /// Reads `image` one attempt after another until one gives a valid code or the budget runs out.
     private func readWithRetries(
         _ image: GreyImage, into found: inout Found, remaining: inout Int
     ) throws(IdentifyError) {
         let large = max(image.width, image.height) > Self.smallSide
-        let attempts: [(GreyImage) -> GreyImage?] = [
-            { $0 },
-            { large ? $0.halved() : nil },
-            { $0.contrastStretched() },
-            { $0.contrastStretched().sharpened(radius: 4, amount: 2) },
-            { $0.contrastStretched().sharpened(radius: 1, amount: 1) },
-            { large ? nil : $0.doubled() },
-        ]
-        for attempt in attempts {
-            guard let variant = attempt(image), remaining >= variant.pixels.count else { continue }
+        for attempt in Attempt.allCases {
+            let variant: GreyImage?
+            switch attempt {
+            case .plain, .zxing: variant = image
+            case .halved: variant = large ? image.halved() : nil
+            case .stretched: variant = image.contrastStretched()
+            case .sharpenedWide: variant = image.contrastStretched().sharpened(radius: 4, amount: 2)
+            case .sharpenedNarrow: variant = image.contrastStretched().sharpened(radius: 1, amount: 1)
+            case .doubled: variant = large ? nil : image.doubled()
+            }
+            guard let variant, remaining >= variant.pixels.count else { continue }
             remaining -= variant.pixels.count
-            let symbols = try scanner.scan(variant)
-            debugLog("  attempt \(variant.width)x\(variant.height): \(symbols.map(\.text))")
+            let symbols = attempt == .zxing ? try zxing.scan(variant) : try scanner.scan(variant)
             if found.add(symbols) { return }
         }
     }
@@ -102,5 +116,3 @@ public final class BarcodeReader {
     }
 }
 
-import Glibc
-func debugLog(_ s: String) { if getenv("IDDEBUG") != nil { print(s) } }

@@ -54,6 +54,11 @@ struct GreyImage: Sendable {
         return GreyImage(width: width, height: height, pixels: pixels.map { table[Int($0)] })
     }
 
+    /// Each pixel the mean of the (2·radius+1)² box around it (clipped at the borders).
+    func boxBlurred(radius: Int) -> GreyImage {
+        sharpened(radius: radius, amount: -1)
+    }
+
     /// An unsharp mask: each pixel pushed away from the mean of its (2r+1)² box by `amount` times
     /// the difference. Brings back bar edges a slightly blurred or soft camera smeared.
     func sharpened(radius: Int = 4, amount: Int = 2) -> GreyImage {
