@@ -5,7 +5,7 @@
 /// jumps every few pixels, along them it hardly changes. The frame is cut into square cells;
 /// a cell whose mean edge strength across one axis is high and at least `dominance` times the
 /// other axis's is a bar cell of that orientation. Connected bar cells become candidate regions,
-/// grown by quiet-zone margins, largest first.
+/// grown by quiet-zone margins, the most code-like first.
 struct BarcodeLocator: Sendable {
     /// Mean absolute grey step between neighbours, across the bars, for a cell to count.
     var minimumEdge = 10
@@ -13,7 +13,7 @@ struct BarcodeLocator: Sendable {
     var dominance = 2
     /// Connected cells a region needs: a readable EAN-13 spans several cells.
     var minimumCells = 4
-    /// At most this many regions, largest first.
+    /// At most this many regions, the most code-like first.
     var maximumRegions = 6
 
     /// A region that may hold a barcode; `barsVertical` when its bars run up and down (the code
@@ -22,6 +22,20 @@ struct BarcodeLocator: Sendable {
         var rect: PixelRect
         var barsVertical: Bool
         var cells: Int
+        var score = 0.0
+
+        /// Shaped like a code: mostly filled with bar cells (not a scatter of text or grain), and
+        /// its bars not far longer than the code is wide (not the edges of book spines).
+        func isCodeLike(cell: Int) -> Bool {
+            let along = barsVertical ? rect.width : rect.height
+            let across = barsVertical ? rect.height : rect.width
+            return fill(cell: cell) >= 0.2 && across <= 2 * along + 2 * cell
+        }
+
+        /// The share of the rectangle's cells that are bar cells.
+        func fill(cell: Int) -> Double {
+            Double(cells * cell * cell) / Double(max(1, rect.area))
+        }
     }
 
     /// The cell side for a picture: about 64 cells across the shorter side, never under 8 pixels.
@@ -117,7 +131,9 @@ struct BarcodeLocator: Sendable {
                 width: (maxColumn - minColumn + 1) * cell, height: (maxRow - minRow + 1) * cell)
             regions.append(Region(rect: rect, barsVertical: orientation == 1, cells: count))
         }
-        regions = merged(regions, gap: 3 * cell).filter { $0.cells >= minimumCells }
+        regions = merged(regions, gap: 3 * cell, cell: cell).filter {
+            $0.cells >= minimumCells && $0.isCodeLike(cell: cell)
+        }
         for index in regions.indices {
             // Quiet zones: ZBar needs white beyond the guard bars, and the edge cells may have
             // cut the outermost bars; the length of the bars needs less.
@@ -126,14 +142,18 @@ struct BarcodeLocator: Sendable {
             let margin = max(2 * cell, along / 6)
             let grown = regions[index].barsVertical
                 ? rect.expanded(dx: margin, dy: cell) : rect.expanded(dx: cell, dy: margin)
+            regions[index].score = Double(regions[index].cells) * regions[index].fill(cell: cell)
             regions[index].rect = grown.clipped(width: width, height: height)
         }
-        return Array(regions.sorted { $0.cells > $1.cells }.prefix(maximumRegions))
+        // Most code-like first: many bar cells, densely packed.
+        return Array(regions.sorted { $0.score > $1.score }.prefix(maximumRegions))
     }
 
     /// Regions of one orientation less than `gap` apart joined into one: a code's wide spaces,
-    /// glare or a fold can cut its bars into several pieces.
-    private func merged(_ regions: [Region], gap: Int) -> [Region] {
+    /// glare or a fold can cut its bars into several pieces. Only while the union stays code-like
+    /// and at least 60 % as dense as the denser part, so a code is not swallowed by the book
+    /// spines or lettering around it.
+    private func merged(_ regions: [Region], gap: Int, cell: Int) -> [Region] {
         var result = regions
         var joined = true
         while joined {
@@ -145,8 +165,12 @@ struct BarcodeLocator: Sendable {
                     guard a.x < b.x + b.width, b.x < a.x + a.width, a.y < b.y + b.height, b.y < a.y + a.height else {
                         continue
                     }
-                    result[first].rect = result[first].rect.union(b)
-                    result[first].cells += result[second].cells
+                    var union = result[first]
+                    union.rect = union.rect.union(b)
+                    union.cells += result[second].cells
+                    let denser = max(result[first].fill(cell: cell), result[second].fill(cell: cell))
+                    guard union.isCodeLike(cell: cell), union.fill(cell: cell) >= 0.6 * denser else { continue }
+                    result[first] = union
                     result.remove(at: second)
                     joined = true
                     break search

@@ -1,3 +1,4 @@
+import SwiftWingCore
 /// Reads every product code in a luma plane the way dedicated barcode readers do, within a fixed
 /// amount of work: find candidate regions (``BarcodeLocator``), scan each with ZBar, and when a
 /// region gives nothing, retry it contrast-stretched, sharpened, and doubled (small codes) or
@@ -46,10 +47,24 @@ public final class BarcodeReader {
         }
         var found = Found()
         var remaining = budget.scannedPixels
+        var read: [PixelRect] = []
         for region in locator.regions(in: plane, width: width, height: height, stride: stride) {
-            guard remaining >= region.rect.area else { continue }
+            // A region mostly inside one that gave a code is the same code again.
+            guard remaining >= region.rect.area, !read.contains(where: { $0.covers(mostOf: region.rect) }) else {
+                continue
+            }
             let crop = GreyImage(plane, region: region.rect, stride: stride)
-            try readWithRetries(crop, into: &found, remaining: &remaining)
+            // Once the frame gave a code, other regions get one plain look: a second code on the
+            // same frame is usually as readable as the first. Faint regions (few bar cells, loosely
+            // packed: lettering, grain) get the two cheap looks only, and none once a code is
+            // found. The budget goes further.
+            let before = found.barcodes.count
+            let weak = region.score < Self.strongScore
+            if before > 0, weak { continue }
+            let attempts: [Attempt] = before > 0 ? [.plain] : weak ? [.plain, .zxing] : Attempt.allCases
+            let lines: ZBarScanner.Lines = region.barsVertical ? .alongRows : .alongColumns
+            try readWithRetries(crop, lines: lines, attempts: attempts, into: &found, remaining: &remaining)
+            if found.barcodes.count > before { read.append(region.rect) }
         }
         if found.barcodes.isEmpty, remaining >= width * height {
             let whole = GreyImage(plane, width: width, height: height, stride: stride)
@@ -75,10 +90,11 @@ public final class BarcodeReader {
 
     /// Reads `image` one attempt after another until one gives a valid code or the budget runs out.
     private func readWithRetries(
-        _ image: GreyImage, into found: inout Found, remaining: inout Int
+        _ image: GreyImage, lines: ZBarScanner.Lines = .all, attempts: [Attempt] = Attempt.allCases,
+        into found: inout Found, remaining: inout Int
     ) throws(IdentifyError) {
         let large = max(image.width, image.height) > Self.smallSide
-        for attempt in Attempt.allCases {
+        for attempt in attempts {
             let variant: GreyImage?
             switch attempt {
             case .plain, .zxing: variant = image
@@ -90,10 +106,14 @@ public final class BarcodeReader {
             }
             guard let variant, remaining >= variant.pixels.count else { continue }
             remaining -= variant.pixels.count
-            let symbols = attempt == .zxing ? try zxing.scan(variant) : try scanner.scan(variant)
+            let symbols = attempt == .zxing ? try zxing.scan(variant) : try scanner.scan(variant, lines: lines)
             if found.add(symbols) { return }
         }
     }
+
+    /// Regions scoring less (bar cells x fill) get no enhanced retries; a code filling a tenth of
+    /// a frame scores in the hundreds.
+    static let strongScore = 20.0
 
     /// Regions larger than this on their longer side are retried at half the size, smaller ones
     /// at twice the size (last, as that is the most expensive).

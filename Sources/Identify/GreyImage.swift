@@ -189,6 +189,13 @@ public struct PixelRect: Sendable, Hashable, Codable {
         return PixelRect(x: left, y: top, width: right - left, height: bottom - top)
     }
 
+    /// Whether more than half of `other` lies inside this rectangle.
+    func covers(mostOf other: PixelRect) -> Bool {
+        let width = min(x + self.width, other.x + other.width) - max(x, other.x)
+        let height = min(y + self.height, other.y + other.height) - max(y, other.y)
+        return width > 0 && height > 0 && 2 * width * height > other.area
+    }
+
     /// The smallest rectangle holding this one and `other`.
     func union(_ other: PixelRect) -> PixelRect {
         let left = min(x, other.x)

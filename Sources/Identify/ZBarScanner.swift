@@ -13,8 +13,21 @@ final class ZBarScanner {
 
     private let scanner: OpaquePointer
 
-    /// - Parameter lineSpacing: scan every `lineSpacing`-th row and column (ZBar's density); 1 is every line.
-    init(lineSpacing: Int = 1) throws(IdentifyError) {
+    /// Which scanlines ZBar follows: every `rows`-th row and every `columns`-th column; 0 skips
+    /// that direction. A code whose bars run up and down is read along rows alone, and its bars
+    /// are tall, so every fourth row still crosses it a dozen times or more, at a quarter of the cost.
+    struct Lines: Hashable {
+        var rows: Int
+        var columns: Int
+
+        static let all = Lines(rows: 1, columns: 1)
+        static let alongRows = Lines(rows: 4, columns: 0)
+        static let alongColumns = Lines(rows: 0, columns: 4)
+    }
+
+    private var lines = Lines.all
+
+    init() throws(IdentifyError) {
         guard let scanner = zbar_image_scanner_create() else {
             throw .library("ZBar could not create an image scanner (out of memory?)")
         }
@@ -26,9 +39,15 @@ final class ZBarScanner {
         for symbology in [ZBAR_EAN13, ZBAR_EAN8, ZBAR_UPCA] {
             zbar_image_scanner_set_config(scanner, symbology, ZBAR_CFG_ENABLE, 1)
         }
-        let spacing = Int32(max(1, lineSpacing))
-        zbar_image_scanner_set_config(scanner, ZBAR_NONE, ZBAR_CFG_X_DENSITY, spacing)
-        zbar_image_scanner_set_config(scanner, ZBAR_NONE, ZBAR_CFG_Y_DENSITY, spacing)
+    }
+
+    /// ZBar's densities: X is the spacing of its vertical scanlines (columns), Y of its
+    /// horizontal ones (rows).
+    private func follow(_ wanted: Lines) {
+        guard wanted != lines else { return }
+        zbar_image_scanner_set_config(scanner, ZBAR_NONE, ZBAR_CFG_X_DENSITY, Int32(wanted.columns))
+        zbar_image_scanner_set_config(scanner, ZBAR_NONE, ZBAR_CFG_Y_DENSITY, Int32(wanted.rows))
+        lines = wanted
     }
 
     deinit {
@@ -45,27 +64,32 @@ final class ZBarScanner {
     }
 
     /// Every product code ZBar finds in an 8-bit grey picture.
-    func scan(_ image: borrowing GreyImage) throws(IdentifyError) -> [Symbol] {
+    func scan(_ image: borrowing GreyImage, lines: Lines = .all) throws(IdentifyError) -> [Symbol] {
         let result = image.pixels.withUnsafeBytes { bytes in
-            Result { () throws(IdentifyError) in try scan(bytes, width: image.width, height: image.height, stride: image.width) }
+            Result { () throws(IdentifyError) in
+                try scan(bytes, width: image.width, height: image.height, stride: image.width, lines: lines)
+            }
         }
         return try result.get()
     }
 
     /// Every product code ZBar finds in an 8-bit luma plane. Rows padded beyond `width`
     /// (`stride` > `width`) are copied to a packed plane first: ZBar takes no stride.
-    func scan(_ luma: UnsafeRawBufferPointer, width: Int, height: Int, stride: Int) throws(IdentifyError) -> [Symbol] {
+    func scan(
+        _ luma: UnsafeRawBufferPointer, width: Int, height: Int, stride: Int, lines: Lines = .all
+    ) throws(IdentifyError) -> [Symbol] {
         guard width > 0, height > 0, stride >= width, luma.count >= stride * (height - 1) + width else {
             throw .badFrame("a \(width)x\(height) plane with stride \(stride) does not fit in \(luma.count) bytes")
         }
         if stride != width {
             let packed = GreyImage(luma, width: width, height: height, stride: stride)
-            return try scan(packed)
+            return try scan(packed, lines: lines)
         }
         guard let image = zbar_image_create() else {
             throw .library("ZBar could not create an image (out of memory?)")
         }
         defer { zbar_image_destroy(image) }
+        follow(lines)
         zbar_image_set_format(image, Self.greyFourCC)
         zbar_image_set_size(image, UInt32(width), UInt32(height))
         // ZBar only reads the pixels, and the image is destroyed before `luma` goes away.
