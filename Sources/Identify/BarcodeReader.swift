@@ -48,20 +48,20 @@ public final class BarcodeReader {
         var found = Found()
         var remaining = budget.scannedPixels
         var read: [PixelRect] = []
-        for region in locator.regions(in: plane, width: width, height: height, stride: stride) {
+        for (rank, region) in locator.regions(in: plane, width: width, height: height, stride: stride).enumerated() {
             // A region mostly inside one that gave a code is the same code again.
-            guard remaining >= region.rect.area, !read.contains(where: { $0.covers(mostOf: region.rect) }) else {
-                continue
-            }
-            let crop = GreyImage(plane, region: region.rect, stride: stride)
-            // Once the frame gave a code, other regions get one plain look: a second code on the
-            // same frame is usually as readable as the first. Faint regions (few bar cells, loosely
-            // packed: lettering, grain) get the two cheap looks only, and none once a code is
-            // found. The budget goes further.
-            let before = found.barcodes.count
+            guard !read.contains(where: { $0.covers(mostOf: region.rect) }) else { continue }
+            // Only the most code-like region gets the enhanced retries (they cost more than the
+            // scans); the others get the two cheap looks, and faint ones (few bar cells, loosely
+            // packed: lettering, grain) none once the frame gave a code.
             let weak = region.score < Self.strongScore
-            if before > 0, weak { continue }
-            let attempts: [Attempt] = before > 0 ? [.plain] : weak ? [.plain, .zxing] : Attempt.allCases
+            if weak, !found.barcodes.isEmpty { continue }
+            var crop = GreyImage(plane, region: region.rect, stride: stride)
+            // A region too large for what is left of the budget is read at half size.
+            if crop.pixels.count > remaining, let half = crop.halved() { crop = half }
+            guard crop.pixels.count <= remaining else { continue }
+            let before = found.barcodes.count
+            let attempts: [Attempt] = weak || rank > 0 ? [.plain, .halved, .zxing] : Attempt.allCases
             let lines: ZBarScanner.Lines = region.barsVertical ? .alongRows : .alongColumns
             try readWithRetries(crop, lines: lines, attempts: attempts, into: &found, remaining: &remaining)
             if found.barcodes.count > before { read.append(region.rect) }
@@ -95,16 +95,24 @@ public final class BarcodeReader {
     ) throws(IdentifyError) {
         let large = max(image.width, image.height) > Self.smallSide
         for attempt in attempts {
+            // What the attempt will scan, checked against the budget before any work is done on it.
+            let size: Int
+            switch attempt {
+            case .halved: size = large ? (image.width / 2) * (image.height / 2) : 0
+            case .doubled: size = large ? 0 : 4 * image.pixels.count
+            default: size = image.pixels.count
+            }
+            guard size > 0, size <= remaining else { continue }
             let variant: GreyImage?
             switch attempt {
             case .plain, .zxing: variant = image
-            case .halved: variant = large ? image.halved() : nil
+            case .halved: variant = image.halved()
             case .stretched: variant = image.contrastStretched()
             case .sharpenedWide: variant = image.contrastStretched().sharpened(radius: 4, amount: 2)
             case .sharpenedNarrow: variant = image.contrastStretched().sharpened(radius: 1, amount: 1)
-            case .doubled: variant = large ? nil : image.doubled()
+            case .doubled: variant = image.doubled()
             }
-            guard let variant, remaining >= variant.pixels.count else { continue }
+            guard let variant else { continue }
             remaining -= variant.pixels.count
             let symbols = attempt == .zxing ? try zxing.scan(variant) : try scanner.scan(variant, lines: lines)
             if found.add(symbols) { return }

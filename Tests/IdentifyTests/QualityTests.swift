@@ -28,7 +28,7 @@ struct QualityTests {
         #expect(try verdict(Self.sharpFrame()) == .good)
     }
 
-    @Test("the same frame out of focus is blurry", arguments: [2, 4])
+    @Test("the same frame out of focus is blurry", arguments: [3, 5])
     func blurred(radius: Int) throws {
         #expect(try verdict(FrameDegradation.blurred(Self.sharpFrame(), radius: radius)) == .blurry)
     }
