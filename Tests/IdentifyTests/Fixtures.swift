@@ -32,12 +32,13 @@ enum Fixtures {
         try PictureFile.frame(contentsOf: path)
     }
 
-    /// `pictures` side by side on a white frame, `gap` pixels apart (luma only; chroma neutral).
+    /// `pictures` side by side on a mid-grey frame (a table top), `gap` pixels apart (luma only;
+    /// chroma neutral).
     static func sideBySide(_ pictures: [YUV420Frame], gap: Int = 40) -> YUV420Frame {
         let width = pictures.map(\.width).reduce(gap, +) + gap * pictures.count
         let height = pictures.map(\.height).max()! + 2 * gap
         let frame = YUV420Frame(layout: YUV420Layout(width: width, height: height))
-        frame.buffer.bytes.initializeMemory(as: UInt8.self, repeating: 255)
+        frame.buffer.bytes.initializeMemory(as: UInt8.self, repeating: 128)
         frame.cb.initializeMemory(as: UInt8.self, repeating: 128)
         frame.cr.initializeMemory(as: UInt8.self, repeating: 128)
         var x0 = gap
