@@ -22,7 +22,7 @@ public final class BarcodeReader {
 
         /// Sized so that reading a 1920x1080 frame costs no more than JPEG-encoding it
         /// (Benchmarks/README.md, "Identify").
-        public static let standard = Budget(scannedPixels: 600_000)
+        public static let standard = Budget(scannedPixels: 400_000)
     }
 
     public let budget: Budget

@@ -63,7 +63,7 @@ public struct QualityThresholds: Sendable, Hashable, Codable {
     public var maximumHighlightFraction: Double
 
     public init(
-        minimumSharpness: Double = 60, minimumMeanLevel: Double = 45,
+        minimumSharpness: Double = 75, minimumMeanLevel: Double = 45,
         maximumShadowFraction: Double = 0.5, maximumHighlightFraction: Double = 0.5
     ) {
         self.minimumSharpness = minimumSharpness
