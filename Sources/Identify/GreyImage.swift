@@ -165,20 +165,10 @@ struct GreyImage: Sendable {
 }
 
 /// A rectangle of pixels, in the coordinates of the picture it was found in.
-public struct PixelRect: Sendable, Hashable, Codable {
-    public var x: Int
-    public var y: Int
-    public var width: Int
-    public var height: Int
+struct PixelRect: Sendable, Hashable {
+    var x: Int, y: Int, width: Int, height: Int
 
-    public init(x: Int, y: Int, width: Int, height: Int) {
-        self.x = x
-        self.y = y
-        self.width = width
-        self.height = height
-    }
-
-    public var area: Int { width * height }
+    var area: Int { width * height }
 
     /// The part of this rectangle inside a `width` x `height` picture (at least one pixel).
     func clipped(width pictureWidth: Int, height pictureHeight: Int) -> PixelRect {
