@@ -133,31 +133,30 @@ public struct RecognisedBook: Sendable, Equatable {
 
     /// Book JSON as in docs/protocol.md §3, varying field spellings between catalog entries.
     public func json(isbnOverride: String? = nil) -> JSONValue {
-        var fields: [(String, JSONValue)] = [("isbn", .string(isbnOverride ?? sentISBN)), ("title", .string(book.title))]
+        var fields: [String: JSONValue] = [
+            "isbn": .string(isbnOverride ?? sentISBN), "title": .string(book.title), "confidence": .double(confidence),
+            "format": .string(book.format.rawValue), "publisher": .string(book.publisher),
+            "pageCount": .int(book.pageCount),
+            "coverUrl": .string("https://covers.openlibrary.org/b/isbn/\(book.isbn13)-L.jpg"),
+            "enrichmentStatus": .string(confidence < 0.8 ? "review_needed" : "success"),
+        ]
         if catalogIndex % 3 == 0 {
-            fields.append(("author", .string(book.authors.joined(separator: ", "))))
+            fields["author"] = .string(book.authors.joined(separator: ", "))
         } else {
-            fields.append(("authors", .array(book.authors.map { .string($0) })))
+            fields["authors"] = .array(book.authors.map { .string($0) })
         }
-        fields.append(("confidence", .double(confidence)))
-        fields.append(("format", .string(book.format.rawValue)))
-        fields.append(("publisher", .string(book.publisher)))
         if catalogIndex % 2 == 0 {
-            fields.append(("publishedDate", .string(String(book.year))))
+            fields["publishedDate"] = .string(String(book.year))
         } else {
-            fields.append(("publicationYear", .int(book.year)))
+            fields["publicationYear"] = .int(book.year)
         }
-        fields.append(("pageCount", .int(book.pageCount)))
-        fields.append(("coverUrl", .string("https://covers.openlibrary.org/b/isbn/\(book.isbn13)-L.jpg")))
-        fields.append(("enrichmentStatus", .string(confidence < 0.8 ? "review_needed" : "success")))
         let width = 1.0 / Double(of)
-        let box: JSONValue = [
+        fields["boundingBox"] = [
             "x": .double(round2(Double(position) * width + 0.02)), "y": 0.05,
             "width": .double(round2(width - 0.04)), "height": 0.9,
         ]
-        fields.append(("boundingBox", box))
         if catalogIndex % 4 == 1 {
-            fields.append(("enrichment", ["isbn13": .string(book.isbn13), "source": "openlibrary"]))
+            fields["enrichment"] = ["isbn13": .string(book.isbn13), "source": "openlibrary"]
         }
         return .object(fields)
     }

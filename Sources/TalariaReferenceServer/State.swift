@@ -89,7 +89,6 @@ public actor ReferenceState {
     let configuration: ReferenceConfiguration
     private var jobs: [String: Job] = [:]
     private var jobByKey: [String: String] = [:]
-    private var jobOrder: [String] = []
     private var faultQueue: [Fault] = []
     private var stats = Stats()
     private var nextJobNumber = 1
@@ -135,7 +134,6 @@ public actor ReferenceState {
             id: id, token: token, idempotencyKey: key, deviceID: deviceID, books: Catalog.recognise(image), createdAt: Date(),
             updatedAt: Date())
         jobByKey[key] = id
-        jobOrder.append(id)
         stats.jobsCreated += 1
         job.timeline = startTimeline(id: id, books: job.books)
         jobs[id] = job
@@ -281,18 +279,16 @@ public actor ReferenceState {
         for job in jobs.values { job.timeline?.cancel() }
         jobs = [:]
         jobByKey = [:]
-        jobOrder = []
         faultQueue = []
         stats = Stats()
     }
 
     func statsJSON() -> JSONValue {
-        func counts(_ d: [String: Int]) -> JSONValue { .object(d.sorted { $0.key < $1.key }.map { ($0.key, .int($0.value)) }) }
         return [
             "jobsCreated": .int(stats.jobsCreated),
             "uploads": .int(stats.uploads),
-            "uploadsByIdempotencyKey": counts(stats.uploadsByIdempotencyKey),
-            "jobByIdempotencyKey": .object(jobByKey.sorted { $0.key < $1.key }.map { ($0.key, .string($0.value)) }),
+            "uploadsByIdempotencyKey": .object(stats.uploadsByIdempotencyKey.mapValues { .int($0) }),
+            "jobByIdempotencyKey": .object(jobByKey.mapValues { .string($0) }),
             "streamsOpened": .int(stats.streamsOpened),
             "resumes": .int(stats.resumes),
             "statusPolls": .int(stats.statusPolls),
@@ -300,11 +296,8 @@ public actor ReferenceState {
             "cleanups": .array(stats.cleanups.map { .string($0) }),
             "cleanupsNotFound": .array(stats.cleanupsNotFound.map { .string($0) }),
             "cancels": .int(stats.cancels),
-            "booksByJob": .object(
-                jobOrder.compactMap { id in
-                    jobs[id].map { job in (id, .array(job.books.map { .string($0.book.isbn13) })) }
-                }),
-            "jobStatus": .object(jobOrder.compactMap { id in jobs[id].map { (id, .string($0.status.rawValue)) } }),
+            "booksByJob": .object(jobs.mapValues { job in .array(job.books.map { .string($0.book.isbn13) }) }),
+            "jobStatus": .object(jobs.mapValues { .string($0.status.rawValue) }),
             "faultsApplied": .array(stats.faultsApplied.map { .string($0) }),
             "faultsPending": .array(faultQueue.map { .string($0.spelling) }),
         ]
