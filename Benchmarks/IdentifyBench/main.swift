@@ -84,7 +84,8 @@ func row(_ name: String, _ values: [Double], baseline: [Double]) -> String {
         median / percentile(baseline, 0.5))
 }
 
-print("IdentifyBench: \(BarcodeReader.libraryVersions), \(iterations) iterations, \(ProcessInfo.processInfo.activeProcessorCount) cores")
+let cores = ProcessInfo.processInfo.activeProcessorCount
+print("IdentifyBench: \(BarcodeReader.libraryVersions), \(iterations) iterations, \(cores) cores")
 
 // MARK: - Time per 1920x1080 frame
 
@@ -170,8 +171,9 @@ print("|---|---|---|---|")
 var groups: [String: [[QualityVerdict]]] = [:]
 var sharpnessFigures: [String: [Double]] = [:]
 for (name, picture) in calibration {
-    let verdicts = try [picture, FrameDegradation.blurred(picture, radius: 3), FrameDegradation.darkened(picture, gain: 0.2)]
-        .map { try identifier.identify(frame: $0) }
+    let blurred = FrameDegradation.blurred(picture, radius: 3)
+    let darkened = FrameDegradation.darkened(picture, gain: 0.2)
+    let verdicts = try [picture, blurred, darkened].map { try identifier.identify(frame: $0) }
     groups[name, default: []].append(verdicts.map(\.verdict))
     sharpnessFigures[name + " sharp", default: []].append(verdicts[0].quality.sharpness)
     sharpnessFigures[name + " blurred", default: []].append(verdicts[1].quality.sharpness)

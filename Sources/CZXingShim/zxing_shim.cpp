@@ -16,7 +16,8 @@ extern "C" int zxing_shim_read(const unsigned char *luma, int width, int height,
         hints.setTryHarder(true);
         hints.setTryRotate(true);
         // One symbol per call: Debian's 1.4.0 asserts (aborts) while merging several results.
-        ZXing::Result result = ZXing::ReadBarcode(ZXing::ImageView(luma, width, height, ZXing::ImageFormat::Lum, stride), hints);
+        ZXing::ImageView view(luma, width, height, ZXing::ImageFormat::Lum, stride);
+        ZXing::Result result = ZXing::ReadBarcode(view, hints);
         if (!result.isValid() || capacity < 1) return 0;
         std::string text = result.text();
         if (text.size() >= sizeof codes[0].text) return 0;

@@ -160,7 +160,8 @@ struct BarcodeLocator: Sendable {
         while joined {
             joined = false
             search: for first in result.indices {
-                for second in result.indices where second > first && result[first].barsVertical == result[second].barsVertical {
+                for second in result.indices
+                where second > first && result[first].barsVertical == result[second].barsVertical {
                     let a = result[first].rect.expanded(dx: gap, dy: gap)
                     let b = result[second].rect
                     guard a.x < b.x + b.width, b.x < a.x + a.width, a.y < b.y + b.height, b.y < a.y + a.height else {

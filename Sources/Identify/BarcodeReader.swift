@@ -1,10 +1,10 @@
-import SwiftWingCore
 /// Reads every product code in a luma plane the way dedicated barcode readers do, within a fixed
-/// amount of work: find candidate regions (``BarcodeLocator``), scan each with ZBar, and when a
-/// region gives nothing, retry it contrast-stretched, sharpened, and doubled (small codes) or
-/// halved (large ones). ZBar itself scans rows and columns in both directions, so codes turned
-/// 90° or upside down read like upright ones. When no region gives a code and the budget allows,
-/// the whole frame is scanned (this catches codes the locator missed in small pictures).
+/// amount of work: find candidate regions (``BarcodeLocator``), scan each with ZBar along the
+/// rows (bars standing up) or columns (bars lying down), ask zxing-cpp when ZBar finds nothing,
+/// and retry the most code-like region halved or doubled, contrast-stretched and sharpened.
+/// ZBar decodes each scanline in both directions, so upside-down codes read like upright ones.
+/// When no region gives a code and the budget allows, the whole frame is scanned (this catches
+/// codes the locator missed in small pictures).
 ///
 /// The budget counts pixels handed to ZBar, not milliseconds, so a frame reads the same on a
 /// busy machine as on an idle one.

@@ -36,7 +36,8 @@ public enum FrameDegradation {
 
     private static func copied(_ frame: YUV420Frame) -> YUV420Frame {
         let copy = YUV420Frame(layout: frame.layout, timestamp: frame.timestamp, sequence: frame.sequence)
-        copy.buffer.bytes.copyMemory(from: UnsafeRawBufferPointer(rebasing: frame.buffer.bytes[0..<frame.layout.byteCount]))
+        let planes = UnsafeRawBufferPointer(rebasing: frame.buffer.bytes[0..<frame.layout.byteCount])
+        copy.buffer.bytes.copyMemory(from: planes)
         return copy
     }
 }

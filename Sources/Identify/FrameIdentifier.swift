@@ -37,8 +37,9 @@ public final class FrameIdentifier {
         let start = MonotonicInstant.now()
         let luma = UnsafeRawBufferPointer(frame.luma)
         let layout = frame.layout
-        let quality = try meter.measure(luma: luma, width: layout.width, height: layout.height, stride: layout.lumaStride)
-        let barcodes = try reader.read(luma: luma, width: layout.width, height: layout.height, stride: layout.lumaStride)
+        let (width, height, stride) = (layout.width, layout.height, layout.lumaStride)
+        let quality = try meter.measure(luma: luma, width: width, height: height, stride: stride)
+        let barcodes = try reader.read(luma: luma, width: width, height: height, stride: stride)
         let elapsed = Double(MonotonicInstant.now().nanoseconds(since: start)) / 1_000_000
         return Identification(
             barcodes: barcodes, quality: quality, verdict: quality.verdict(thresholds), milliseconds: elapsed)

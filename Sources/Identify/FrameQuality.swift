@@ -88,7 +88,8 @@ public struct QualityMeter: Sendable {
         luma plane: UnsafeRawBufferPointer, width: Int, height: Int, stride: Int
     ) throws(IdentifyError) -> FrameQuality {
         guard width >= 3, height >= 3, stride >= width, plane.count >= stride * (height - 1) + width else {
-            throw .badFrame("a \(width)x\(height) plane with stride \(stride) does not fit in \(plane.count) bytes (3x3 at least)")
+            throw .badFrame(
+                "a \(width)x\(height) plane with stride \(stride) does not fit in \(plane.count) bytes (3x3 at least)")
         }
         var laplacianSum = 0
         var laplacianSquares = 0

@@ -18,10 +18,13 @@ public struct PNGDecoder: Sendable {
         let started = png.withUnsafeBytes { bytes in
             png_image_begin_read_from_memory(&image, bytes.baseAddress, bytes.count)
         }
-        guard started != 0 else { throw .unreadableFile(path: source, reason: "not a PNG libpng can read (\(message(image)))") }
+        guard started != 0 else {
+            throw .unreadableFile(path: source, reason: "not a PNG libpng can read (\(message(image)))")
+        }
         guard image.width > 0, image.height > 0, image.width <= 1 << 14, image.height <= 1 << 14 else {
             png_image_free(&image)
-            throw .unreadableFile(path: source, reason: "a \(image.width)x\(image.height) PNG is outside 1-16384 pixels a side")
+            throw .unreadableFile(
+                path: source, reason: "a \(image.width)x\(image.height) PNG is outside 1-16384 pixels a side")
         }
         image.format = UInt32(PNG_FORMAT_RGB)
         let width = Int(image.width)

@@ -40,7 +40,9 @@ extension SwiftWingCommand {
                     let frame = try PictureFile.frame(contentsOf: file)
                     let identification = try identifier.identify(frame: frame)
                     images.append(IdentifyReport.Image(file: file, identification))
-                    if !json { print(IdentifyReport.text(file: file, identification, thresholds: identifier.thresholds)) }
+                    if !json {
+                        print(IdentifyReport.text(file: file, identification, thresholds: identifier.thresholds))
+                    }
                 } catch {
                     failures.append(error.description)
                 }

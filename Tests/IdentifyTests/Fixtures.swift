@@ -45,7 +45,8 @@ enum Fixtures {
         for picture in pictures {
             for row in 0..<picture.height {
                 for column in 0..<picture.width {
-                    frame.luma[(gap + row) * width + x0 + column] = picture.luma[row * picture.layout.lumaStride + column]
+                    frame.luma[(gap + row) * width + x0 + column] =
+                        picture.luma[row * picture.layout.lumaStride + column]
                 }
             }
             x0 += picture.width + gap
