@@ -13,7 +13,7 @@
 public final class BarcodeReader {
     /// How much work one frame may take.
     public struct Budget: Sendable, Hashable {
-        /// Pixels handed to ZBar per frame, all attempts together.
+        /// Pixels handed to ZBar and zxing-cpp per frame, all attempts together.
         public var scannedPixels: Int
 
         public init(scannedPixels: Int) {
