@@ -6,6 +6,8 @@ public enum IdentifyError: Error, Equatable, CustomStringConvertible {
     case library(String)
     /// A picture file that cannot be read or decoded.
     case unreadableFile(path: String, reason: String)
+    /// A JPEG the decoder refused, in the decoder's own words (they name the file and the fix).
+    case undecodableJPEG(String)
 
     public var description: String {
         switch self {
@@ -15,6 +17,8 @@ public enum IdentifyError: Error, Equatable, CustomStringConvertible {
             return "\(reason). Fix: check that libzbar0 and libpng16-16 are installed (scripts/install-deps.sh)."
         case .unreadableFile(let path, let reason):
             return "\(path): \(reason). Fix: pass a JPEG or PNG picture file that exists and is readable."
+        case .undecodableJPEG(let message):
+            return message
         }
     }
 }

@@ -19,7 +19,7 @@ public enum PictureFile {
         do {
             return try JPEGDecoder().decode(bytes, source: path)
         } catch {
-            throw .unreadableFile(path: path, reason: "\(error)")
+            throw .undecodableJPEG(error.description)
         }
     }
 
