@@ -34,6 +34,8 @@ let package = Package(
         systemLibrary("CSystemd", pkgConfig: "libsystemd", apt: "libsystemd-dev"),
         // Cairo with its FreeType/fontconfig backend (cairo-ft, fontconfig come with libcairo2-dev).
         systemLibrary("CCairo", pkgConfig: "cairo", apt: "libcairo2-dev"),
+        systemLibrary("CZBar", pkgConfig: "zbar", apt: "libzbar-dev"),
+        systemLibrary("CPNG", pkgConfig: "libpng", apt: "libpng-dev"),
         .target(
             name: "CShim",
             linkerSettings: [.linkedLibrary("v4l2"), .linkedLibrary("jpeg")]
@@ -77,6 +79,10 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
         ),
+        // Barcodes (ZBar) and the quality check on a frame's Y plane; also reads PNG/JPEG files for `identify`.
+        .target(name: "Identify", dependencies: ["SwiftWingCore", "Imaging", "CZBar", "CZXingShim", "CPNG"]),
+        // zxing-cpp (libzxing-dev) is C++ only: a C interface for the codes ZBar cannot read.
+        .target(name: "CZXingShim", linkerSettings: [.linkedLibrary("ZXing")]),
         .target(
             name: "Panel",
             dependencies: ["SwiftWingCore", "Imaging", "CCairo", "CShim", .product(name: "Logging", package: "swift-log")]
@@ -94,7 +100,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "swiftwing",
-            dependencies: ["Appliance", .product(name: "ArgumentParser", package: "swift-argument-parser")]
+            dependencies: ["Appliance", "Identify", .product(name: "ArgumentParser", package: "swift-argument-parser")]
         ),
         .executableTarget(
             name: "SwiftWingBench",
@@ -120,6 +126,8 @@ let package = Package(
         .executableTarget(
             name: "PanelBench", dependencies: ["Panel", "Imaging", "SwiftWingCore", .product(name: "Logging", package: "swift-log")],
             path: "Benchmarks/PanelBench"),
+        .executableTarget(
+            name: "IdentifyBench", dependencies: ["Identify", "Imaging", "SwiftWingCore"], path: "Benchmarks/IdentifyBench"),
         // Renders panel states into a framebuffer device and/or PNGs: the VM rig's vfb test drives it.
         .executableTarget(name: "PanelProbe", dependencies: ["Panel"], path: "Tests/PanelProbe"),
 
@@ -174,6 +182,7 @@ let package = Package(
         .testTarget(
             name: "PanelTests", dependencies: ["Panel", "SwiftWingCore", .product(name: "Logging", package: "swift-log")],
             exclude: ["Golden"]),
+        .testTarget(name: "IdentifyTests", dependencies: ["Identify", "Imaging", "SwiftWingCore", "swiftwing"]),
         .testTarget(name: "ApplianceTests", dependencies: ["Appliance", "SwiftWingTesting"]),
         .testTarget(
             name: "SwiftWingIntegrationTests",
