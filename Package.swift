@@ -27,7 +27,8 @@ let package = Package(
     targets: [
         // C libraries, one system-library target each, and the shims for what Swift cannot import. Each is
         // imported by its one wrapper only: CV4L2 by Camera, CJPEG by Imaging, CTurboJPEG by SwiftWingBench,
-        // CGPIOD by Controls, CCurl by HTTPEngine, CSystemd by Appliance's System/ folder, CCairo by Panel.
+        // CGPIOD by Controls, CCurl by HTTPEngine, CSystemd by Appliance's System/ folder, CCairo by Panel,
+        // CZBar, CPNG and CZXingShim by Identify.
         systemLibrary("CV4L2", pkgConfig: "libv4l2", apt: "libv4l-dev"),
         systemLibrary("CJPEG", pkgConfig: "libjpeg", apt: "libjpeg62-turbo-dev"),
         systemLibrary("CTurboJPEG", pkgConfig: "libturbojpeg", apt: "libturbojpeg0-dev"),
@@ -36,6 +37,8 @@ let package = Package(
         systemLibrary("CSystemd", pkgConfig: "libsystemd", apt: "libsystemd-dev"),
         // Cairo with its FreeType/fontconfig backend (cairo-ft, fontconfig come with libcairo2-dev).
         systemLibrary("CCairo", pkgConfig: "cairo", apt: "libcairo2-dev"),
+        systemLibrary("CZBar", pkgConfig: "zbar", apt: "libzbar-dev"),
+        systemLibrary("CPNG", pkgConfig: "libpng", apt: "libpng-dev"),
         // V4L2, libjpeg, framebuffer and input-device helpers: imported by Camera, Imaging, Panel, Controls.
         .target(
             name: "CShim",
@@ -90,6 +93,10 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
         ),
+        // Barcodes (ZBar) and the quality check on a frame's Y plane; also reads PNG/JPEG files for `identify`.
+        .target(name: "Identify", dependencies: ["SwiftWingCore", "Imaging", "CZBar", "CZXingShim", "CPNG"]),
+        // zxing-cpp (libzxing-dev) is C++ only: a C interface for the codes ZBar cannot read.
+        .target(name: "CZXingShim", linkerSettings: [.linkedLibrary("ZXing")]),
         // The status panel drawn with Cairo into a framebuffer or PNG. May import: SwiftWingCore, CCairo, CShim,
         // Logging, Foundation.
         .target(
@@ -109,10 +116,10 @@ let package = Package(
                 .product(name: "TOMLKit", package: "TOMLKit"),
             ]
         ),
-        // The command line. May import: Appliance, ArgumentParser, Logging, Foundation.
+        // The command line. May import: Appliance, Identify, ArgumentParser, Logging, Foundation.
         .executableTarget(
             name: "swiftwing",
-            dependencies: ["Appliance", .product(name: "ArgumentParser", package: "swift-argument-parser")]
+            dependencies: ["Appliance", "Identify", .product(name: "ArgumentParser", package: "swift-argument-parser")]
         ),
         // Benchmarks and probes import the modules they measure, and the C library a baseline needs.
         .executableTarget(
@@ -139,6 +146,8 @@ let package = Package(
         .executableTarget(
             name: "PanelBench", dependencies: ["Panel", "Imaging", "SwiftWingCore", .product(name: "Logging", package: "swift-log")],
             path: "Benchmarks/PanelBench"),
+        .executableTarget(
+            name: "IdentifyBench", dependencies: ["Identify", "Imaging", "SwiftWingCore"], path: "Benchmarks/IdentifyBench"),
         // Renders panel states into a framebuffer device and/or PNGs: the VM rig's vfb test drives it.
         .executableTarget(name: "PanelProbe", dependencies: ["Panel"], path: "Tests/PanelProbe"),
 
@@ -194,6 +203,7 @@ let package = Package(
         .testTarget(
             name: "PanelTests", dependencies: ["Panel", "SwiftWingCore", .product(name: "Logging", package: "swift-log")],
             exclude: ["Golden"]),
+        .testTarget(name: "IdentifyTests", dependencies: ["Identify", "Imaging", "SwiftWingCore", "swiftwing"]),
         .testTarget(name: "ApplianceTests", dependencies: ["Appliance", "SwiftWingTesting"]),
         .testTarget(
             name: "SwiftWingIntegrationTests",
