@@ -57,11 +57,9 @@ let package = Package(
             name: "Controls",
             dependencies: ["SwiftWingCore", "CGPIOD", "CShim", .product(name: "Logging", package: "swift-log")]
         ),
-        // The backend link's pure core (SSE parser, tolerant models, ISBNs, retry policy); no hardware.
-        .target(
-            name: "Talaria",
-            dependencies: ["SwiftWingCore", "Store", .product(name: "Logging", package: "swift-log")]
-        ),
+        // The backend link's pure core (SSE parser, tolerant models, ISBNs, retry policy): imports no module of
+        // the app, so no Store and no GRDB; the Uplink maps its books to library records.
+        .target(name: "Talaria"),
         // HTTP over libcurl: one multi handle on its own thread; the uplink sees only `HTTPTransport`.
         .target(
             name: "HTTPEngine",
@@ -71,7 +69,7 @@ let package = Package(
         .target(
             name: "Uplink",
             dependencies: [
-                "SwiftWingCore", "Store", "Talaria", "HTTPEngine",
+                "Store", "Talaria", "HTTPEngine",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
@@ -120,7 +118,9 @@ let package = Package(
         .executableTarget(name: "PanelProbe", dependencies: ["Panel"], path: "Tests/PanelProbe"),
 
         // Test doubles ship as their own module and implement the same protocols as the real parts.
-        .target(name: "SwiftWingTesting", dependencies: ["SwiftWingCore", "Camera", "Imaging", "Controls"], path: "Tests/SwiftWingTesting"),
+        .target(
+            name: "SwiftWingTesting", dependencies: ["SwiftWingCore", "Camera", "Imaging", "Controls", "HTTPEngine", "Uplink"],
+            path: "Tests/SwiftWingTesting"),
 
         // The reference recognition backend (docs/protocol.md with switchable faults): an independent peer,
         // it never imports the app's modules.
@@ -153,8 +153,10 @@ let package = Package(
         .testTarget(name: "ControlsTests", dependencies: ["Controls", "SwiftWingTesting"]),
         .testTarget(
             name: "UplinkTests",
-            dependencies: ["Uplink", "Store", "Talaria", "HTTPEngine", .product(name: "Logging", package: "swift-log")]),
-        .testTarget(name: "TalariaTests", dependencies: ["Talaria", "Store"], exclude: ["Fixtures"]),
+            dependencies: [
+                "Uplink", "Store", "Talaria", "HTTPEngine", "SwiftWingTesting", .product(name: "Logging", package: "swift-log"),
+            ]),
+        .testTarget(name: "TalariaTests", dependencies: ["Talaria"], exclude: ["Fixtures"]),
         .testTarget(name: "HTTPEngineTests", dependencies: ["HTTPEngine", "SwiftWingCore", .product(name: "Logging", package: "swift-log")]),
         .testTarget(
             name: "PanelTests", dependencies: ["Panel", "SwiftWingCore", .product(name: "Logging", package: "swift-log")],

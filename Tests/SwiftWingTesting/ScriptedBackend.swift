@@ -3,39 +3,55 @@ import HTTPEngine
 import Synchronization
 
 /// An in-memory backend for unit tests of the uplink's logic: it implements the same
-/// ``HTTPTransport`` the real ``CurlEngine`` does and answers each request from a script.
+/// ``HTTPTransport`` the real `CurlEngine` does and answers each request from a script.
 /// (The real engine against the real reference backend is covered by the integration tests.)
-final class ScriptedBackend: HTTPTransport, Sendable {
-    enum Reply: Sendable {
+public final class ScriptedBackend: HTTPTransport, Sendable {
+    public enum Reply: Sendable {
         case response(status: Int, headers: [HTTPHeader] = [], body: String)
         case failure(HTTPError)
         /// A 200 event stream of these chunks, then the end (`dropAfter`: ends with a lost connection).
         case stream(chunks: [String], dropped: Bool = false)
     }
 
-    private let handler: @Sendable (HTTPRequest, Int) -> Reply
-    private let log = Mutex<[HTTPRequest]>([])
+    private struct Received {
+        let request: HTTPRequest
+        let at: Date
+    }
 
-    /// `handler` gets each request and how many requests of the same method+path came before it.
-    init(_ handler: @escaping @Sendable (HTTPRequest, Int) -> Reply) {
+    private let handler: @Sendable (HTTPRequest, Int) -> Reply
+    private let now: @Sendable () -> Date
+    private let log = Mutex<[Received]>([])
+
+    /// `handler` gets each request and how many requests of the same method+path came before it;
+    /// `now` stamps each request (the test's clock).
+    public init(now: @escaping @Sendable () -> Date = Date.init, _ handler: @escaping @Sendable (HTTPRequest, Int) -> Reply) {
+        self.now = now
         self.handler = handler
     }
 
-    var requests: [HTTPRequest] { log.withLock { $0 } }
+    public var requests: [HTTPRequest] { log.withLock { $0.map(\.request) } }
 
-    func requests(_ method: HTTPRequest.Method, pathSuffix: String) -> [HTTPRequest] {
+    public func requests(_ method: HTTPRequest.Method, pathSuffix: String) -> [HTTPRequest] {
         requests.filter { $0.method == method && $0.url.path.hasSuffix(pathSuffix) }
     }
 
-    private func record(_ request: HTTPRequest) -> Int {
+    /// When each request of `method` whose path ends with `pathSuffix` arrived, in order.
+    public func times(_ method: HTTPRequest.Method, pathSuffix: String) -> [Date] {
         log.withLock { log in
-            let earlier = log.filter { $0.method == request.method && $0.url.path == request.url.path }.count
-            log.append(request)
+            log.filter { $0.request.method == method && $0.request.url.path.hasSuffix(pathSuffix) }.map(\.at)
+        }
+    }
+
+    private func record(_ request: HTTPRequest) -> Int {
+        let at = now()
+        return log.withLock { log in
+            let earlier = log.filter { $0.request.method == request.method && $0.request.url.path == request.url.path }.count
+            log.append(Received(request: request, at: at))
             return earlier
         }
     }
 
-    func send(_ request: HTTPRequest) async throws(HTTPError) -> HTTPResponse {
+    public func send(_ request: HTTPRequest) async throws(HTTPError) -> HTTPResponse {
         let index = record(request)
         switch handler(request, index) {
         case .response(let status, let headers, let body):
@@ -47,7 +63,7 @@ final class ScriptedBackend: HTTPTransport, Sendable {
         }
     }
 
-    func stream(_ request: HTTPRequest) -> AsyncThrowingStream<HTTPStreamPart, any Error> {
+    public func stream(_ request: HTTPRequest) -> AsyncThrowingStream<HTTPStreamPart, any Error> {
         let index = record(request)
         let reply = handler(request, index)
         return AsyncThrowingStream { continuation in
@@ -71,29 +87,7 @@ final class ScriptedBackend: HTTPTransport, Sendable {
         }
     }
 
-    func header(_ request: HTTPRequest, _ name: String) -> String? {
+    public func header(_ request: HTTPRequest, _ name: String) -> String? {
         request.headers.first { $0.name.lowercased() == name.lowercased() }?.value
     }
-}
-
-/// JSON bodies in the shapes of docs/protocol.md.
-enum Talk {
-    static func accepted(job: String, stream: Bool = true) -> String {
-        stream
-            ? #"{"success":true,"data":{"jobId":"\#(job)","sseUrl":"/v3/jobs/scans/\#(job)/stream","authToken":"tok-\#(job)","statusUrl":"/v3/jobs/scans/\#(job)"}}"#
-            : #"{"success":true,"data":{"jobId":"\#(job)","status":"queued"}}"#
-    }
-
-    static let book1 = #"{"isbn":"9780262033848","title":"Introduction to Algorithms","authors":["Thomas H. Cormen","Charles E. Leiserson"],"confidence":0.95,"format":"hardcover"}"#
-    static let book2 = #"{"isbn":"0-201-63361-2","title":"Design Patterns","author":"Erich Gamma","confidence":0.7}"#
-
-    static func completed(job: String, id: Int, books: [String] = [book1, book2]) -> String {
-        "id: \(id)\nevent: completed\ndata: {\"jobId\":\"\(job)\",\"status\":\"completed\",\"books\":[\(books.joined(separator: ","))]}\n\n"
-    }
-
-    static func progress(job: String, id: Int, progress: Double) -> String {
-        "id: \(id)\nevent: progress\ndata: {\"jobId\":\"\(job)\",\"status\":\"processing\",\"progress\":\(progress)}\n\n"
-    }
-
-    static let opening = ": connection established\nretry: 10\n\n"
 }
