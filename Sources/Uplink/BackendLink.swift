@@ -33,10 +33,14 @@ final class BackendLink: Sendable {
 
     func answered() { apply { $0.answered(at: $1) } }
 
-    func note(_ outcome: TransferOutcome, verdict: OutcomeClass) { apply { $0.note(outcome, verdict: verdict, at: $1) } }
+    func note(_ outcome: TransferOutcome, verdict: OutcomeClass) {
+        apply { $0.note(outcome, verdict: verdict, at: $1) }
+    }
 
     func rateLimited(until: Date, reason: String) {
-        logger.warning("uploads paused: the backend is rate limiting", metadata: ["until": "\(until)", "reason": "\(reason)"])
+        logger.warning("uploads paused: the backend is rate limiting", metadata: [
+            "until": "\(until)", "reason": "\(reason)",
+        ])
         apply { $0.rateLimited(until: until, reason: reason, at: $1) }
         events(.connectivityChanged(connectivity))
     }

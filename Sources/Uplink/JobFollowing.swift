@@ -83,8 +83,11 @@ extension ScanJourney {
                                 try await complete(scan, jobID: jobID, books: books)
                                 return .finished
                             case .fetchResults(let resultsURL):
-                                if try await fetchResultsAndComplete(scan, jobID: jobID, url: resultsURL) { return .finished }
-                                return .poll(reason: "the job completed without its books and the results were not ready")
+                                if try await fetchResultsAndComplete(scan, jobID: jobID, url: resultsURL) {
+                                    return .finished
+                                }
+                                return .poll(
+                                    reason: "the job completed without its books and the results were not ready")
                             case .failed(let failure):
                                 try await jobFailed(scan, jobID: jobID, failure: failure)
                                 return .finished
@@ -101,7 +104,8 @@ extension ScanJourney {
             } catch let error as HTTPError {
                 if Task.isCancelled { throw CancellationError() }
                 problem = error.description
-                link.note(TalariaClient.outcome(of: error), verdict: .transient(reason: "the progress stream: \(error)"))
+                let verdict = OutcomeClass.transient(reason: "the progress stream: \(error)")
+                link.note(TalariaClient.outcome(of: error), verdict: verdict)
             }
             try Task.checkCancellation()
             guard stream.disconnected() else { return .poll(reason: "the stream ended without a terminal event") }
@@ -110,7 +114,8 @@ extension ScanJourney {
             if failures > settings.retry.attemptsPerRound + 2 {
                 return .poll(reason: "the stream failed \(failures) times in a row (\(problem ?? "closed"))")
             }
-            let wait = min(stream.reconnectDelay, 30) + (failures > 1 ? settings.retry.delay(afterFailure: failures - 1) : 0)
+            let backoff = failures > 1 ? settings.retry.delay(afterFailure: failures - 1) : 0
+            let wait = min(stream.reconnectDelay, 30) + backoff
             logger.notice("progress stream dropped; resuming", metadata: [
                 "scan_id": "\(scan.idString)", "job_id": "\(jobID)", "last_event_id": "\(stream.lastEventID ?? "-")",
                 "in_s": "\(String(format: "%.1f", wait))", "reason": "\(problem ?? "closed by the server")",
@@ -150,7 +155,8 @@ extension ScanJourney {
                     let since = resultsMissingSince ?? now
                     resultsMissingSince = since
                     if now.timeIntervalSince(since) >= settings.jobLostAfter {
-                        try await restart(scan, reason: "the backend completed job \(jobID) but its results stayed unavailable")
+                        try await restart(
+                            scan, reason: "the backend completed job \(jobID) but its results stayed unavailable")
                         return
                     }
                 case .failed, .canceled:
@@ -210,7 +216,9 @@ extension ScanJourney {
             return false
         }
         for warning in results.warnings {
-            logger.warning("skipped part of the job's results", metadata: ["job_id": "\(jobID)", "warning": "\(warning)"])
+            logger.warning("skipped part of the job's results", metadata: [
+                "job_id": "\(jobID)", "warning": "\(warning)",
+            ])
         }
         try await complete(scan, jobID: jobID, books: results.books)
         return true

@@ -46,10 +46,13 @@ struct ScanJourney: Sendable {
         var attempt = 1
         while true {
             try Task.checkCancellation()
-            let (pausedUntil, keyRefused) = link.read { tracker, now in (tracker.pausedUntil(at: now), tracker.holdsForKey) }
+            let (pausedUntil, keyRefused) = link.read { tracker, now in
+                (tracker.pausedUntil(at: now), tracker.holdsForKey)
+            }
             if let until = pausedUntil {
                 try await record(scan.id) { () throws(StoreError) in
-                    try queue.requeue(scan.id, reason: "waiting: the backend is rate limiting", notBefore: until, now: clock.now)
+                    try queue.requeue(
+                        scan.id, reason: "waiting: the backend is rate limiting", notBefore: until, now: clock.now)
                 }
                 return
             }
@@ -62,14 +65,16 @@ struct ScanJourney: Sendable {
                 try await record(scan.id) { () throws(StoreError) in
                     try queue.markNeedsAttention(
                         scan.id,
-                        reason: "its photo cannot be read (\(error)); discard it with `swiftwing queue discard \(scan.idString)`",
+                        reason: "its photo cannot be read (\(error)); discard it with "
+                            + "`swiftwing queue discard \(scan.idString)`",
                         now: clock.now)
                 }
                 return
             }
             guard jpeg.count <= ScanUploadRequest.maximumImageBytes else {
-                let reason = "the photo is \(jpeg.count) bytes, over the backend's \(ScanUploadRequest.maximumImageBytes)-byte "
-                    + "limit; it is kept: lower imaging.jpeg_quality or imaging.max_long_edge, then `swiftwing queue retry`"
+                let reason = "the photo is \(jpeg.count) bytes, over the backend's "
+                    + "\(ScanUploadRequest.maximumImageBytes)-byte limit; it is kept: lower imaging.jpeg_quality or "
+                    + "imaging.max_long_edge, then `swiftwing queue retry`"
                 try await fail(scan.id, reason: reason)
                 return
             }
@@ -81,7 +86,9 @@ struct ScanJourney: Sendable {
                 return
             }
 
-            let uploading = try await store.run { () throws(StoreError) in try queue.markUploading(scan.id, now: clock.now) }
+            let uploading = try await store.run { () throws(StoreError) in
+                try queue.markUploading(scan.id, now: clock.now)
+            }
             events(.scanChanged(scanID: scan.id))
             let started = clock.now
             let outcome = await client.upload(idempotencyKey: uploading.idempotencyKey, jpeg: jpeg, apiKey: apiKey)
@@ -108,7 +115,8 @@ struct ScanJourney: Sendable {
                     let job = try await store.run { () throws(StoreError) in
                         try queue.recordJob(
                             scan.id, jobID: accepted.jobID, streamURL: accepted.streamURL?.absoluteString,
-                            statusURL: accepted.statusURL.absoluteString, jobToken: accepted.streamToken, now: clock.now)
+                            statusURL: accepted.statusURL.absoluteString, jobToken: accepted.streamToken,
+                            now: clock.now)
                     }
                     events(.scanChanged(scanID: scan.id))
                     try await follow(job)
@@ -171,7 +179,9 @@ struct ScanJourney: Sendable {
             try await store.run { () throws(StoreError) in try spool.remove(scan: scan.id) }
         } catch {
             // The next start's reconciliation removes the photo of a done scan.
-            logger.warning("the photo of a done scan was not deleted", metadata: ["scan_id": "\(scan.idString)", "error": "\(error)"])
+            logger.warning("the photo of a done scan was not deleted", metadata: [
+                "scan_id": "\(scan.idString)", "error": "\(error)",
+            ])
         }
         if done.cleanupPending {
             await sendCleanup(done)
@@ -183,7 +193,8 @@ struct ScanJourney: Sendable {
     func sendCleanup(_ scan: ScanRecord) async {
         guard let jobID = scan.jobID else { return }
         let (queue, clock) = (self.queue, self.clock)
-        let outcome = await client.delete(settings.endpoints.cleanup(jobID), bearer: (try? settings.apiKey.read()) ?? nil)
+        let bearer = (try? settings.apiKey.read()) ?? nil
+        let outcome = await client.delete(settings.endpoints.cleanup(jobID), bearer: bearer)
         let acknowledged: Bool
         if case .response(let status, _, _) = outcome, (200..<300).contains(status) || status == 404 {
             acknowledged = true
@@ -195,7 +206,9 @@ struct ScanJourney: Sendable {
                 _ = try queue.recordCleanup(scan.id, acknowledged: acknowledged, now: clock.now)
             }
         } catch {
-            logger.warning("a cleanup's outcome was not recorded", metadata: ["job_id": "\(jobID)", "error": "\(error)"])
+            logger.warning("a cleanup's outcome was not recorded", metadata: [
+                "job_id": "\(jobID)", "error": "\(error)",
+            ])
         }
         if !acknowledged {
             logger.notice("the backend's cleanup failed; retried later", metadata: [
@@ -209,8 +222,8 @@ struct ScanJourney: Sendable {
             try await restart(scan, reason: "the backend failed job \(jobID) (\(failure)); sent again as a new job")
         } else {
             let reason = failure.isCanceled
-                ? "job \(jobID) was cancelled at the backend; the photo is kept: `swiftwing queue retry \(scan.idString)` "
-                    + "sends it again"
+                ? "job \(jobID) was cancelled at the backend; the photo is kept: "
+                    + "`swiftwing queue retry \(scan.idString)` sends it again"
                 : "the backend could not recognise the photo (\(failure)); it is kept: `swiftwing queue retry "
                     + "\(scan.idString)` or `swiftwing queue discard \(scan.idString)`"
             try await fail(scan.id, reason: reason)
@@ -221,7 +234,9 @@ struct ScanJourney: Sendable {
     func restart(_ scan: ScanRecord, reason: String) async throws {
         let (queue, now) = (self.queue, clock.now)
         let notBefore = now.addingTimeInterval(settings.retry.delay(afterFailure: 1))
-        logger.notice("the job is sent again as a new one", metadata: ["scan_id": "\(scan.idString)", "reason": "\(reason)"])
+        logger.notice("the job is sent again as a new one", metadata: [
+            "scan_id": "\(scan.idString)", "reason": "\(reason)",
+        ])
         try await record(scan.id) { () throws(StoreError) in
             try queue.restartJob(scan.id, reason: reason, notBefore: notBefore, now: now)
         }
@@ -232,7 +247,9 @@ struct ScanJourney: Sendable {
         try await record(id) { () throws(StoreError) in
             try queue.markFailed(id, reason: reason, retryable: false, now: now)
         }
-        logger.error("scan failed; its photo is kept", metadata: ["scan_id": "\(id.uuidString.lowercased())", "reason": "\(reason)"])
+        logger.error("scan failed; its photo is kept", metadata: [
+            "scan_id": "\(id.uuidString.lowercased())", "reason": "\(reason)",
+        ])
         events(.scanFailed(scanID: id, reason: reason))
     }
 

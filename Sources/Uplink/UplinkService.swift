@@ -66,8 +66,8 @@ public final class UplinkService: Service, Sendable {
             }
         }
         self.journey = ScanJourney(
-            settings: settings, client: client, queue: queue, database: database, spool: spool, store: store, link: link,
-            clock: clock, logger: logger, events: events)
+            settings: settings, client: client, queue: queue, database: database, spool: spool, store: store,
+            link: link, clock: clock, logger: logger, events: events)
     }
 
     // MARK: Outside world
@@ -207,7 +207,9 @@ public final class UplinkService: Service, Sendable {
             ])
             coolDown(id)
         } catch {
-            logger.error("unexpected uplink error", metadata: ["scan_id": "\(id.uuidString.lowercased())", "error": "\(error)"])
+            logger.error("unexpected uplink error", metadata: [
+                "scan_id": "\(id.uuidString.lowercased())", "error": "\(error)",
+            ])
             coolDown(id)
         }
     }
@@ -225,7 +227,8 @@ public final class UplinkService: Service, Sendable {
         try? await clock.sleep(for: 1)
         while !Task.isCancelled {
             if case .online = link.connectivity {
-                let owed = (try? await store.run { () throws(StoreError) in try queue.pendingCleanups(limit: 50) }) ?? []
+                let owed =
+                    (try? await store.run { () throws(StoreError) in try queue.pendingCleanups(limit: 50) }) ?? []
                 for scan in owed where !Task.isCancelled { await journey.sendCleanup(scan) }
             }
             try? await clock.sleep(for: settings.cleanupInterval)
