@@ -42,7 +42,6 @@ final class BackendLink: Sendable {
             "until": "\(until)", "reason": "\(reason)",
         ])
         apply { $0.rateLimited(until: until, reason: reason, at: $1) }
-        events(.connectivityChanged(connectivity))
     }
 
     /// The backend refused the key (or it cannot be read): uploads wait, without failing scan

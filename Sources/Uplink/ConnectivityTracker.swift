@@ -11,7 +11,8 @@ import Talaria
 /// - a refused (or unreadable) API key holds uploads, `unauthorized`, until the key file holds
 ///   another key or a person retries.
 struct ConnectivityTracker: Sendable {
-    /// A change of the connectivity the rest of the daemon sees.
+    /// A change of the connectivity the rest of the daemon sees (the buzzer plays a pattern for
+    /// each): from one state to another, never a pause extended while rate-limited.
     struct Change: Equatable, Sendable {
         var connectivity: UplinkConnectivity
         /// Why, when the change has a reason worth logging.
@@ -66,9 +67,11 @@ struct ConnectivityTracker: Sendable {
 
     /// A 429: uploads wait until `until` (a shorter pause never shortens a longer one).
     mutating func rateLimited(until: Date, reason: String, at now: Date) -> Change? {
+        let before = connectivity(at: now)
         gate.pause(until: until)
+        reported = .rateLimited(until: until)
         lastProblem = reason
-        return set(.rateLimited(until: until), problem: reason, at: now)
+        return change(from: before, problem: reason, at: now)
     }
 
     /// The backend refused `key` (`nil`: the key file could not be read): uploads wait.
@@ -94,8 +97,13 @@ struct ConnectivityTracker: Sendable {
         let before = connectivity(at: now)
         reported = new
         if let problem { lastProblem = problem }
+        return change(from: before, problem: problem, at: now)
+    }
+
+    private func change(from before: UplinkConnectivity, problem: String?, at now: Date) -> Change? {
         let after = connectivity(at: now)
         guard before != after else { return nil }
+        if case .rateLimited = before, case .rateLimited = after { return nil }
         let wasAway: Bool
         switch before {
         case .offline, .unknown: wasAway = true

@@ -6,11 +6,13 @@ import Synchronization
 /// ``HTTPTransport`` the real `CurlEngine` does and answers each request from a script.
 /// (The real engine against the real reference backend is covered by the integration tests.)
 public final class ScriptedBackend: HTTPTransport, Sendable {
-    public enum Reply: Sendable {
+    public indirect enum Reply: Sendable {
         case response(status: Int, headers: [HTTPHeader] = [], body: String)
         case failure(HTTPError)
-        /// A 200 event stream of these chunks, then the end (`dropAfter`: ends with a lost connection).
+        /// A 200 event stream of these chunks, then the end (`dropped`: ends with a lost connection).
         case stream(chunks: [String], dropped: Bool = false)
+        /// `reply` once as many requests as the barrier counts wait for theirs: requests in flight at once.
+        case together(RequestBarrier, reply: Reply)
     }
 
     private struct Received {
@@ -52,14 +54,20 @@ public final class ScriptedBackend: HTTPTransport, Sendable {
     }
 
     public func send(_ request: HTTPRequest) async throws(HTTPError) -> HTTPResponse {
-        let index = record(request)
-        switch handler(request, index) {
+        var reply = handler(request, record(request))
+        while case .together(let barrier, let held) = reply {
+            await barrier.arrive()
+            reply = held
+        }
+        switch reply {
         case .response(let status, let headers, let body):
             return HTTPResponse(head: HTTPResponseHead(status: status, headers: headers, version: .http1_1), body: Array(body.utf8))
         case .failure(let error):
             throw error
         case .stream:
             throw HTTPError.other(code: 0, detail: "the script answered a plain request with a stream")
+        case .together:
+            preconditionFailure("unwrapped above")
         }
     }
 
@@ -83,11 +91,42 @@ public final class ScriptedBackend: HTTPTransport, Sendable {
                 } else {
                     continuation.finish()
                 }
+            case .together:
+                continuation.finish(throwing: HTTPError.other(code: 0, detail: "the script holds plain requests only"))
             }
         }
     }
 
     public func header(_ request: HTTPRequest, _ name: String) -> String? {
         request.headers.first { $0.name.lowercased() == name.lowercased() }?.value
+    }
+}
+
+/// Holds each arriving request until `count` have arrived, then lets them all go (without blocking
+/// a thread: the uplink's tasks share the cooperative pool with the test).
+public final class RequestBarrier: Sendable {
+    private struct State {
+        var waiting: [CheckedContinuation<Void, Never>] = []
+        var open = false
+    }
+
+    private let count: Int
+    private let state = Mutex(State())
+
+    public init(count: Int) {
+        self.count = count
+    }
+
+    func arrive() async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let released = state.withLock { state -> [CheckedContinuation<Void, Never>] in
+                state.waiting.append(continuation)
+                guard state.open || state.waiting.count >= count else { return [] }
+                state.open = true
+                defer { state.waiting = [] }
+                return state.waiting
+            }
+            for waiter in released { waiter.resume() }
+        }
     }
 }

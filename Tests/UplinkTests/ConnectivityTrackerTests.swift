@@ -38,7 +38,8 @@ struct ConnectivityTrackerTests {
         var tracker = ConnectivityTracker()
         _ = tracker.answered(at: t0)
         let until = t0 + 30
-        _ = tracker.rateLimited(until: until, reason: "HTTP 429", at: t0)
+        let change = tracker.rateLimited(until: until, reason: "HTTP 429", at: t0)
+        #expect(change == .init(connectivity: .rateLimited(until: until), problem: "HTTP 429", cameBack: false))
         #expect(tracker.lastProblem == "HTTP 429")
         #expect(tracker.uploadsHeld(at: t0 + 29.9))
         #expect(tracker.pausedUntil(at: t0 + 10) == until)
@@ -50,6 +51,19 @@ struct ConnectivityTrackerTests {
         #expect(tracker.pausedUntil(at: until) == nil)
         #expect(tracker.gate.remaining(at: until) == 0)
         #expect(tracker.connectivity(at: until) == .online)
+    }
+
+    @Test("one announcement per pause: more 429s while paused extend it silently; a 429 after it is a new one")
+    func oneAnnouncementPerPause() {
+        var tracker = ConnectivityTracker()
+        _ = tracker.answered(at: t0)
+        #expect(tracker.rateLimited(until: t0 + 2, reason: "first", at: t0)?.connectivity == .rateLimited(until: t0 + 2))
+        #expect(tracker.rateLimited(until: t0 + 2, reason: "same", at: t0) == nil)
+        #expect(tracker.rateLimited(until: t0 + 5, reason: "later", at: t0 + 1) == nil)
+        #expect(tracker.pausedUntil(at: t0 + 3) == t0 + 5, "extended all the same")
+        #expect(tracker.answered(at: t0 + 4) == nil)
+        #expect(tracker.connectivity(at: t0 + 5) == .online)
+        #expect(tracker.rateLimited(until: t0 + 9, reason: "again", at: t0 + 6)?.connectivity == .rateLimited(until: t0 + 9))
     }
 
     @Test("a shorter pause never shortens a longer one; a network failure during the pause shows after it")

@@ -148,6 +148,28 @@ struct UplinkServiceTests {
         #expect(harness.connectivity == .online)
     }
 
+    @Test("three uploads in flight all answered 429: one rate-limited announcement, so the buzzer plays its pattern once")
+    func oneAnnouncementForSimultaneous429s() async throws {
+        let together = RequestBarrier(count: 3)
+        let harness = try UplinkHarness(tweak: { $0.concurrency = 3 }) { request, _ in
+            if request.method == .post {
+                return .together(together, reply: .response(
+                    status: 429, headers: [HTTPHeader(name: "Retry-After", value: "30")], body: #"{"code":"RATE_LIMIT_EXCEEDED"}"#))
+            }
+            return .response(status: 204, body: "")
+        }
+        let scans = try (0..<3).map { _ in try harness.queueScan() }
+        harness.start()
+        try await harness.eventually("all three were refused and wait for the end of the pause") {
+            try harness.uploads().count == 3
+                && scans.allSatisfy { try harness.scan($0.id).lastError?.contains("rate limiting") == true }
+        }
+        await harness.stop()
+        #expect(harness.uploads().count == 3)
+        let announced = harness.events.connectivityChanges.filter { if case .rateLimited = $0 { true } else { false } }
+        #expect(announced.count == 1, "\(harness.events.connectivityChanges)")
+    }
+
     @Test("401 fails that scan with the server's reason, holds the others, and a new key in the file resumes them")
     func unauthorized() async throws {
         let harness = try UplinkHarness(apiKey: "bad-key", tweak: { $0.concurrency = 1 }) { request, _ in
