@@ -66,6 +66,7 @@ extension ScanJourney {
                         case 200..<300:
                             stream.connected(now: clock.now)
                             link.answered()
+                            missingJobs.found(scan.id)
                         case 401, 403, 404, 410:
                             return .poll(reason: "the stream answered HTTP \(head.status)")
                         default:
@@ -128,7 +129,6 @@ extension ScanJourney {
     private func poll(_ scan: ScanRecord, jobID: String) async throws {
         let (queue, clock) = (self.queue, self.clock)
         let statusURL = scan.statusURL.flatMap(URL.init(string:)) ?? settings.endpoints.job(jobID)
-        var missingSince: Date?
         var resultsMissingSince: Date?
         var failures = 0
         while true {
@@ -141,7 +141,7 @@ extension ScanJourney {
             switch outcome {
             case .response(let status, _, let body) where (200..<300).contains(status):
                 link.answered()
-                missingSince = nil
+                missingJobs.found(scan.id)
                 failures = 0
                 guard let report = try? JobStatusResponse.decode(body) else {
                     logger.warning("the job's status reply was not understood; polling on", metadata: [
@@ -175,13 +175,21 @@ extension ScanJourney {
                 }
             case .response(404, _, _), .response(410, _, _):
                 link.answered()
-                let since = missingSince ?? now
-                missingSince = since
+                let since = missingJobs.missing(scan.id, at: now)
                 if now.timeIntervalSince(since) >= settings.jobLostAfter {
+                    missingJobs.found(scan.id)
                     try await restart(scan, reason: "the backend no longer knows job \(jobID) (HTTP 404 for "
                         + "\(Int(settings.jobLostAfter)) s)")
                     return
                 }
+                // Perhaps lost (a backend restarted), perhaps not there yet: about ten more checks, each
+                // from a slot taken only for the check, so new presses go out meanwhile.
+                let recheck = max(settings.pollInterval, settings.jobLostAfter / 10)
+                logger.notice("the backend does not know the job; checked again without holding a slot", metadata: [
+                    "scan_id": "\(scan.idString)", "job_id": "\(jobID)",
+                    "missing_s": "\(Int(now.timeIntervalSince(since)))",
+                ])
+                throw Deferred(until: now.addingTimeInterval(recheck))
             case .response(429, let headers, let body):
                 let until = RetryAfter.resumeInstant(problem: ProblemDetails.decode(body), headers: headers, now: now)
                 wait = max(wait, min(until.timeIntervalSince(now), 300))

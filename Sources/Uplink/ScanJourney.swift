@@ -2,6 +2,7 @@ import Foundation
 import HTTPEngine
 import Logging
 import Store
+import Synchronization
 import Talaria
 
 /// One scan's way to the library: upload (docs/protocol.md §1), follow the job by its stream or by
@@ -19,10 +20,18 @@ struct ScanJourney: Sendable {
     let clock: any UplinkClock
     let logger: Logger
     let events: @Sendable (UplinkEvent) -> Void
+    /// Jobs the backend answered 404 for, shared by every journey: a scan waits for them outside its slot.
+    let missingJobs = MissingJobs()
+
+    /// The scan waits, without holding an upload slot, until `until`: the backend does not know
+    /// its job (yet), which it may have lost. The scheduler picks the scan again then.
+    struct Deferred: Error {
+        let until: Date
+    }
 
     /// Takes the scan `id` as far as it goes now: to a terminal state, or back to the queue with
-    /// its next attempt. Throws `CancellationError` when stopped (the scan stays as persisted) and
-    /// the Store's errors.
+    /// its next attempt. Throws `CancellationError` when stopped (the scan stays as persisted),
+    /// ``Deferred`` when it waits outside its slot, and the Store's errors.
     func travel(_ id: UUID) async throws {
         let queue = self.queue
         guard let scan = try await store.run({ () throws(StoreError) in try queue.scan(id: id) }), !scan.isSettled
@@ -256,5 +265,25 @@ struct ScanJourney: Sendable {
     func record(_ id: UUID, _ change: @escaping @Sendable () throws(StoreError) -> ScanRecord) async throws {
         _ = try await store.run(change)
         events(.scanChanged(scanID: id))
+    }
+}
+
+/// When the backend first answered 404 for each scan's job, so the wait for a lost job spans the
+/// checks made from different slots (in memory: after a restart the wait starts again).
+final class MissingJobs: Sendable {
+    private let since = Mutex<[UUID: Date]>([:])
+
+    /// When `scan`'s job was first found missing (`now` if this is the first time).
+    func missing(_ scan: UUID, at now: Date) -> Date {
+        since.withLock { since in
+            let first = since[scan] ?? now
+            since[scan] = first
+            return first
+        }
+    }
+
+    /// The job answered (or the scan moved on): the wait starts again at the next 404.
+    func found(_ scan: UUID) {
+        since.withLock { _ = $0.removeValue(forKey: scan) }
     }
 }

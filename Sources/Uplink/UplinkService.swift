@@ -36,8 +36,9 @@ public final class UplinkService: Service, Sendable {
 
     private struct Slots {
         var inFlight: [UUID: Task<Void, Never>] = [:]
-        /// Scans whose last attempt hit a local error (the store): not picked again before this.
-        var coolingDown: [UUID: Date] = [:]
+        /// Scans not picked again before a date: their last attempt hit a local error (the store), or
+        /// their job is missing at the backend and they wait outside a slot.
+        var notBefore: [UUID: Date] = [:]
     }
 
     private let slots = Mutex(Slots())
@@ -158,9 +159,9 @@ public final class UplinkService: Service, Sendable {
             let now = clock.now
             link.liftKeyHoldIfReplaced { (try? settings.apiKey.read()) ?? nil }
             let uploadsHeld = link.read { tracker, now in tracker.uploadsHeld(at: now) }
-            let (free, cooling) = slots.withLock { slots in
-                slots.coolingDown = slots.coolingDown.filter { $0.value > now }
-                return (settings.concurrency - slots.inFlight.count, slots.coolingDown)
+            let (free, waiting) = slots.withLock { slots in
+                slots.notBefore = slots.notBefore.filter { $0.value > now }
+                return (settings.concurrency - slots.inFlight.count, slots.notBefore)
             }
             if free > 0 {
                 let (queue, limit) = (self.queue, 4 * settings.concurrency + 16)
@@ -170,7 +171,7 @@ public final class UplinkService: Service, Sendable {
                             ? try queue.scans(in: [.analyzing]) : try queue.pending(dueBy: now, limit: limit)
                     }) ?? []
                 var started = 0
-                for scan in candidates where started < free && cooling[scan.id] == nil {
+                for scan in candidates where started < free && waiting[scan.id] == nil {
                     if start(scan) { started += 1 }
                 }
             }
@@ -178,7 +179,9 @@ public final class UplinkService: Service, Sendable {
             let nextDue = (try? await store.run { () throws(StoreError) in try queue.earliestNextAttempt() }) ?? nil
             let pauseEnds = link.read { tracker, _ in tracker.gate.pausedUntil }
             var wakeAt = now.addingTimeInterval(60)
-            for date in [nextDue, pauseEnds].compactMap({ $0 }) where date > now { wakeAt = min(wakeAt, date) }
+            for date in [nextDue, pauseEnds, waiting.values.min()].compactMap({ $0 }) where date > now {
+                wakeAt = min(wakeAt, date)
+            }
             await doorbell.wait(until: wakeAt.addingTimeInterval(0.01), on: clock)
         }
     }
@@ -201,6 +204,8 @@ public final class UplinkService: Service, Sendable {
             try await journey.travel(id)
         } catch is CancellationError {
             // Stopping: the scan stays as persisted and resumes on the next start.
+        } catch let deferred as ScanJourney.Deferred {
+            slots.withLock { $0.notBefore[id] = deferred.until }
         } catch let error as StoreError {
             logger.error("the uplink could not record a scan's progress; it is tried again in 30 s", metadata: [
                 "scan_id": "\(id.uuidString.lowercased())", "error": "\(error)",
@@ -216,7 +221,7 @@ public final class UplinkService: Service, Sendable {
 
     private func coolDown(_ id: UUID) {
         let until = clock.now.addingTimeInterval(30)
-        slots.withLock { $0.coolingDown[id] = until }
+        slots.withLock { $0.notBefore[id] = until }
     }
 
     // MARK: Background loops

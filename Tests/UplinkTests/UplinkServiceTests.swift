@@ -253,6 +253,46 @@ struct UplinkServiceTests {
         #expect(stream.flatMap { harness.backend.header($0, "Last-Event-ID") } == "11")
     }
 
+    @Test("a job the backend no longer knows waits outside its slot: a new scan goes out meanwhile; lost after the setting")
+    func lostJobHoldsNoSlot() async throws {
+        let harness = try UplinkHarness(tweak: { $0.concurrency = 1; $0.jobLostAfter = 30 }) { request, index in
+            let path = request.url.path
+            if request.method == .post {
+                return .response(status: 202, body: Talk.accepted(job: index == 0 ? "job-new" : "job-again", stream: false))
+            }
+            if path.hasSuffix("/job-lost") { return .response(status: 404, body: #"{"code":"NOT_FOUND"}"#) }
+            if path.hasSuffix("/results") {
+                return .response(status: 200, body: #"{"success":true,"data":{"status":"completed","results":[\#(Talk.book1)]}}"#)
+            }
+            if request.method == .get { return .response(status: 200, body: #"{"success":true,"data":{"status":"completed"}}"#) }
+            return .response(status: 204, body: "")
+        }
+        // A scan whose job was accepted before a restart of the backend, which forgot it.
+        let lost = try harness.queueScan()
+        try harness.database.queue.recordJob(
+            lost.id, jobID: "job-lost", streamURL: nil, statusURL: "http://127.0.0.1:9/v3/jobs/scans/job-lost", jobToken: nil)
+        harness.start()
+        try await harness.eventually("the lost job was asked for") {
+            !harness.backend.requests(.get, pathSuffix: "/job-lost").isEmpty
+        }
+        let pressed = try harness.queueScan()
+        // The clock stands still: with the only slot held by the 404s, the new scan could not go out.
+        try await harness.eventually("the new scan is done") { try harness.scan(pressed.id).state == .done }
+        #expect(try harness.scan(lost.id).state == .analyzing)
+
+        try await harness.advance("the lost scan was sent again as a new job and is done", upTo: 600) {
+            try harness.scan(lost.id).state == .done
+        }
+        await harness.stop()
+        let checks = harness.backend.times(.get, pathSuffix: "/job-lost")
+        let resent = try #require(harness.backend.times(.post, pathSuffix: "/v3/jobs/scans").last)
+        let waited = resent.timeIntervalSince(try #require(checks.first))
+        #expect(waited >= 30 && waited < 60, "sent again \(waited) s after the first 404 (job_lost_after 30 s)")
+        #expect(gaps(checks).allSatisfy { $0 >= 2.9 }, "checks \(gaps(checks)) s apart: a tenth of the limit")
+        #expect(harness.uploads().count == 2)
+        #expect(Set(harness.uploads().compactMap { harness.backend.header($0, "Idempotency-Key") }).count == 2)
+    }
+
     @Test("a job without a stream is polled no faster than the poll interval until its results arrive")
     func pollingPace() async throws {
         let harness = try UplinkHarness { request, index in
