@@ -4,6 +4,7 @@ PREFIX ?= /usr/local
 CONFIGURATION ?= debug
 SWIFT_FLAGS ?=
 BIN = .build/$(CONFIGURATION)/swiftwing
+export SWIFT SWIFT_FLAGS
 
 .PHONY: all deps build release test unit-test vm-test demo bench install clean
 
@@ -18,24 +19,19 @@ build: deps
 release:
 	$(MAKE) build CONFIGURATION=release
 
-# Unit tests, tests on real files/sockets/processes, then the VM rig on real kernel drivers.
-test: unit-test vm-test
-
-# Every unit suite in one process: time-driven logic runs on injected clocks and the HTTP engine's
-# timing bounds leave room for a busy machine. The integration tests run the real daemon binary as
-# separate processes, in a run of their own.
-unit-test: deps
-	$(SWIFT) build --build-tests $(SWIFT_FLAGS)
-	$(SWIFT) test --skip-build $(SWIFT_FLAGS) --skip SwiftWingIntegrationTests
-	$(SWIFT) test --skip-build $(SWIFT_FLAGS) --filter SwiftWingIntegrationTests
-
-# Exit 77 from the rig means QEMU cannot run on this machine at all: reported, not hidden, not failed.
-vm-test: deps
+# The repository check, unit tests, tests on real files/sockets/processes, then the VM rig on real
+# kernel drivers; skipped tests are listed with their reason and the run ends with one count
+# (scripts/test.sh says how).
+test: deps
 	@scripts/install-deps.sh vm
-	$(SWIFT) build $(SWIFT_FLAGS)
-	@scripts/vm/test-all.sh; status=$$?; \
-	if [ $$status -eq 77 ]; then echo "vm-test: SKIPPED — QEMU cannot run on this machine (see the [vm] lines above)"; \
-	else exit $$status; fi
+	@scripts/test.sh
+
+unit-test: deps
+	@scripts/test.sh repository unit integration
+
+# Exit 77 from the rig alone means QEMU cannot run on this machine at all: reported, not hidden.
+vm-test: deps
+	@scripts/test.sh vm
 
 demo: build
 	scripts/demo.sh $(BIN)
@@ -53,6 +49,11 @@ install: release
 	install -D -m 0644 systemd/swiftwing.service $(DESTDIR)/etc/systemd/system/swiftwing.service
 	install -D -m 0644 udev/70-swiftwing.rules $(DESTDIR)/etc/udev/rules.d/70-swiftwing.rules
 	install -D -m 0644 config/swiftwing.example.toml $(DESTDIR)/etc/swiftwing/swiftwing.toml.example
+	install -d $(DESTDIR)$(PREFIX)/share/swiftwing/shelves
+	install -m 0644 Fixtures/shelves/*.jpg Fixtures/shelves/LICENSE Fixtures/shelves/README.md \
+		$(DESTDIR)$(PREFIX)/share/swiftwing/shelves/
+	install -D -m 0644 LICENSE $(DESTDIR)$(PREFIX)/share/doc/swiftwing/LICENSE
+	install -D -m 0644 NOTICE $(DESTDIR)$(PREFIX)/share/doc/swiftwing/NOTICE
 
 clean:
 	rm -rf .build

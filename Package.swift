@@ -109,7 +109,10 @@ let package = Package(
         ),
         .executableTarget(
             name: "UplinkBench",
-            dependencies: ["Uplink", "Store", "Talaria", "HTTPEngine", "Imaging", .product(name: "Logging", package: "swift-log")],
+            dependencies: [
+                "Uplink", "Store", "Talaria", "HTTPEngine", "Imaging", "SwiftWingCore",
+                .product(name: "Logging", package: "swift-log"),
+            ],
             path: "Benchmarks/UplinkBench"),
         .executableTarget(
             name: "PanelBench", dependencies: ["Panel", "Imaging", "SwiftWingCore", .product(name: "Logging", package: "swift-log")],
@@ -149,7 +152,7 @@ let package = Package(
         .testTarget(name: "SwiftWingCoreTests", dependencies: ["SwiftWingCore"]),
         .testTarget(name: "ImagingTests", dependencies: ["Imaging", "SwiftWingTesting"]),
         .testTarget(name: "CameraTests", dependencies: ["Camera", "SwiftWingTesting"]),
-        .testTarget(name: "StoreTests", dependencies: ["Store"]),
+        .testTarget(name: "StoreTests", dependencies: ["Store", "SwiftWingCore"]),
         .testTarget(name: "ControlsTests", dependencies: ["Controls", "SwiftWingTesting"]),
         .testTarget(
             name: "UplinkTests",
@@ -164,7 +167,7 @@ let package = Package(
         .testTarget(name: "ApplianceTests", dependencies: ["Appliance", "SwiftWingTesting"]),
         .testTarget(
             name: "SwiftWingIntegrationTests",
-            dependencies: ["Imaging", "Store", "swiftwing", "talaria-reference"]
+            dependencies: ["Imaging", "Store", "SwiftWingCore", "swiftwing", "talaria-reference"]
         ),
     ]
 )
