@@ -77,17 +77,22 @@ final class UplinkHarness: Sendable {
 
     var connectivity: UplinkConnectivity { service.snapshot.connectivity }
 
+    /// How often a wait looks before it gives up, each look after a 5 ms sleep: a minute or more. The
+    /// looks are counted, not the seconds: while the synchronous suites of the same process hold the
+    /// cooperative pool, the uplink's tasks stand still and so does the count.
+    private static let looks = 12_000
+
     /// Waits, without moving the clock, until `condition` holds. The limit only bounds a hang: the
     /// uplink's progress here needs no time to pass, so a busy machine makes it slower, never wrong.
     func eventually(
         _ what: String, sourceLocation: SourceLocation = #_sourceLocation, _ condition: () throws -> Bool
     ) async throws {
-        let deadline = ContinuousClock.now + .seconds(60)
-        while ContinuousClock.now < deadline {
+        for _ in 0..<Self.looks {
             if try condition() { return }
             try await Task.sleep(for: .milliseconds(5))
         }
-        Issue.record("timed out waiting for: \(what)", sourceLocation: sourceLocation)
+        if try condition() { return }
+        Issue.record("never happened: \(what)", sourceLocation: sourceLocation)
     }
 
     /// Moves the clock forward `step` at a time, letting the uplink's tasks run between steps,
@@ -99,15 +104,15 @@ final class UplinkHarness: Sendable {
         until condition: () throws -> Bool
     ) async throws {
         let started = clock.now
-        let deadline = ContinuousClock.now + .seconds(60)
-        while clock.now.timeIntervalSince(started) < limit, ContinuousClock.now < deadline {
+        var looks = 0
+        while clock.now.timeIntervalSince(started) < limit, looks < Self.looks {
             if try condition() { return }
             try await Task.sleep(for: .milliseconds(5))
             clock.advance(by: step)
+            looks += 1
         }
         if try condition() { return }
-        Issue.record(
-            "not reached within \(limit) s on the clock: \(what)", sourceLocation: sourceLocation)
+        Issue.record("not reached within \(limit) s on the clock: \(what)", sourceLocation: sourceLocation)
     }
 
     /// Lets `seconds` of clock time pass, `step` at a time, the uplink's tasks running between steps.
