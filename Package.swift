@@ -58,8 +58,8 @@ let package = Package(
             name: "Controls",
             dependencies: ["SwiftWingCore", "CGPIOD", "CShim", .product(name: "Logging", package: "swift-log")]
         ),
-        // The backend link's pure core (SSE parser, tolerant models, ISBNs, retry policy): imports no module of
-        // the app, so no Store and no GRDB; the Uplink maps its books to library records.
+        // The backend link's pure core (SSE parser, tolerant models, ISBNs, retry policy): no Store, no GRDB; the
+        // Uplink maps its books to library records. May import: Foundation.
         .target(name: "Talaria"),
         // HTTP over libcurl: one multi handle on its own thread; the uplink sees only `HTTPTransport`.
         .target(
@@ -67,6 +67,7 @@ let package = Package(
             dependencies: ["SwiftWingCore", "CCurl", .product(name: "Logging", package: "swift-log")]
         ),
         // Queued scans to the backend and books into the library: upload, stream, poll, retry, cleanup.
+        // May import: Store, Talaria, HTTPEngine, Logging, ServiceLifecycle, Foundation, Synchronization.
         .target(
             name: "Uplink",
             dependencies: [
