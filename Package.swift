@@ -73,11 +73,9 @@ let package = Package(
             name: "Controls",
             dependencies: ["SwiftWingCore", "CGPIOD", "CShim", .product(name: "Logging", package: "swift-log")]
         ),
-        // The backend link's pure core (SSE parser, tolerant models, ISBNs, retry policy); no hardware.
-        .target(
-            name: "Talaria",
-            dependencies: ["SwiftWingCore", "Store", .product(name: "Logging", package: "swift-log")]
-        ),
+        // The backend link's pure core (SSE parser, tolerant models, ISBNs, retry policy): no Store, no GRDB; the
+        // Uplink maps its books to library records. May import: Foundation.
+        .target(name: "Talaria"),
         // HTTP over libcurl: one multi handle on its own thread; the uplink sees only `HTTPTransport`.
         // May import: SwiftWingCore, CCurl, Logging, Foundation.
         .target(
@@ -85,10 +83,11 @@ let package = Package(
             dependencies: ["SwiftWingCore", "CCurl", .product(name: "Logging", package: "swift-log")]
         ),
         // Queued scans to the backend and books into the library: upload, stream, poll, retry, cleanup.
+        // May import: Store, Talaria, HTTPEngine, Logging, ServiceLifecycle, Foundation, Synchronization.
         .target(
             name: "Uplink",
             dependencies: [
-                "SwiftWingCore", "Store", "Talaria", "HTTPEngine",
+                "Store", "Talaria", "HTTPEngine",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
@@ -152,7 +151,9 @@ let package = Package(
         .executableTarget(name: "PanelProbe", dependencies: ["Panel"], path: "Tests/PanelProbe"),
 
         // Test doubles ship as their own module and implement the same protocols as the real parts.
-        .target(name: "SwiftWingTesting", dependencies: ["SwiftWingCore", "Camera", "Imaging", "Controls"], path: "Tests/SwiftWingTesting"),
+        .target(
+            name: "SwiftWingTesting", dependencies: ["SwiftWingCore", "Camera", "Imaging", "Controls", "HTTPEngine", "Uplink"],
+            path: "Tests/SwiftWingTesting"),
 
         // The reference recognition backend (docs/protocol.md with switchable faults): an independent peer,
         // it never imports the app's modules. May import: Hummingbird, NIOCore, MultipartKit, Logging,
@@ -197,8 +198,10 @@ let package = Package(
         .testTarget(name: "ControlsTests", dependencies: ["Controls", "SwiftWingTesting"]),
         .testTarget(
             name: "UplinkTests",
-            dependencies: ["Uplink", "Store", "Talaria", "HTTPEngine", .product(name: "Logging", package: "swift-log")]),
-        .testTarget(name: "TalariaTests", dependencies: ["Talaria", "Store"], exclude: ["Fixtures"]),
+            dependencies: [
+                "Uplink", "Store", "Talaria", "HTTPEngine", "SwiftWingTesting", .product(name: "Logging", package: "swift-log"),
+            ]),
+        .testTarget(name: "TalariaTests", dependencies: ["Talaria"], exclude: ["Fixtures"]),
         .testTarget(name: "HTTPEngineTests", dependencies: ["HTTPEngine", "SwiftWingCore", .product(name: "Logging", package: "swift-log")]),
         .testTarget(
             name: "PanelTests", dependencies: ["Panel", "SwiftWingCore", .product(name: "Logging", package: "swift-log")],
