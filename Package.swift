@@ -22,6 +22,7 @@ let package = Package(
         .package(url: "https://github.com/LebJe/TOMLKit", exact: "0.6.0"),
         .package(url: "https://github.com/hummingbird-project/hummingbird", exact: "2.28.1"),
         .package(url: "https://github.com/apple/swift-nio", exact: "2.101.3"),
+        .package(url: "https://github.com/yaslab/CSV.swift", exact: "2.5.2"),
     ],
     targets: [
         // C libraries, one system-library target each, and the shim for what Swift cannot import.
@@ -51,6 +52,7 @@ let package = Package(
                 "SwiftWingCore",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "CSV", package: "CSV.swift"),
             ]
         ),
         .target(
@@ -93,7 +95,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "swiftwing",
-            dependencies: ["Appliance", .product(name: "ArgumentParser", package: "swift-argument-parser")]
+            dependencies: ["Appliance", "Store", .product(name: "ArgumentParser", package: "swift-argument-parser")]
         ),
         .executableTarget(
             name: "SwiftWingBench",
@@ -113,6 +115,7 @@ let package = Package(
             name: "UplinkBench",
             dependencies: ["Uplink", "Store", "Talaria", "HTTPEngine", "Imaging", .product(name: "Logging", package: "swift-log")],
             path: "Benchmarks/UplinkBench"),
+        .executableTarget(name: "ExportBench", dependencies: ["Store"], path: "Benchmarks/ExportBench"),
         .executableTarget(
             name: "PanelBench", dependencies: ["Panel", "Imaging", "SwiftWingCore", .product(name: "Logging", package: "swift-log")],
             path: "Benchmarks/PanelBench"),

@@ -1,0 +1,144 @@
+import CSV
+import Foundation
+
+/// The two shapes of the library export.
+public enum ExportFormat: String, CaseIterable, Sendable {
+    /// Every column SwiftWing keeps, for spreadsheets and for reading back.
+    case swiftwing
+    /// The columns of a Goodreads library export, so the file imports into Goodreads and into the
+    /// services that take Goodreads files.
+    case goodreads
+
+    /// The header row.
+    public var columns: [String] {
+        switch self {
+        case .swiftwing:
+            [
+                "ISBN-13", "ISBN-10", "Title", "Authors", "Format", "Publisher", "Published Date", "Pages",
+                "Confidence", "Needs Review", "Added Date", "Cover URL", "Scan ID",
+            ]
+        case .goodreads:
+            [
+                "Book Id", "Title", "Author", "Author l-f", "Additional Authors", "ISBN", "ISBN13", "My Rating",
+                "Publisher", "Binding", "Number of Pages", "Year Published", "Original Publication Year",
+                "Date Read", "Date Added", "Bookshelves", "Bookshelves with positions", "Exclusive Shelf",
+                "My Review", "Spoiler", "Private Notes", "Read Count", "Owned Copies",
+            ]
+        }
+    }
+
+    /// The file name for an export made on `day` (`YYYY-MM-DD` in the device's time zone):
+    /// `SwiftWing_Library_2026-11-23.csv`, `SwiftWing_Library_2026-11-23_goodreads.csv`.
+    public func fileName(day: String) -> String {
+        switch self {
+        case .swiftwing: "SwiftWing_Library_\(day).csv"
+        case .goodreads: "SwiftWing_Library_\(day)_goodreads.csv"
+        }
+    }
+}
+
+/// The library as CSV (RFC 4180): UTF-8, CRLF line ends, a header row, fields quoted where they
+/// hold a comma, a quote or a line break. Written with CSV.swift's `CSVWriter`.
+///
+/// Cells a spreadsheet would run as a formula (starting with `=`, `+`, `-`, `@`, a tab or a CR)
+/// get a leading `'`, which spreadsheets show as text; the Goodreads ISBN cells are the one
+/// exception: their `="…"` form is what Goodreads itself writes (it keeps leading zeros).
+public enum LibraryCSV {
+    /// The whole file for `books`, header first, every record ended by CRLF.
+    public static func encode(_ books: [BookRecord], format: ExportFormat) throws(ExportError) -> [UInt8] {
+        let sink = OutputStream(toMemory: ())
+        do {
+            let writer = try CSVWriter(stream: sink, newline: .crlf)
+            try writer.write(row: format.columns)
+            for book in books {
+                try writer.write(row: row(for: book, format: format))
+            }
+        } catch {
+            throw ExportError.encoding("\(error)")
+        }
+        sink.close()
+        guard var bytes = (sink.property(forKey: .dataWrittenToMemoryStreamKey) as? Data).map(Array.init) else {
+            throw ExportError.encoding("the CSV writer's memory stream returned no data")
+        }
+        // CSVWriter separates records; RFC 4180 lets the last one end with a line break too, and
+        // tools that append rows expect it.
+        bytes.append(contentsOf: [0x0D, 0x0A])
+        return bytes
+    }
+
+    /// One record, in the order of `format.columns`.
+    public static func row(for book: BookRecord, format: ExportFormat) -> [String] {
+        switch format {
+        case .swiftwing:
+            return [
+                book.isbn13 ?? "", book.isbn10 ?? "", book.title, book.authors.joined(separator: "; "),
+                book.format ?? "", book.publisher ?? "", book.publishedDate ?? "",
+                book.pageCount.map(String.init) ?? "", book.confidence.map { String($0) } ?? "",
+                book.needsReview ? "true" : "false", isoDate(book.addedAt), book.coverURL ?? "",
+                book.scanID?.uuidString.lowercased() ?? "",
+            ].map(neutralised)
+        case .goodreads:
+            let first = book.authors.first ?? ""
+            let cells = [
+                "", book.title, first, lastNameFirst(first), book.authors.dropFirst().joined(separator: ", "),
+            ].map(neutralised)
+            let isbns = [goodreadsISBN(book.isbn10), goodreadsISBN(book.isbn13)]
+            let rest = [
+                "0", book.publisher ?? "", book.format ?? "", book.pageCount.map(String.init) ?? "",
+                year(of: book.publishedDate), "", "", goodreadsDate(book.addedAt), "", "", "to-read", "", "",
+                book.needsReview ? "SwiftWing: check this book (it needs review)" : "", "0", "1",
+            ].map(neutralised)
+            return cells + isbns + rest
+        }
+    }
+
+    /// `value` as text a spreadsheet shows and never evaluates.
+    public static func neutralised(_ value: String) -> String {
+        guard let first = value.unicodeScalars.first else { return value }
+        switch first {
+        case "=", "+", "-", "@", "\t", "\r": return "'" + value
+        default: return value
+        }
+    }
+
+    /// Goodreads writes ISBNs as `="0441013597"` (and `=""` for none) so spreadsheets keep them as text.
+    /// Only digits and `X` are ever put inside, so the formula is inert.
+    static func goodreadsISBN(_ isbn: String?) -> String {
+        let digits = (isbn ?? "").filter { $0.isASCII && ($0.isNumber || $0 == "X") }
+        return "=\"\(digits)\""
+    }
+
+    /// "Ursula K. Le Guin" → "Guin, Ursula K. Le": the last word first, as Goodreads' `Author l-f`.
+    /// A name that already has a comma, or is one word, stays as it is.
+    static func lastNameFirst(_ name: String) -> String {
+        let trimmed = name.trimmingCharacters(in: .whitespaces)
+        guard !trimmed.contains(","), let space = trimmed.lastIndex(of: " ") else { return trimmed }
+        let given = trimmed[..<space].trimmingCharacters(in: .whitespaces)
+        return "\(trimmed[trimmed.index(after: space)...]), \(given)"
+    }
+
+    /// The year of "YYYY-MM-DD", "YYYY-MM" or "YYYY"; empty when it does not start with four digits.
+    static func year(of date: String?) -> String {
+        guard let date, date.count >= 4 else { return "" }
+        let year = date.prefix(4)
+        return year.allSatisfy { $0.isASCII && $0.isNumber } ? String(year) : ""
+    }
+
+    private static func isoDate(_ date: Date) -> String {
+        date.formatted(.iso8601)
+    }
+
+    /// Goodreads' `Date Added` form, `YYYY/MM/DD`, in UTC like the other dates of the export.
+    private static func goodreadsDate(_ date: Date) -> String {
+        let parts = Calendar.utc.dateComponents([.year, .month, .day], from: date)
+        return String(format: "%04d/%02d/%02d", parts.year ?? 0, parts.month ?? 0, parts.day ?? 0)
+    }
+}
+
+extension Calendar {
+    static let utc: Calendar = {
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = TimeZone(identifier: "UTC")!
+        return calendar
+    }()
+}
