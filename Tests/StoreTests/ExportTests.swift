@@ -24,6 +24,7 @@ private func parsedByPython(_ bytes: [UInt8]) throws -> [[String]] {
 private func libraryOnDisk(_ books: [BookRecord]) throws -> (TemporaryDirectory, LibraryExport) {
     let directory = TemporaryDirectory()
     let writer = try AppDatabase.open(directory.stateDirectory)
+    for scan in Set(books.compactMap(\.scanID)) { try writer.queue.enqueue(newScan(id: scan)) }
     for book in books { try writer.library.insert(book) }
     let reader = try AppDatabase.openReadOnly(directory.stateDirectory)
     return (directory, LibraryExport(library: reader.library))
@@ -186,6 +187,24 @@ struct ExportTests {
         }
         first.release()
         try ExportLock.acquire(directory: directory.path, device: "sdb1").release()
+    }
+
+    @Test("dates in the CSV agree with Foundation's calendar, leap days and 1969 included")
+    func utcDates() throws {
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = .gmt
+        var generator = SystemRandomNumberGenerator()
+        let fixed: [TimeInterval] = [0, -1, 951_782_400, 951_868_799, 4_107_542_400, 1_795_000_000, -86_400 * 400]
+        let random = (0..<2000).map { _ in TimeInterval(Int.random(in: -2_000_000_000...5_000_000_000, using: &generator)) }
+        for seconds in fixed + random {
+            let date = Date(timeIntervalSince1970: seconds)
+            let parts = calendar.dateComponents([.year, .month, .day, .hour, .minute, .second], from: date)
+            let mine = UTCDateParts(date)
+            let fields: [Int?] = [mine.year, mine.month, mine.day, mine.hour, mine.minute, mine.second]
+            #expect(fields == [parts.year, parts.month, parts.day, parts.hour, parts.minute, parts.second], "\(seconds)")
+        }
+        #expect(LibraryCSV.isoDate(added) == "2026-11-18T11:06:40Z")
+        #expect(LibraryCSV.goodreadsDate(Date(timeIntervalSince1970: 951_782_400)) == "2000/02/29")
     }
 
     @Test("file names carry the day; the day is in the given time zone")

@@ -124,21 +124,45 @@ public enum LibraryCSV {
         return year.allSatisfy { $0.isASCII && $0.isNumber } ? String(year) : ""
     }
 
-    private static func isoDate(_ date: Date) -> String {
-        date.formatted(.iso8601)
+    /// `2026-11-18T11:06:40Z`.
+    static func isoDate(_ date: Date) -> String {
+        let utc = UTCDateParts(date)
+        return "\(utc.year)-\(pad(utc.month))-\(pad(utc.day))T\(pad(utc.hour)):\(pad(utc.minute)):\(pad(utc.second))Z"
     }
 
-    /// Goodreads' `Date Added` form, `YYYY/MM/DD`, in UTC like the other dates of the export.
-    private static func goodreadsDate(_ date: Date) -> String {
-        let parts = Calendar.utc.dateComponents([.year, .month, .day], from: date)
-        return String(format: "%04d/%02d/%02d", parts.year ?? 0, parts.month ?? 0, parts.day ?? 0)
+    /// Goodreads' `Date Added` form, `2026/11/18`, in UTC like the other dates of the export.
+    static func goodreadsDate(_ date: Date) -> String {
+        let utc = UTCDateParts(date)
+        return "\(utc.year)/\(pad(utc.month))/\(pad(utc.day))"
     }
+
+    private static func pad(_ value: Int) -> String { value < 10 ? "0\(value)" : "\(value)" }
 }
 
-extension Calendar {
-    static let utc: Calendar = {
-        var calendar = Calendar(identifier: .gregorian)
-        calendar.timeZone = TimeZone(identifier: "UTC")!
-        return calendar
-    }()
+/// A date's fields in UTC by integer arithmetic (the inverse of "days from civil", H. Hinnant):
+/// an export formats two dates per book, and Calendar or a date formatter costs microseconds each.
+struct UTCDateParts: Equatable {
+    var year: Int, month: Int, day: Int, hour: Int, minute: Int, second: Int
+
+    init(_ date: Date) {
+        let seconds = Int(date.timeIntervalSince1970.rounded(.down))
+        var days = seconds / 86_400
+        var secondOfDay = seconds % 86_400
+        if secondOfDay < 0 {
+            secondOfDay += 86_400
+            days -= 1
+        }
+        hour = secondOfDay / 3600
+        minute = secondOfDay % 3600 / 60
+        second = secondOfDay % 60
+        let shifted = days + 719_468  // days since 0000-03-01
+        let era = (shifted >= 0 ? shifted : shifted - 146_096) / 146_097
+        let dayOfEra = shifted - era * 146_097
+        let yearOfEra = (dayOfEra - dayOfEra / 1460 + dayOfEra / 36_524 - dayOfEra / 146_096) / 365
+        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
+        let monthFromMarch = (5 * dayOfYear + 2) / 153
+        day = dayOfYear - (153 * monthFromMarch + 2) / 5 + 1
+        month = monthFromMarch < 10 ? monthFromMarch + 3 : monthFromMarch - 9
+        year = yearOfEra + era * 400 + (month <= 2 ? 1 : 0)
+    }
 }
