@@ -1,8 +1,10 @@
 // The library export against its baseline in the same run: 10,000 books in a real SQLite file
-// (WAL, read through a read-only connection as `swiftwing export` does).
+// (WAL, read through a read-only connection as `swiftwing export` does), written by the export's
+// own RFC 4180 writer and, for comparison, by CSV.swift's CSVWriter (the same bytes).
 //   ExportBench [--books N] [--runs R]            the benchmark (figures in Benchmarks/README.md)
 //   ExportBench seed STATE_DIR N EXPECTED.json    a state directory with N known books, and those
 //                                                 books as JSON for an independent check (the VM rig)
+import CSV
 import Foundation
 import Store
 
@@ -70,24 +72,44 @@ func bench(books count: Int, runs: Int) throws {
         }
     }
     let export = LibraryExport(library: try AppDatabase.openReadOnly(state).library)
-    var read: [Double] = [], swiftwing: [Double] = [], goodreads: [Double] = [], file: [Double] = []
+    var read: [Double] = [], cells: [Double] = [], swiftwing: [Double] = [], goodreads: [Double] = []
+    var file: [Double] = [], library: [Double] = []
     var size = 0
     for _ in 0..<runs {
         read.append(try milliseconds { _ = try export.books() })
+        cells.append(try milliseconds { _ = try export.books().map { LibraryCSV.row(for: $0, format: .swiftwing) } })
         swiftwing.append(try milliseconds { size = try LibraryCSV.encode(export.books(), format: .swiftwing).count })
         goodreads.append(try milliseconds { _ = try LibraryCSV.encode(export.books(), format: .goodreads) })
         file.append(try milliseconds { try export.write(.swiftwing, to: directory.path + "/out.csv") })
+        var same = false
+        library.append(try milliseconds {
+            let books = try export.books()
+            same = try csvSwiftBytes(books) == LibraryCSV.encode(books, format: .swiftwing)
+        })
+        precondition(same, "CSV.swift's CSVWriter and the export's writer disagree")
     }
     let baseline = median(read)
     print("ExportBench: \(count) books, \(runs) runs, medians (ms); ratio to reading the rows")
-    print(String(format: "  read the rows (baseline)             %8.1f ms   1.00x", baseline))
+    print(String(format: "  read the rows (baseline)               %8.1f ms   1.00x", baseline))
     for (name, values) in [
-        ("read + CSV, swiftwing (\(size / 1024) KiB)", swiftwing), ("read + CSV, goodreads", goodreads),
-        ("read + CSV + durable file (fsync)", file),
+        ("read + cells, swiftwing (no CSV)", cells), ("read + CSV, swiftwing (\(size / 1024) KiB)", swiftwing),
+        ("read + CSV, goodreads", goodreads), ("read + CSV + durable file (fsync)", file),
+        ("read + CSV.swift CSVWriter, swiftwing", library),
     ] {
-        let label = name.padding(toLength: 36, withPad: " ", startingAt: 0)
+        let label = name.padding(toLength: 38, withPad: " ", startingAt: 0)
         print("  \(label)" + String(format: " %8.1f ms  %5.2fx", median(values), median(values) / baseline))
     }
+}
+
+/// The same file written by CSV.swift's CSVWriter (to memory; the final CRLF, which it leaves out, added).
+func csvSwiftBytes(_ books: [BookRecord]) throws -> [UInt8] {
+    let stream = OutputStream(toMemory: ())
+    let writer = try CSVWriter(stream: stream, newline: .crlf)
+    try writer.write(row: ExportFormat.swiftwing.columns)
+    for book in books { try writer.write(row: LibraryCSV.row(for: book, format: .swiftwing)) }
+    stream.close()
+    let data = stream.property(forKey: .dataWrittenToMemoryStreamKey) as? Data ?? Data()
+    return [UInt8](data) + [0x0D, 0x0A]
 }
 
 let arguments = Array(CommandLine.arguments.dropFirst())

@@ -1,3 +1,4 @@
+import CSV
 import Foundation
 import Testing
 
@@ -97,6 +98,21 @@ struct ExportTests {
         // Outside quoted fields every line break is CRLF: 8 records, each ended by one.
         let rows = try parsedByPython(bytes)
         #expect(rows.count == 1 + awkwardBooks.count)
+    }
+
+    @Test("the export's writer gives the same bytes as CSV.swift's CSVWriter")
+    func sameBytesAsCSVSwift() throws {
+        let (_, export) = try libraryOnDisk(awkwardBooks)
+        for format in ExportFormat.allCases {
+            let stream = OutputStream(toMemory: ())
+            let writer = try CSVWriter(stream: stream, newline: .crlf)
+            try writer.write(row: format.columns)
+            for book in try export.books() { try writer.write(row: LibraryCSV.row(for: book, format: format)) }
+            stream.close()
+            let reference = try #require(stream.property(forKey: .dataWrittenToMemoryStreamKey) as? Data)
+            // CSVWriter leaves out the last record's CRLF, which RFC 4180 allows either way.
+            #expect(try LibraryCSV.encode(export.books(), format: format) == [UInt8](reference) + [0x0D, 0x0A])
+        }
     }
 
     @Test("cells a spreadsheet would run as formulas get a leading apostrophe")

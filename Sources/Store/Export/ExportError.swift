@@ -9,8 +9,6 @@ import Glibc
 public enum ExportError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The library could not be read.
     case library(StoreError)
-    /// CSV.swift's writer failed (it writes to memory, so this is not expected).
-    case encoding(String)
     /// The destination file could not be written (`--to FILE`).
     case file(SystemCallError)
     /// `--device` is not a block device.
@@ -32,8 +30,6 @@ public enum ExportError: Error, Sendable, Equatable, CustomStringConvertible {
         switch self {
         case .library(let error):
             return "the library could not be read: \(error.description)"
-        case .encoding(let detail):
-            return "the CSV could not be made (\(detail)); nothing was written: report this as a bug"
         case .file(let error):
             return "the export file could not be written: \(error.description); nothing was written under the "
                 + "final name: check the folder exists, is writable and has space"
@@ -66,7 +62,7 @@ public enum ExportError: Error, Sendable, Equatable, CustomStringConvertible {
     public var panelText: String {
         switch self {
         case .library: "The library could not be read. See the journal."
-        case .encoding, .file, .notABlockDevice: "Export failed. See the journal."
+        case .file, .notABlockDevice: "Export failed. See the journal."
         case .readOnly: "The stick is write-protected. Unlock it or use another one."
         case .unsupportedFileSystem: "The stick needs FAT32, exFAT or ext4. Format it on a computer."
         case .full(_, let needed, _): "The stick is full (\(Self.size(needed)) needed). Free some space."

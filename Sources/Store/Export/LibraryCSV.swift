@@ -1,4 +1,3 @@
-import CSV
 import Foundation
 
 /// The two shapes of the library export.
@@ -38,32 +37,21 @@ public enum ExportFormat: String, CaseIterable, Sendable {
 }
 
 /// The library as CSV (RFC 4180): UTF-8, CRLF line ends, a header row, fields quoted where they
-/// hold a comma, a quote or a line break. Written with CSV.swift's `CSVWriter`.
+/// hold a comma, a quote or a line break (``CSVRecordWriter``).
 ///
 /// Cells a spreadsheet would run as a formula (starting with `=`, `+`, `-`, `@`, a tab or a CR)
 /// get a leading `'`, which spreadsheets show as text; the Goodreads ISBN cells are the one
 /// exception: their `="…"` form is what Goodreads itself writes (it keeps leading zeros).
 public enum LibraryCSV {
     /// The whole file for `books`, header first, every record ended by CRLF.
-    public static func encode(_ books: [BookRecord], format: ExportFormat) throws(ExportError) -> [UInt8] {
-        let sink = OutputStream(toMemory: ())
-        do {
-            let writer = try CSVWriter(stream: sink, newline: .crlf)
-            try writer.write(row: format.columns)
-            for book in books {
-                try writer.write(row: row(for: book, format: format))
-            }
-        } catch {
-            throw ExportError.encoding("\(error)")
+    public static func encode(_ books: [BookRecord], format: ExportFormat) -> [UInt8] {
+        var writer = CSVRecordWriter()
+        writer.bytes.reserveCapacity(256 * (books.count + 1))
+        writer.append(format.columns)
+        for book in books {
+            writer.append(row(for: book, format: format))
         }
-        sink.close()
-        guard var bytes = (sink.property(forKey: .dataWrittenToMemoryStreamKey) as? Data).map(Array.init) else {
-            throw ExportError.encoding("the CSV writer's memory stream returned no data")
-        }
-        // CSVWriter separates records; RFC 4180 lets the last one end with a line break too, and
-        // tools that append rows expect it.
-        bytes.append(contentsOf: [0x0D, 0x0A])
-        return bytes
+        return writer.bytes
     }
 
     /// One record, in the order of `format.columns`.
@@ -164,5 +152,36 @@ struct UTCDateParts: Equatable {
         day = dayOfYear - (153 * monthFromMarch + 2) / 5 + 1
         month = monthFromMarch < 10 ? monthFromMarch + 3 : monthFromMarch - 9
         year = yearOfEra + era * 400 + (month <= 2 ? 1 : 0)
+    }
+}
+
+/// RFC 4180 records as UTF-8 bytes: fields separated by commas, each record ended by CRLF, a field
+/// quoted when it holds a comma, a quote, a CR or an LF, its quotes doubled.
+///
+/// The same output as CSV.swift's `CSVWriter` (the tests compare them byte for byte), written here
+/// because that writer costs about 1 s per 10,000 books on the development machine, the whole
+/// budget of an export (it writes byte by byte through an `OutputStream` and searches each field
+/// five times with Foundation); this one takes a few milliseconds (Benchmarks/README.md).
+public struct CSVRecordWriter: Sendable {
+    public var bytes: [UInt8] = []
+
+    public init() {}
+
+    public mutating func append(_ fields: [String]) {
+        for (index, field) in fields.enumerated() {
+            if index > 0 { bytes.append(UInt8(ascii: ",")) }
+            let utf8 = field.utf8
+            if utf8.contains(where: { $0 == 0x2C || $0 == 0x22 || $0 == 0x0D || $0 == 0x0A }) {
+                bytes.append(0x22)
+                for byte in utf8 {
+                    bytes.append(byte)
+                    if byte == 0x22 { bytes.append(0x22) }
+                }
+                bytes.append(0x22)
+            } else {
+                bytes.append(contentsOf: utf8)
+            }
+        }
+        bytes.append(contentsOf: [0x0D, 0x0A])
     }
 }

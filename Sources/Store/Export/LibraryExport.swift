@@ -28,7 +28,7 @@ public struct LibraryExport: Sendable {
     @discardableResult
     public func write(_ format: ExportFormat, to path: String) throws(ExportError) -> Int {
         let books = try books()
-        let bytes = try LibraryCSV.encode(books, format: format)
+        let bytes = LibraryCSV.encode(books, format: format)
         do {
             try Self.writeDurably(bytes, to: path)
         } catch {

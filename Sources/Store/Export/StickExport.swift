@@ -52,7 +52,7 @@ public struct StickExport: Sendable {
     public func run(books: [BookRecord]) throws(ExportError) -> StickExportResult {
         var files: [(name: String, bytes: [UInt8])] = []
         for format in formats {
-            files.append((format.fileName(day: day), try LibraryCSV.encode(books, format: format)))
+            files.append((format.fileName(day: day), LibraryCSV.encode(books, format: format)))
         }
         try checkDevice()
         try mount()
