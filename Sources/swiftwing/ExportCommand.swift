@@ -80,8 +80,9 @@ extension SwiftWingCommand {
             }
             do {
                 try? FileManager.default.createDirectory(atPath: work, withIntermediateDirectories: true)
-                // Every export's work directory is in the same folder: its lock is the one-at-a-time lock.
-                let lock = try ExportLock.acquire(directory: (work as NSString).deletingLastPathComponent, device: name)
+                // The state directory is there before any export and outlives them all (a unit's runtime
+                // directory and its parent come and go with the units): its flock is one export at a time.
+                let lock = try ExportLock.acquire(directory: configuration.stateDirectory, device: name)
                 defer { lock.release() }
                 let export = try openExport(configuration)
                 let books = try export.books()

@@ -8,15 +8,14 @@
 #                            checks every book; the daemon logs "exported 2000 books — safe to remove"
 #   ro    (read-only image)  "read-only (write-protected)", no final-name file
 #   full  (vfat, filled)     "is full", no final-name file
-#   slow  (writes throttled by QEMU to 8 KiB/s) frozen (SIGSTOP) while its first file is being
-#         written, so the rest is mid-write on any machine: a shutter press is saved (the scan chain
-#         keeps working), a second stick "two" is refused ("another USB stick is being exported
-#         to"), slow is pulled out, the export resumes (SIGCONT): "removed during the export", no
-#         final-name file on its image.
+#   slow  (writes throttled by QEMU to 2 KiB/s) while its first file is being written: a shutter
+#         press is saved (the scan chain keeps working), a second stick "two" is refused ("another
+#         USB stick is being exported to"); then slow is pulled out: "removed during the export",
+#         no final-name file on its image.
 # Three roles in one file (as usb-stick.sh): host, hook (QMP plug/unplug, reading images back) and
 # guest. Needs `swift build --product swiftwing && swift build --product ExportBench` on the host.
 # Run alone: Tests/VMRig/usb-export.sh
-VM_TEST_TIMEOUT=900
+VM_TEST_TIMEOUT=1200
 here="$(cd "$(dirname "$0")" && pwd)"
 repo="$(cd "$here/../.." && pwd)"
 export_columns='ISBN-13,ISBN-10,Title,Authors,Format,Publisher,Published Date,Pages,Confidence,Needs Review,Added Date,Cover URL,Scan ID'
@@ -48,7 +47,7 @@ if [ -n "${SWIFTWING_VM_QMP:-}" ] && [ "${SWIFTWING_VM_GUEST:-0}" != 1 ]; then
         case "${2:-}" in
             ro) node="{\"driver\":\"raw\",\"node-name\":\"$id-node\",\"read-only\":true,\"file\":{\"driver\":\"file\",\"filename\":\"$img\",\"read-only\":true}}" ;;
             slow)
-                qmp_cmd "{\"execute\":\"object-add\",\"arguments\":{\"qom-type\":\"throttle-group\",\"id\":\"$id-throttle\",\"limits\":{\"bps-write\":8192}}}" >/dev/null || st=1
+                qmp_cmd "{\"execute\":\"object-add\",\"arguments\":{\"qom-type\":\"throttle-group\",\"id\":\"$id-throttle\",\"limits\":{\"bps-write\":2048}}}" >/dev/null || st=1
                 node="{\"driver\":\"throttle\",\"node-name\":\"$id-node\",\"throttle-group\":\"$id-throttle\",\"file\":{\"driver\":\"raw\",\"file\":{\"driver\":\"file\",\"filename\":\"$img\"}}}" ;;
         esac
         [ "$st" = 0 ] && qmp_cmd "{\"execute\":\"blockdev-add\",\"arguments\":$node}" >/dev/null &&
@@ -283,36 +282,28 @@ cp /run/swiftwing/panel.png "$out/panel-full.png" 2>/dev/null
 touch "$out/done-full"
 wait_for 60 test -e "$out/unplugged-full"
 
-# 4. a slow stick (writes throttled by QEMU). Once the first file's temporary exists on it, the
-# export is frozen (SIGSTOP) so what follows happens mid-write whatever the machine's speed: a press
-# is saved, a second stick is refused, the stick is pulled out; then the export goes on (SIGCONT)
-# and meets the missing device.
+# 4. a slow stick (writes throttled by QEMU to 2 KiB/s: its first file alone takes ~160 s). Once
+# its writes have begun, a second stick is plugged in and refused, a press is saved, and the slow
+# stick is pulled out well before its first file is complete. (The test only watches the disk's
+# counters: anything that looked into the stick's file system would queue behind the slow writes.)
 touch "$out/plug-slow"
 wait_for 90 test -e /dev/disk/by-label/SWSLOW
 slow="$(basename "$(readlink -f /dev/disk/by-label/SWSLOW)")"
+slow_disk="${slow%%[0-9]*}"
 slow_unit="swiftwing-export@$slow.service"
-pid=0
-started() { pid="$(systemctl show -P MainPID "$slow_unit")"; [ "$pid" != 0 ]; }
-partial=""
-writing() {
-    started || return 1
-    partial="$(compgen -G "/proc/$pid/root/run/swiftwing-export/$slow/stick/.SwiftWing_Library_$day.csv.partial-*")"
-}
-vm_check "slow ($slow): the export writes its first file under a temporary name" wait_for 300 writing
-kill -STOP "$pid"
-vm_note "slow: export (pid $pid) frozen while writing ${partial##*/} ($(stat -c %s "$partial" 2>/dev/null) bytes so far)"
-vm_note "slow: the export's lock: $(ls -l "/proc/$pid/fd" 2>/dev/null | grep -o '/run/swiftwing-export$' | head -1) ($(grep -c FLOCK /proc/locks) flock(s) in /proc/locks)"
+writing() { [ "$(awk '{ print $7 }' "/sys/block/$slow_disk/stat")" -gt 32 ]; }
+vm_check "slow ($slow): the export is writing to it" wait_for 300 writing
+t_writing="$(date +%s.%N)"
+touch "$out/plug-two"
 scan="$("$bin" shutter 2>&1)"
 vm_check "slow: a shutter press during the export is saved (scan $scan)" grep -Eq '^[0-9a-fA-F-]{36}$' <<<"$scan"
-touch "$out/plug-two"
 export_unit SWTWO
 expect_failure two "another USB stick is being exported to" "Already exporting to another stick"
 vm_expect "slow: the first export is still running after the second stick was refused" \
     "$(systemctl show -P ActiveState "$slow_unit")" activating
+vm_note "slow: $(awk '{ print $7 / 2 }' "/sys/block/$slow_disk/stat") KiB written when it is pulled, $(awk -v a="$t_writing" -v b="$(date +%s.%N)" 'BEGIN { printf "%.0f", b - a }') s after the writes began"
 touch "$out/pull-slow"
 vm_check "slow: the host pulled it out" wait_for 60 test -e "$out/unplugged-slow"
-vm_check "slow: the kernel saw it go" wait_for 60 sh -c "! test -e /dev/$slow"
-kill -CONT "$pid"
 unit="$slow_unit"
 slow_ended() { state="$(systemctl show -P ActiveState "$slow_unit")"; [ "$state" = inactive ] || [ "$state" = failed ]; }
 vm_check "slow: pulled out mid-write, the export ends" wait_for 240 slow_ended

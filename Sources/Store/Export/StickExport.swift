@@ -194,8 +194,8 @@ public struct StickExport: Sendable {
     }
 }
 
-/// One export at a time: an exclusive `flock` on the folder the exports' work directories live in.
-/// Held until the process ends (or ``release()``).
+/// One export at a time: an exclusive `flock` on a directory every export shares (the state
+/// directory; the daemon's own lock is a file inside it). Held until the process ends (or ``release()``).
 public final class ExportLock: Sendable {
     private let fd: Int32
 
