@@ -4,6 +4,7 @@ PREFIX ?= /usr/local
 CONFIGURATION ?= debug
 SWIFT_FLAGS ?=
 BIN = .build/$(CONFIGURATION)/swiftwing
+export SWIFT SWIFT_FLAGS
 
 .PHONY: all deps build release test unit-test vm-test demo bench install clean
 
@@ -18,27 +19,19 @@ build: deps
 release:
 	$(MAKE) build CONFIGURATION=release
 
-# Unit tests, tests on real files/sockets/processes, then the VM rig on real kernel drivers.
-test: unit-test vm-test
-
-# Suites that measure time (the HTTP engine's timeouts, the uplink's backoff) get a process of their
-# own: in one process with the rest, the synchronous tests (image coding, subprocesses) can hold both
-# cooperative threads of a 2-core machine long enough to fail them. The integration tests run the
-# real daemon binary as separate processes, also in their own run.
-TIMED_SUITES := HTTPEngineTests UplinkTests
-unit-test: deps
-	$(SWIFT) build --build-tests $(SWIFT_FLAGS)
-	$(SWIFT) test --skip-build $(SWIFT_FLAGS) --skip SwiftWingIntegrationTests $(foreach suite,$(TIMED_SUITES),--skip $(suite))
-	$(foreach suite,$(TIMED_SUITES),$(SWIFT) test --skip-build $(SWIFT_FLAGS) --filter $(suite) &&) true
-	$(SWIFT) test --skip-build $(SWIFT_FLAGS) --filter SwiftWingIntegrationTests
-
-# Exit 77 from the rig means QEMU cannot run on this machine at all: reported, not hidden, not failed.
-vm-test: deps
+# The repository check, unit tests, tests on real files/sockets/processes, then the VM rig on real
+# kernel drivers; skipped tests are listed with their reason and the run ends with one count
+# (scripts/test.sh says how).
+test: deps
 	@scripts/install-deps.sh vm
-	$(SWIFT) build $(SWIFT_FLAGS)
-	@scripts/vm/test-all.sh; status=$$?; \
-	if [ $$status -eq 77 ]; then echo "vm-test: SKIPPED — QEMU cannot run on this machine (see the [vm] lines above)"; \
-	else exit $$status; fi
+	@scripts/test.sh
+
+unit-test: deps
+	@scripts/test.sh repository unit integration
+
+# Exit 77 from the rig alone means QEMU cannot run on this machine at all: reported, not hidden.
+vm-test: deps
+	@scripts/test.sh vm
 
 demo: build
 	scripts/demo.sh $(BIN)
@@ -59,6 +52,11 @@ install: release
 	install -D -m 0644 systemd/swiftwing-export@.service $(DESTDIR)/etc/systemd/system/swiftwing-export@.service
 	install -D -m 0644 udev/71-swiftwing-export.rules $(DESTDIR)/etc/udev/rules.d/71-swiftwing-export.rules
 	install -D -m 0644 config/swiftwing.example.toml $(DESTDIR)/etc/swiftwing/swiftwing.toml.example
+	install -d $(DESTDIR)$(PREFIX)/share/swiftwing/shelves
+	install -m 0644 Fixtures/shelves/*.jpg Fixtures/shelves/LICENSE Fixtures/shelves/README.md \
+		$(DESTDIR)$(PREFIX)/share/swiftwing/shelves/
+	install -D -m 0644 LICENSE $(DESTDIR)$(PREFIX)/share/doc/swiftwing/LICENSE
+	install -D -m 0644 NOTICE $(DESTDIR)$(PREFIX)/share/doc/swiftwing/NOTICE
 
 clean:
 	rm -rf .build

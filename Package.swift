@@ -22,6 +22,7 @@ let package = Package(
         .package(url: "https://github.com/LebJe/TOMLKit", exact: "0.6.0"),
         .package(url: "https://github.com/hummingbird-project/hummingbird", exact: "2.28.1"),
         .package(url: "https://github.com/apple/swift-nio", exact: "2.101.3"),
+        .package(url: "https://github.com/vapor/multipart-kit", exact: "4.7.1"),
         .package(url: "https://github.com/yaslab/CSV.swift", exact: "2.5.2"),
     ],
     targets: [
@@ -112,7 +113,10 @@ let package = Package(
         ),
         .executableTarget(
             name: "UplinkBench",
-            dependencies: ["Uplink", "Store", "Talaria", "HTTPEngine", "Imaging", .product(name: "Logging", package: "swift-log")],
+            dependencies: [
+                "Uplink", "Store", "Talaria", "HTTPEngine", "Imaging", "SwiftWingCore",
+                .product(name: "Logging", package: "swift-log"),
+            ],
             path: "Benchmarks/UplinkBench"),
         // The export against CSV.swift's writer and against reading the rows, in one run; `seed` fills a
         // state directory with known books for the VM rig's export test.
@@ -129,25 +133,36 @@ let package = Package(
         .target(name: "SwiftWingTesting", dependencies: ["SwiftWingCore", "Camera", "Imaging", "Controls"], path: "Tests/SwiftWingTesting"),
 
         // The reference recognition backend (docs/protocol.md with switchable faults): an independent peer,
-        // it never imports the app's modules.
+        // it never imports the app's modules. May import: Hummingbird, NIOCore, MultipartKit, Logging,
+        // ServiceLifecycle, Foundation.
         .target(
             name: "TalariaReferenceServer",
             dependencies: [
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "MultipartKit", package: "multipart-kit"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
         ),
+        // The backend's command line. May import: TalariaReferenceServer, ArgumentParser, Logging, Foundation.
         .executableTarget(
             name: "talaria-reference",
-            dependencies: ["TalariaReferenceServer", .product(name: "ArgumentParser", package: "swift-argument-parser")]
+            dependencies: [
+                "TalariaReferenceServer",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
         ),
+        // Tests of the backend over real loopback HTTP. May import: TalariaReferenceServer, Hummingbird, NIOCore,
+        // ServiceLifecycle, Logging, Foundation, Testing.
         .testTarget(
             name: "TalariaReferenceTests",
             dependencies: [
                 "TalariaReferenceServer",
                 .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
         ),
@@ -155,7 +170,8 @@ let package = Package(
         .testTarget(name: "SwiftWingCoreTests", dependencies: ["SwiftWingCore"]),
         .testTarget(name: "ImagingTests", dependencies: ["Imaging", "SwiftWingTesting"]),
         .testTarget(name: "CameraTests", dependencies: ["Camera", "SwiftWingTesting"]),
-        .testTarget(name: "StoreTests", dependencies: ["Store", .product(name: "CSV", package: "CSV.swift")]),
+        .testTarget(
+            name: "StoreTests", dependencies: ["Store", "SwiftWingCore", .product(name: "CSV", package: "CSV.swift")]),
         .testTarget(name: "ControlsTests", dependencies: ["Controls", "SwiftWingTesting"]),
         .testTarget(
             name: "UplinkTests",
@@ -168,7 +184,7 @@ let package = Package(
         .testTarget(name: "ApplianceTests", dependencies: ["Appliance", "SwiftWingTesting"]),
         .testTarget(
             name: "SwiftWingIntegrationTests",
-            dependencies: ["Imaging", "Store", "swiftwing", "talaria-reference"]
+            dependencies: ["Imaging", "Store", "SwiftWingCore", "swiftwing", "talaria-reference"]
         ),
     ]
 )

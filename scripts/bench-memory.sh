@@ -8,13 +8,11 @@ count=${1:-1000}
 bin=${2:-.build/release/swiftwing}
 work=$(mktemp -d /tmp/swiftwing-membench.XXXXXX)
 trap 'kill -9 ${daemon:-0} 2>/dev/null || true; rm -rf "$work"' EXIT
-fixtures=${SWIFTWING_FIXTURES:-$(cd .. && pwd)/shared/fixtures/shelves}
-[ -d "$fixtures" ] || fixtures=/work/shared/fixtures/shelves
 : > "$work/swiftwing.toml"
 args=(--config "$work/swiftwing.toml" --state-dir "$work/state" --control-socket "$work/control.sock")
 
 start() {
-  SWIFTWING_CAMERA_WIDTH=1920 SWIFTWING_CAMERA_HEIGHT=1080 "$bin" run "${args[@]}" --camera "synthetic:$fixtures" >>"$work/log" 2>&1 &
+  SWIFTWING_CAMERA_WIDTH=1920 SWIFTWING_CAMERA_HEIGHT=1080 "$bin" run "${args[@]}" --camera synthetic >>"$work/log" 2>&1 &
   daemon=$!
   until "$bin" status "${args[@]}" 2>/dev/null | grep -q '^camera: .*streaming'; do sleep 0.1; done
 }

@@ -9,8 +9,6 @@ cd "$(dirname "$0")/.."
 bin=${1:-.build/debug/swiftwing}
 backend_bin=${2:-$(dirname "$bin")/talaria-reference}
 demo=${SWIFTWING_DEMO_DIR:-/tmp/swiftwing-demo}
-fixtures=${SWIFTWING_FIXTURES:-$(cd .. && pwd)/shared/fixtures/shelves}
-[ -d "$fixtures" ] || fixtures=/work/shared/fixtures/shelves
 state="$demo/state"
 socket="$demo/control.sock"
 log="$demo/daemon.log"
@@ -54,7 +52,7 @@ start_backend() {
 stop_backend() { kill -TERM "$backend"; wait "$backend" 2>/dev/null || true; backend=""; : > "$backend_log"; }
 
 start_daemon() {
-  "$bin" run "${args[@]}" --camera "synthetic:$fixtures" --panel "png:$demo/panel.png" >>"$log" 2>&1 &
+  "$bin" run "${args[@]}" --camera synthetic --panel "png:$demo/panel.png" >>"$log" 2>&1 &
   daemon=$!
   for _ in $(seq 1 300); do
     # Up, and the camera streaming (the synthetic one decodes its photos first).
@@ -84,7 +82,7 @@ wait_drained() {
 uplink_line() { "$bin" status "${args[@]}" | grep -E '^backend:' || true; }
 snapshot() { sleep 0.6; [ -f "$demo/panel.png" ] && cp "$demo/panel.png" "$demo/panel-$1.png" && echo "  panel: $demo/panel-$1.png"; }
 
-echo "== SwiftWing demo: state in $state, photos from $fixtures, backend $url"
+echo "== SwiftWing demo: state in $state, the shipped shelf photos, backend $url"
 start_backend
 start_daemon
 echo "== online: pressing the shutter 3 times"

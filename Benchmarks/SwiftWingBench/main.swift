@@ -35,16 +35,8 @@ struct Options {
 }
 
 func findFixture(_ fixture: String?) -> String? {
-    var candidates: [String] = []
-    if let path = fixture { candidates.append(path) }
-    if let root = getenv("SWIFTWING_FIXTURES").map({ String(cString: $0) }) {
-        candidates += [root + "/shelves/one_shelf.jpg", root + "/one_shelf.jpg"]
-    }
-    candidates += [
-        "../shared/fixtures/shelves/one_shelf.jpg", "../../shared/fixtures/shelves/one_shelf.jpg",
-        "/work/shared/fixtures/shelves/one_shelf.jpg",
-    ]
-    return candidates.first { access($0, R_OK) == 0 }
+    let shipped = ShippedFiles.folder("shelves").map { $0 + "/one_shelf.jpg" }
+    return [fixture, shipped].compactMap { $0 }.first { access($0, R_OK) == 0 }
 }
 
 // MARK: - Measuring
@@ -258,7 +250,7 @@ func cpuModel() -> String {
 func run(_ options: Options) throws {
     let iterations = options.iterations
     guard let path = findFixture(options.fixture) else {
-        throw BenchFailure(description: "one_shelf.jpg not found: set SWIFTWING_FIXTURES or pass --fixture PATH")
+        throw BenchFailure(description: "one_shelf.jpg not found in Fixtures/shelves: set SWIFTWING_DATA_DIR or pass --fixture PATH")
     }
     var folderTemplate = Array("/tmp/swiftwing-bench-XXXXXX".utf8CString)
     guard let folderPointer = mkdtemp(&folderTemplate) else { throw BenchFailure(description: "mkdtemp failed") }

@@ -14,6 +14,7 @@ import HTTPEngine
 import Imaging
 import Logging
 import Store
+import SwiftWingCore
 import Talaria
 import Uplink
 
@@ -37,18 +38,8 @@ let drainCount = option("--drain", 500)
 let delayMs = option("--delay-ms", 100)
 
 func fixturePath() -> String {
-    if let path = stringOption("--fixture") { return path }
-    let here = URL(fileURLWithPath: FileManager.default.currentDirectoryPath)
-    let candidates: [String?] = [
-        ProcessInfo.processInfo.environment["SWIFTWING_FIXTURES"].map { $0 + "/two_shelves.jpg" },
-        here.deletingLastPathComponent().appendingPathComponent("shared/fixtures/shelves/two_shelves.jpg").path,
-        here.deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("shared/fixtures/shelves/two_shelves.jpg").path,
-        "/work/shared/fixtures/shelves/two_shelves.jpg",
-    ]
-    for case let candidate? in candidates where FileManager.default.fileExists(atPath: candidate) {
-        return candidate
-    }
-    return "/work/shared/fixtures/shelves/two_shelves.jpg"
+    stringOption("--fixture")
+        ?? (ShippedFiles.folder("shelves") ?? ShippedFiles.sourceTree + "/Fixtures/shelves") + "/two_shelves.jpg"
 }
 
 func residentMegabytes() -> Double {

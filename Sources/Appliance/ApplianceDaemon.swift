@@ -173,7 +173,8 @@ public struct ApplianceDaemon: Sendable {
         switch settings.device {
         case .synthetic(let folder):
             let synthetic = SyntheticCameraConfiguration(
-                folder: folder ?? Self.shippedPhotosFolder, width: settings.width, height: settings.height,
+                folder: folder ?? SyntheticCameraConfiguration.shippedPhotosFolder,
+                width: settings.width, height: settings.height,
                 framesPerSecond: settings.framesPerSecond, frameBufferPoolSize: configuration.imaging.queueDepth)
             do {
                 return try SyntheticCamera(configuration: synthetic, logger: Logger(label: "camera"))
@@ -198,23 +199,6 @@ public struct ApplianceDaemon: Sendable {
                 throw ApplianceError(error.description)
             }
         }
-    }
-}
-
-extension ApplianceDaemon {
-    /// The shelf photos `--camera synthetic` replays: `$SWIFTWING_FIXTURES`, else
-    /// `shared/fixtures/shelves` beside the source tree the binary was built in, else the installed copy.
-    static var shippedPhotosFolder: String {
-        if let folder = ProcessInfo.processInfo.environment["SWIFTWING_FIXTURES"] { return folder }
-        var directory = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath().deletingLastPathComponent()
-        while directory.path != "/" {
-            if FileManager.default.fileExists(atPath: directory.appendingPathComponent("Package.swift").path) {
-                let beside = directory.deletingLastPathComponent().appendingPathComponent("shared/fixtures/shelves").path
-                if FileManager.default.fileExists(atPath: beside) { return beside }
-            }
-            directory = directory.deletingLastPathComponent()
-        }
-        return "/usr/local/share/swiftwing/shelves"
     }
 }
 

@@ -70,8 +70,9 @@ public enum CameraError: Error, Equatable, Sendable, CustomStringConvertible {
         case .invalidConfiguration(let setting, let value, let advice):
             return "camera.\(setting) = \(value) is not valid: \(advice)."
         case .noPhotos(let folder, let reason):
-            return "The synthetic camera found no JPEG photos in \(folder) (\(reason)). Put some .jpg files there "
-                + "or point it at another folder."
+            return "The synthetic camera found no JPEG photos in \(folder) (\(reason)). Put some .jpg files there, "
+                + "point `--camera synthetic:FOLDER` at another folder, or set SWIFTWING_DATA_DIR to a folder holding "
+                + "`shelves/` (`make install` puts the shipped photos in PREFIX/share/swiftwing/shelves)."
         case .photoUnreadable(let path, let reason):
             return "The synthetic camera could not decode \(path): \(reason). Remove the file or replace it with "
                 + "a baseline JPEG."

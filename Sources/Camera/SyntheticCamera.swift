@@ -8,8 +8,11 @@ import SwiftWingCore
 
 /// Settings of the synthetic camera (`--camera synthetic`).
 public struct SyntheticCameraConfiguration: Hashable, Sendable {
-    /// The photos shipped for development and tests (two 4624x3468 shelf photos).
-    public static let fixturesFolder = "/work/shared/fixtures/shelves"
+    /// The shelf photos SwiftWing ships (two 4624x3468 photos): the first folder of
+    /// `ShippedFiles.candidates("shelves")` that exists, else the first candidate (so the error names it).
+    public static var shippedPhotosFolder: String {
+        ShippedFiles.folder("shelves") ?? ShippedFiles.candidates("shelves")[0]
+    }
 
     /// A folder of `.jpg` / `.jpeg` files, replayed in name order.
     public var folder: String
@@ -22,7 +25,7 @@ public struct SyntheticCameraConfiguration: Hashable, Sendable {
     public var frameBufferPoolSize: Int
 
     public init(
-        folder: String = SyntheticCameraConfiguration.fixturesFolder, width: Int = 1920, height: Int = 1080,
+        folder: String = SyntheticCameraConfiguration.shippedPhotosFolder, width: Int = 1920, height: Int = 1080,
         framesPerSecond: Int = 15, secondsPerPhoto: Double = 2, frameBufferPoolSize: Int = 4
     ) {
         self.folder = folder
@@ -34,7 +37,7 @@ public struct SyntheticCameraConfiguration: Hashable, Sendable {
     }
 
     /// The synthetic camera that stands in for `camera`: same size and rate.
-    public init(standingInFor camera: CameraConfiguration, folder: String = SyntheticCameraConfiguration.fixturesFolder) {
+    public init(standingInFor camera: CameraConfiguration, folder: String = SyntheticCameraConfiguration.shippedPhotosFolder) {
         self.init(
             folder: folder, width: camera.width, height: camera.height, framesPerSecond: camera.framesPerSecond,
             frameBufferPoolSize: camera.frameBufferPoolSize)

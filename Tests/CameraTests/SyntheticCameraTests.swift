@@ -5,8 +5,7 @@ import Testing
 
 /// The synthetic camera on the real fixture photos (4624x3468 JPEGs), at 640x480 and 30 fps.
 @Suite(.serialized) struct SyntheticCameraTests {
-    static let fixtures = SyntheticCameraConfiguration.fixturesFolder
-    static let haveFixtures = access(fixtures + "/one_shelf.jpg", R_OK) == 0
+    static let fixtures = SyntheticCameraConfiguration.shippedPhotosFolder
 
     func makeCamera(pool: Int = 4) throws -> SyntheticCamera {
         try SyntheticCamera(
@@ -14,7 +13,7 @@ import Testing
                 folder: Self.fixtures, width: 640, height: 480, framesPerSecond: 30, frameBufferPoolSize: pool))
     }
 
-    @Test(.enabled(if: haveFixtures, "needs the fixture photos in /work/shared/fixtures/shelves"))
+    @Test
     func captureReturnsAFrameTakenAfterThePressWithPlausibleContent() async throws {
         let camera = try makeCamera()
         try await camera.start()
@@ -39,7 +38,7 @@ import Testing
         #expect(UnsafeRawBufferPointer(frame.cb).contains { $0 < 120 || $0 > 136 })
     }
 
-    @Test(.enabled(if: haveFixtures))
+    @Test
     func framesOlderThanThePressAreNeverReturnedAndPressesAreServedInParallel() async throws {
         let camera = try makeCamera()
         try await camera.start()
@@ -57,7 +56,7 @@ import Testing
         #expect(camera.status.framesReceived >= 6)  // ~200 ms at 30 fps
     }
 
-    @Test(.enabled(if: haveFixtures))
+    @Test
     func aPressInTheFutureTimesOutWithAClearError() async throws {
         let camera = try makeCamera()
         try await camera.start()
@@ -81,7 +80,7 @@ import Testing
         await camera.stop()
     }
 
-    @Test(.enabled(if: haveFixtures))
+    @Test
     func stopIsPromptAndFailsPendingCaptures() async throws {
         let camera = try makeCamera()
         try await camera.start()
@@ -106,7 +105,7 @@ import Testing
         await #expect(throws: CameraError.self) { try await camera.capture(after: .now(), timeout: .seconds(5)) }
     }
 
-    @Test(.enabled(if: haveFixtures))
+    @Test
     func aFullPoolRefusesThePressInsteadOfBlocking() async throws {
         let camera = try makeCamera(pool: 1)
         try await camera.start()
@@ -146,7 +145,7 @@ import Testing
         }
     }
 
-    @Test(.enabled(if: haveFixtures))
+    @Test
     func fixturesAreListedInNameOrder() throws {
         let photos = try SyntheticCamera.photos(in: Self.fixtures)
         #expect(photos == [Self.fixtures + "/one_shelf.jpg", Self.fixtures + "/two_shelves.jpg"])

@@ -1,4 +1,5 @@
 import Foundation
+import SwiftWingCore
 import Testing
 
 @testable import Store
@@ -116,9 +117,7 @@ struct ReconciliationTests {
         #expect((try? JPEGInspection.inspect([0xFF, 0xD8, 0xFF, 0xD9]).get()) == nil)
         #expect((try? JPEGInspection.inspect([]).get()) == nil)
         #expect((try? JPEGInspection.inspect(Array(syntheticJPEG().dropLast()) + [0x00]).get()) == nil)
-        if let real = contents(of: "/work/shared/fixtures/shelves/one_shelf.jpg") {
-            let size = try? JPEGInspection.inspect(real).get()
-            #expect(size != nil)
-        }
+        let real = try #require(contents(of: ShippedFiles.sourceTree + "/Fixtures/shelves/one_shelf.jpg"))
+        #expect(try JPEGInspection.inspect(real).get() == .init(width: 4624, height: 3468))
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import SwiftWingCore
 import Testing
 
 /// Runs the real `swiftwing` binary: the daemon as a child process, CLI commands to completion.
@@ -169,16 +170,8 @@ struct HarnessError: Error, CustomStringConvertible {
 }
 
 enum Fixtures {
-    /// The shelf photographs: `$SWIFTWING_FIXTURES`, else `../shared/fixtures/shelves` beside the package.
-    static let shelves: String = {
-        if let path = ProcessInfo.processInfo.environment["SWIFTWING_FIXTURES"] { return path }
-        let package = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        let candidates = [
-            package.deletingLastPathComponent().appendingPathComponent("shared/fixtures/shelves").path,
-            "/work/shared/fixtures/shelves",
-        ]
-        return candidates.first { FileManager.default.fileExists(atPath: $0) } ?? candidates[0]
-    }()
+    /// The shipped shelf photographs the synthetic camera replays.
+    static let shelves = ShippedFiles.sourceTree + "/Fixtures/shelves"
 }
 
 let isRoot = getuid() == 0

@@ -9,21 +9,11 @@ import SwiftWingCore
 
 /// Test pictures: the shared shelf photos on disk and synthetic YUV420 frames with known content.
 public enum ImagingFixtures {
-    /// The path of a shelf photo (e.g. "one_shelf.jpg"), or `nil` when the fixtures are not present.
-    ///
-    /// Looks in `$SWIFTWING_FIXTURES` (the fixtures folder or its `shelves` folder), then in
-    /// `<package>/../shared/fixtures/shelves`, then `/work/shared/fixtures/shelves`.
-    public static func shelfPhoto(_ name: String = "one_shelf.jpg", filePath: String = #filePath) -> String? {
-        var folders: [String] = []
-        if let environment = getenv("SWIFTWING_FIXTURES") {
-            let root = String(cString: environment)
-            folders += [root + "/shelves", root]
-        }
-        // This file is <package>/Tests/SwiftWingTesting/ImagingFixtures.swift.
-        var package = filePath
-        for _ in 0..<3 { package = parentFolder(package) }
-        folders += [package + "/../shared/fixtures/shelves", "/work/shared/fixtures/shelves"]
-        return folders.map { $0 + "/" + name }.first { access($0, R_OK) == 0 }
+    /// The path of a shipped shelf photo (e.g. "one_shelf.jpg"), or `nil` when it is missing: callers
+    /// `#require` it, so a checkout without its fixtures fails instead of skipping.
+    public static func shelfPhoto(_ name: String = "one_shelf.jpg") -> String? {
+        let path = (ShippedFiles.folder("shelves") ?? ShippedFiles.sourceTree + "/Fixtures/shelves") + "/" + name
+        return access(path, R_OK) == 0 ? path : nil
     }
 
     /// A shelf photo as a camera frame of exactly `width` x `height` (decoded at the cheapest DCT
@@ -35,11 +25,6 @@ public enum ImagingFixtures {
         guard let path = shelfPhoto(photo) else { return nil }
         let decoded = try JPEGDecoder().decode(contentsOf: path, minimumWidth: width, minimumHeight: height)
         return try YUV420Scaler().resized(decoded, width: width, height: height)
-    }
-
-    private static func parentFolder(_ path: String) -> String {
-        guard let slash = path.lastIndex(of: "/") else { return "." }
-        return String(path[..<slash])
     }
 
     /// A frame whose every sample is `value(x, y)` in luma and `chroma(x, y)` in Cb and Cr (at chroma

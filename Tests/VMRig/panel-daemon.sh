@@ -15,10 +15,6 @@ if [ "${SWIFTWING_VM_GUEST:-0}" != 1 ]; then
     (cd "$root" && swift build --product swiftwing >/dev/null && swift build -c release --product PanelProbe >/dev/null) \
         || { echo "swiftwing or PanelProbe does not build" >&2; exit 1; }
     export SWIFTWING_PANEL_PROBE="$root/.build/release/PanelProbe" SWIFTWING_PANEL_BIN="$root/.build/debug/swiftwing"
-    fixtures="$(cd "$root/.." && pwd)/shared/fixtures/shelves"
-    [ -d "$fixtures" ] || fixtures=/work/shared/fixtures/shelves
-    [ -d "$fixtures" ] || { echo "skipped: no shelf photos for the synthetic camera"; exit 77; }
-    export SWIFTWING_PANEL_FIXTURES="$fixtures"
     if [ -n "${SWIFTWING_PANEL_OUT:-}" ]; then
         mkdir -p "$SWIFTWING_PANEL_OUT"
         exec "$root/scripts/vm/run.sh" --timeout "$VM_TEST_TIMEOUT" --out "$SWIFTWING_PANEL_OUT" -- "$root/Tests/VMRig/panel-daemon.sh"
@@ -34,7 +30,7 @@ out="${SWIFTWING_VM_OUT:-$d}"
 args=(--state-dir "$d/state" --control-socket "$d/sock" --config "$d/c.toml")
 stride="$(cat /sys/class/graphics/fb0/stride)"
 
-"$bin" run "${args[@]}" --camera "synthetic:$SWIFTWING_PANEL_FIXTURES" --panel fb:/dev/fb0 >"$d/log" 2>&1 &
+"$bin" run "${args[@]}" --camera synthetic --panel fb:/dev/fb0 >"$d/log" 2>&1 &
 daemon=$!
 for _ in $(seq 1 240); do
     "$bin" status --json "${args[@]}" 2>/dev/null | grep -q '"running" : true' && break

@@ -38,18 +38,13 @@ vm_check "the kernel suite ran (not skipped)" grep -q 'Suite KernelGPIOTests pas
 # 2. The daemon.
 state=/tmp/sw-gpio
 mkdir -p "$state"
-fixtures="${SWIFTWING_FIXTURES:-}"
-for d in ../shared/fixtures/shelves ../../shared/fixtures/shelves /work/shared/fixtures/shelves; do
-    [ -z "$fixtures" ] && [ -d "$d" ] && fixtures="$(cd "$d" && pwd)"
-done
-[ -n "$fixtures" ] || { echo "skipped: no shelf photos (set SWIFTWING_FIXTURES)"; exit 77; }
 cat >/tmp/sw-gpio.toml <<TOML
 [daemon]
 state_directory = "$state"
 control_socket = "/tmp/sw-gpio.sock"
 min_free_megabytes = 0
 [camera]
-device = "synthetic:$fixtures"
+device = "synthetic"
 width = 640
 height = 480
 capture_timeout_seconds = 10.0

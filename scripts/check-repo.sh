@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# The repository stands on its own: no tracked file names a path outside it (the folder the
+# checkout sits in, or a `shared/` folder beside it), every fixture carries its licence, and the
+# project's own LICENSE and NOTICE are there. Prints one line per check and "N passed, N failed".
+set -uo pipefail
+cd "$(dirname "$0")/.."
+above="$(cd .. && pwd -P)"
+passed=0 failed=0
+
+check() {  # check NAME COMMAND...: the command prints offending lines; none means pass
+    local name="$1" out
+    shift
+    out="$("$@" 2>&1)"
+    if [ -z "$out" ]; then
+        passed=$((passed + 1)); printf 'PASS  %s\n' "$name"
+    else
+        failed=$((failed + 1)); printf 'FAIL  %s\n' "$name"; sed 's/^/      /' <<<"$out" | head -20
+    fi
+}
+
+# Text files only (-I); this script names the patterns, so it is left out of its own search.
+outside_paths() {
+    local pattern
+    for pattern in "$above/" "../shared" "/shared/fixtures" "/shared/design"; do
+        git grep -n -I -F -e "$pattern" -- . ':!scripts/check-repo.sh'
+    done | sort -u
+}
+missing_licences() {
+    local folder
+    for folder in Fixtures/*/; do
+        [ -f "$folder/LICENSE" ] || echo "$folder has no LICENSE beside its files"
+    done
+    [ -f LICENSE ] || echo "LICENSE (Apache-2.0) is missing"
+    [ -f NOTICE ] || echo "NOTICE is missing"
+    [ -f Fixtures/barcodes/NOTICE ] || echo "Fixtures/barcodes/NOTICE (ZXing's, Apache-2.0 §4d) is missing"
+}
+cited_docs() {  # every docs/ page a tracked file cites exists
+    git grep -h -o -I -E 'docs/[a-z0-9-]+\.md' -- . | sort -u | while read -r page; do
+        [ -f "$page" ] || echo "$page is cited but not in the repository"
+    done
+}
+
+check "no tracked file names a path outside the repository ($above/, ../shared)" outside_paths
+check "every fixture folder carries its licence; LICENSE and NOTICE present" missing_licences
+check "every cited docs/ page exists" cited_docs
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]
