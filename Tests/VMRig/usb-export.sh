@@ -155,9 +155,10 @@ EOF
 
     wait_file plug-slow 300 || { host_not_ok "the guest never asked for the slow stick"; exit 1; }
     plug slow slow || exit 1
-    wait_file plug-two 300 || { host_not_ok "the guest never asked for the second stick"; exit 1; }
+    # a throttled stick is slow from the start: its export may need minutes to reach its first write
+    wait_file plug-two 900 || { host_not_ok "the guest never asked for the second stick"; exit 1; }
     plug two || exit 1
-    wait_file pull-slow 300 || { host_not_ok "the guest never asked to pull the slow stick"; exit 1; }
+    wait_file pull-slow 600 || { host_not_ok "the guest never asked to pull the slow stick"; exit 1; }
     unplug slow
     wait_file done-two 300 || { host_not_ok "the guest never finished with the second stick"; exit 1; }
     unplug two
@@ -292,7 +293,7 @@ slow="$(basename "$(readlink -f /dev/disk/by-label/SWSLOW)")"
 slow_disk="${slow%%[0-9]*}"
 slow_unit="swiftwing-export@$slow.service"
 writing() { [ "$(awk '{ print $7 }' "/sys/block/$slow_disk/stat")" -gt 32 ]; }
-vm_check "slow ($slow): the export is writing to it" wait_for 300 writing
+vm_check "slow ($slow): the export is writing to it" wait_for 600 writing
 t_writing="$(date +%s.%N)"
 touch "$out/plug-two"
 scan="$("$bin" shutter 2>&1)"
