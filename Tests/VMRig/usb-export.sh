@@ -201,10 +201,14 @@ fi
 # ---- guest ----
 out="$SWIFTWING_VM_OUT"
 bin="$PWD/.build/debug/swiftwing"
+# wait_for SECONDS CMD...: by the clock (a check that starts the debug binary can take seconds under TCG)
 wait_for() {
-    local n=$(( $1 * 5 )) i; shift
-    for ((i = 0; i < n; i++)); do "$@" && return 0; sleep 0.2; done
-    return 1
+    local end=$((SECONDS + $1)); shift
+    while :; do
+        "$@" && return 0
+        [ "$SECONDS" -ge "$end" ] && return 1
+        sleep 0.2
+    done
 }
 t0="$(date +%s.%N)"
 elapsed() { awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }'; }
