@@ -23,6 +23,7 @@ let package = Package(
         .package(url: "https://github.com/hummingbird-project/hummingbird", exact: "2.28.1"),
         .package(url: "https://github.com/apple/swift-nio", exact: "2.101.3"),
         .package(url: "https://github.com/vapor/multipart-kit", exact: "4.7.1"),
+        .package(url: "https://github.com/yaslab/CSV.swift", exact: "2.5.2"),
     ],
     targets: [
         // C libraries, one system-library target each, and the shims for what Swift cannot import. Each is
@@ -118,7 +119,9 @@ let package = Package(
         // The command line. May import: Appliance, Identify, ArgumentParser, Logging, Foundation.
         .executableTarget(
             name: "swiftwing",
-            dependencies: ["Appliance", "Identify", .product(name: "ArgumentParser", package: "swift-argument-parser")]
+            dependencies: [
+                "Appliance", "Identify", "Store", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
         ),
         // Benchmarks and probes import the modules they measure, and the C library a baseline needs.
         .executableTarget(
@@ -142,6 +145,11 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ],
             path: "Benchmarks/UplinkBench"),
+        // The export against CSV.swift's writer and against reading the rows, in one run; `seed` fills a
+        // state directory with known books for the VM rig's export test.
+        .executableTarget(
+            name: "ExportBench", dependencies: ["Store", .product(name: "CSV", package: "CSV.swift")],
+            path: "Benchmarks/ExportBench"),
         .executableTarget(
             name: "PanelBench", dependencies: ["Panel", "Imaging", "SwiftWingCore", .product(name: "Logging", package: "swift-log")],
             path: "Benchmarks/PanelBench"),
@@ -194,7 +202,8 @@ let package = Package(
         .testTarget(name: "SwiftWingCoreTests", dependencies: ["SwiftWingCore"]),
         .testTarget(name: "ImagingTests", dependencies: ["Imaging", "SwiftWingTesting"]),
         .testTarget(name: "CameraTests", dependencies: ["Camera", "SwiftWingTesting"]),
-        .testTarget(name: "StoreTests", dependencies: ["Store", "SwiftWingCore"]),
+        .testTarget(
+            name: "StoreTests", dependencies: ["Store", "SwiftWingCore", .product(name: "CSV", package: "CSV.swift")]),
         .testTarget(name: "ControlsTests", dependencies: ["Controls", "SwiftWingTesting"]),
         .testTarget(
             name: "UplinkTests",
