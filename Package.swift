@@ -123,6 +123,17 @@ let package = Package(
         // Renders panel states into a framebuffer device and/or PNGs: the VM rig's vfb test drives it.
         .executableTarget(name: "PanelProbe", dependencies: ["Panel"], path: "Tests/PanelProbe"),
 
+        // libFuzzer targets (Fuzz/README.md): scripts/fuzz.sh builds them with -sanitize=fuzzer -DFUZZING;
+        // an ordinary build makes each a replay tool for inputs it found.
+        .target(name: "FuzzSupport", path: "Fuzz/FuzzSupport"),
+        .executableTarget(name: "FuzzSSE", dependencies: ["FuzzSupport", "Talaria"], path: "Fuzz/FuzzSSE"),
+        .executableTarget(
+            name: "FuzzStreamEvents", dependencies: ["FuzzSupport", "Talaria"], path: "Fuzz/FuzzStreamEvents"),
+        .executableTarget(
+            name: "FuzzUploadEnvelope", dependencies: ["FuzzSupport", "Talaria"], path: "Fuzz/FuzzUploadEnvelope"),
+        .executableTarget(
+            name: "FuzzConfiguration", dependencies: ["FuzzSupport", "Appliance"], path: "Fuzz/FuzzConfiguration"),
+
         // Test doubles ship as their own module and implement the same protocols as the real parts.
         .target(name: "SwiftWingTesting", dependencies: ["SwiftWingCore", "Camera", "Imaging", "Controls"], path: "Tests/SwiftWingTesting"),
 
