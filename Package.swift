@@ -180,7 +180,7 @@ let package = Package(
         .testTarget(
             name: "UplinkTests",
             dependencies: ["Uplink", "Store", "Talaria", "HTTPEngine", .product(name: "Logging", package: "swift-log")]),
-        .testTarget(name: "TalariaTests", dependencies: ["Talaria", "Store"], exclude: ["Fixtures"]),
+        .testTarget(name: "TalariaTests", dependencies: ["Talaria", "Store", "SwiftWingTesting"], exclude: ["Fixtures"]),
         .testTarget(name: "HTTPEngineTests", dependencies: ["HTTPEngine", "SwiftWingCore", .product(name: "Logging", package: "swift-log")]),
         .testTarget(
             name: "PanelTests", dependencies: ["Panel", "SwiftWingCore", .product(name: "Logging", package: "swift-log")],
@@ -188,7 +188,7 @@ let package = Package(
         .testTarget(name: "ApplianceTests", dependencies: ["Appliance", "SwiftWingTesting"]),
         .testTarget(
             name: "SwiftWingIntegrationTests",
-            dependencies: ["Imaging", "Store", "SwiftWingCore", "swiftwing", "talaria-reference"]
+            dependencies: ["Imaging", "Store", "SwiftWingCore", "SwiftWingTesting", "swiftwing", "talaria-reference"]
         ),
     ]
 )

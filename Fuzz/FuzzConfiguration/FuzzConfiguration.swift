@@ -19,15 +19,10 @@ func fuzzConfiguration(_ bytes: UnsafeRawBufferPointer) {
     }
 }
 
+// Under libFuzzer its entry point; in an ordinary build a tool that replays the inputs it is given.
 #if FUZZING
 @_cdecl("LLVMFuzzerTestOneInput")
-public func fuzzerTestOneInput(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
-    fuzzConfiguration(UnsafeRawBufferPointer(start: data, count: size))
-    return 0
-}
+public func fuzzOne(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 { FuzzInput.run(data, size, fuzzConfiguration) }
 #else
-@main
-enum FuzzConfigurationReplay {
-    static func main() { exit(FuzzInput.replay(Array(CommandLine.arguments.dropFirst()), fuzzConfiguration)) }
-}
+@main enum Replay { static func main() { FuzzInput.replayArguments(fuzzConfiguration) } }
 #endif

@@ -37,15 +37,10 @@ func fuzzSSE(_ input: UnsafeRawBufferPointer) {
     }
 }
 
+// Under libFuzzer its entry point; in an ordinary build a tool that replays the inputs it is given.
 #if FUZZING
 @_cdecl("LLVMFuzzerTestOneInput")
-public func fuzzerTestOneInput(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
-    fuzzSSE(UnsafeRawBufferPointer(start: data, count: size))
-    return 0
-}
+public func fuzzOne(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 { FuzzInput.run(data, size, fuzzSSE) }
 #else
-@main
-enum FuzzSSEReplay {
-    static func main() { exit(FuzzInput.replay(Array(CommandLine.arguments.dropFirst()), fuzzSSE)) }
-}
+@main enum Replay { static func main() { FuzzInput.replayArguments(fuzzSSE) } }
 #endif

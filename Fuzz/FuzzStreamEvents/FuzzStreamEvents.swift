@@ -34,15 +34,10 @@ func fuzzStreamEvents(_ input: UnsafeRawBufferPointer) {
     }
 }
 
+// Under libFuzzer its entry point; in an ordinary build a tool that replays the inputs it is given.
 #if FUZZING
 @_cdecl("LLVMFuzzerTestOneInput")
-public func fuzzerTestOneInput(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
-    fuzzStreamEvents(UnsafeRawBufferPointer(start: data, count: size))
-    return 0
-}
+public func fuzzOne(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 { FuzzInput.run(data, size, fuzzStreamEvents) }
 #else
-@main
-enum FuzzStreamEventsReplay {
-    static func main() { exit(FuzzInput.replay(Array(CommandLine.arguments.dropFirst()), fuzzStreamEvents)) }
-}
+@main enum Replay { static func main() { FuzzInput.replayArguments(fuzzStreamEvents) } }
 #endif

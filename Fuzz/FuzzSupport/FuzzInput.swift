@@ -3,6 +3,17 @@ import Foundation
 /// What a fuzz target's entry point does with one input: the same code runs under libFuzzer
 /// (built with `-sanitize=fuzzer -DFUZZING`, scripts/fuzz.sh) and in the replay driver below.
 public enum FuzzInput {
+    /// libFuzzer's entry point calls this with one input.
+    public static func run(_ data: UnsafePointer<UInt8>?, _ size: Int, _ body: (UnsafeRawBufferPointer) -> Void) -> Int32 {
+        body(UnsafeRawBufferPointer(start: data, count: size))
+        return 0
+    }
+
+    /// The replay driver's `main`: replays the files named on the command line, then exits.
+    public static func replayArguments(_ body: (UnsafeRawBufferPointer) -> Void) -> Never {
+        exit(replay(Array(CommandLine.arguments.dropFirst()), body))
+    }
+
     /// Runs `body` on each file named in the arguments (a crash input, or every file of a corpus
     /// folder), so a libFuzzer finding can be replayed in an ordinary debug build.
     public static func replay(_ arguments: [String], _ body: (UnsafeRawBufferPointer) -> Void) -> Int32 {

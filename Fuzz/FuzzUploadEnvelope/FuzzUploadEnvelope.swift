@@ -14,15 +14,10 @@ func fuzzUploadEnvelope(_ bytes: UnsafeRawBufferPointer) {
     _ = problem.description
 }
 
+// Under libFuzzer its entry point; in an ordinary build a tool that replays the inputs it is given.
 #if FUZZING
 @_cdecl("LLVMFuzzerTestOneInput")
-public func fuzzerTestOneInput(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
-    fuzzUploadEnvelope(UnsafeRawBufferPointer(start: data, count: size))
-    return 0
-}
+public func fuzzOne(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 { FuzzInput.run(data, size, fuzzUploadEnvelope) }
 #else
-@main
-enum FuzzUploadEnvelopeReplay {
-    static func main() { exit(FuzzInput.replay(Array(CommandLine.arguments.dropFirst()), fuzzUploadEnvelope)) }
-}
+@main enum Replay { static func main() { FuzzInput.replayArguments(fuzzUploadEnvelope) } }
 #endif

@@ -1,4 +1,5 @@
 import Foundation
+import SwiftWingTesting
 import Testing
 
 /// SIGKILL at random moments while presses keep coming and the reference backend injects
@@ -18,7 +19,7 @@ import Testing
         let kills = environment["SWIFTWING_KILLS"].flatMap(Int.init) ?? 30
         let seed = environment["SWIFTWING_KILL_SEED"].flatMap(UInt64.init) ?? UInt64.random(in: 1...UInt64.max)
         print("kill storm: \(kills) kills, seed \(seed) (replay with SWIFTWING_KILL_SEED=\(seed))")
-        var random = SplitMix64(seed: seed)
+        var random = SeededGenerator(seed: seed)
         let started = Date()
 
         // Given the real daemon on the synthetic camera and the real backend, faults on
@@ -101,7 +102,7 @@ final class Presser: @unchecked Sendable {
     let harness: DaemonHarness
     let acknowledged = AcknowledgedScans()
     private let lock = NSLock()
-    private var random: SplitMix64
+    private var random: SeededGenerator
     private var running = true
     private var pressing = false
     private var pressCount = 0
@@ -109,7 +110,7 @@ final class Presser: @unchecked Sendable {
 
     init(harness: DaemonHarness, seed: UInt64) {
         self.harness = harness
-        random = SplitMix64(seed: seed)
+        random = SeededGenerator(seed: seed)
     }
 
     var isPressing: Bool { lock.withLock { pressing } }
@@ -131,21 +132,4 @@ final class Presser: @unchecked Sendable {
         lock.withLock { running = false }
         finished.wait()
     }
-}
-
-/// A small seeded generator, so a run's choices can be replayed from its printed seed.
-struct SplitMix64: RandomNumberGenerator {
-    private var state: UInt64
-    init(seed: UInt64) { state = seed }
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-
-    /// A number in 0..<1.
-    mutating func unit() -> Double { Double(next() >> 11) / Double(1 << 53) }
 }
