@@ -59,16 +59,23 @@ PY
 # field NAME LINE: the number after NAME in a libFuzzer status line ("cov: 123").
 field() { sed -n "s/.*[^a-z]$1: *\([0-9]*\).*/\1/p" <<<"$2"; }
 
+# The toolchain's lld links them: gold stops with an internal error on libFuzzer's objects.
+mkdir -p "$scratch"
+toolset="$scratch/lld-toolset.json"
+lld="$(dirname "$(command -v "${SWIFTC:-swiftc}")")/ld.lld"
+[ -x "$lld" ] || { echo "fuzz.sh: no ld.lld beside swiftc ($lld); install the Swift toolchain's lld" >&2; exit 1; }
+printf '{ "schemaVersion": "1.0", "linker": { "path": "%s" } }\n' "$lld" >"$toolset"
+
 crashed=0
 for target in "${targets[@]}"; do
-    if ! "$swift" build -c release --scratch-path "$scratch" -Xswiftc -sanitize=fuzzer -Xswiftc -DFUZZING \
-        --product "$target" >"$scratch-$target.build.log" 2>&1; then
-        cat "$scratch-$target.build.log" >&2
+    if ! "$swift" build -c release --scratch-path "$scratch" --toolset "$toolset" -Xswiftc -sanitize=fuzzer \
+        -Xswiftc -DFUZZING --product "$target" >"$scratch/$target.build.log" 2>&1; then
+        cat "$scratch/$target.build.log" >&2
         echo "fuzz-result $target no-run  the build failed (log above)"
         crashed=1
         continue
     fi
-    binary="$("$swift" build -c release --scratch-path "$scratch" --show-bin-path)/$target"
+    binary="$scratch/release/$target"
     corpus="$scratch/corpus/$target" artifacts="$scratch/artifacts/$target/" log="$scratch/$target.log"
     mkdir -p "$corpus" "$artifacts"
     seed "$target" "$corpus"

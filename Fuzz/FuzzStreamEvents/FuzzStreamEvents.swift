@@ -34,10 +34,4 @@ func fuzzStreamEvents(_ input: UnsafeRawBufferPointer) {
     }
 }
 
-// Under libFuzzer its entry point; in an ordinary build a tool that replays the inputs it is given.
-#if FUZZING
-@_cdecl("LLVMFuzzerTestOneInput")
-public func fuzzOne(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 { FuzzInput.run(data, size, fuzzStreamEvents) }
-#else
-@main enum Replay { static func main() { FuzzInput.replayArguments(fuzzStreamEvents) } }
-#endif
+@main enum FuzzMain { static func main() { FuzzInput.main(fuzzStreamEvents) } }

@@ -1,17 +1,36 @@
 import Foundation
 
-/// What a fuzz target's entry point does with one input: the same code runs under libFuzzer
-/// (built with `-sanitize=fuzzer -DFUZZING`, scripts/fuzz.sh) and in the replay driver below.
-public enum FuzzInput {
-    /// libFuzzer's entry point calls this with one input.
-    public static func run(_ data: UnsafePointer<UInt8>?, _ size: Int, _ body: (UnsafeRawBufferPointer) -> Void) -> Int32 {
-        body(UnsafeRawBufferPointer(start: data, count: size))
-        return 0
-    }
+#if FUZZING
+/// libFuzzer's driver (compiler-rt, linked by `-sanitize=fuzzer`): parses its flags, then calls
+/// `callback` with each input. SwiftPM gives every executable its own `main`, so libFuzzer's is not used.
+@_silgen_name("LLVMFuzzerRunDriver")
+private func llvmFuzzerRunDriver(
+    _ argc: UnsafeMutablePointer<Int32>,
+    _ argv: UnsafeMutablePointer<UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>>,
+    _ callback: @convention(c) (UnsafePointer<UInt8>?, Int) -> Int32
+) -> Int32
 
-    /// The replay driver's `main`: replays the files named on the command line, then exits.
-    public static func replayArguments(_ body: (UnsafeRawBufferPointer) -> Void) -> Never {
+/// The target's body, for the C callback that cannot capture it.
+nonisolated(unsafe) private var fuzzedBody: ((UnsafeRawBufferPointer) -> Void)?
+#endif
+
+/// A fuzz target's entry point: the same code runs under libFuzzer (built with
+/// `-sanitize=fuzzer -DFUZZING`, scripts/fuzz.sh) and as a replay tool in an ordinary build.
+public enum FuzzInput {
+    /// The target's `main`: under libFuzzer (built with `-DFUZZING`) hands `body` to libFuzzer's driver
+    /// with the command line; otherwise replays the files named on the command line. Then exits.
+    public static func main(_ body: @escaping (UnsafeRawBufferPointer) -> Void) -> Never {
+        #if FUZZING
+        fuzzedBody = body
+        var argc = CommandLine.argc
+        var argv = CommandLine.unsafeArgv
+        exit(llvmFuzzerRunDriver(&argc, &argv) { data, size in
+            fuzzedBody?(UnsafeRawBufferPointer(start: data, count: size))
+            return 0
+        })
+        #else
         exit(replay(Array(CommandLine.arguments.dropFirst()), body))
+        #endif
     }
 
     /// Runs `body` on each file named in the arguments (a crash input, or every file of a corpus

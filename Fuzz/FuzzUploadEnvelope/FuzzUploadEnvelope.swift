@@ -14,10 +14,4 @@ func fuzzUploadEnvelope(_ bytes: UnsafeRawBufferPointer) {
     _ = problem.description
 }
 
-// Under libFuzzer its entry point; in an ordinary build a tool that replays the inputs it is given.
-#if FUZZING
-@_cdecl("LLVMFuzzerTestOneInput")
-public func fuzzOne(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 { FuzzInput.run(data, size, fuzzUploadEnvelope) }
-#else
-@main enum Replay { static func main() { FuzzInput.replayArguments(fuzzUploadEnvelope) } }
-#endif
+@main enum FuzzMain { static func main() { FuzzInput.main(fuzzUploadEnvelope) } }

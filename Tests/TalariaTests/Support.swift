@@ -3,6 +3,9 @@ import SwiftWingTesting
 
 @testable import Talaria
 
+/// The seeded generator the chunking tests replay from.
+typealias SeededGenerator = SwiftWingTesting.SeededGenerator
+
 enum Fixtures {
     /// The recorded job stream (progress, results with books, pings, malformed and unknown events,
     /// CR/CRLF/LF line ends, a duplicate terminal event).
