@@ -98,6 +98,13 @@ public enum Catalog {
     /// Entries at these catalog positions give their ISBN as ISBN-10 (clients must normalise).
     static func usesISBN10(_ index: Int) -> Bool { index % 5 == 2 }
 
+    /// The catalogue's book with this ISBN-13 or ISBN-10 (hyphens and spaces ignored), if it has one.
+    public static func book(isbn: String) -> CatalogBook? {
+        let compact = isbn.filter { $0 != "-" && $0 != " " }
+        guard let isbn13 = ISBN.isbn13(compact) else { return nil }
+        return books.first { $0.isbn13 == isbn13 }
+    }
+
     /// The books "recognised" on an image: 1–4 distinct catalog entries picked from the FNV-1a hash of its bytes.
     public static func recognise(_ image: some Sequence<UInt8>) -> [RecognisedBook] {
         let hash = fnv1a64(image)

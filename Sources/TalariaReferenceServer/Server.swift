@@ -60,6 +60,8 @@ public enum ReferenceServer {
             await state.reset()
             return Response(status: .noContent)
         }
+        router.get("/api/books") { request, context in try await handlers.openLibraryBooks(request, context) }
+        router.get("/books/v1/volumes") { request, context in try await handlers.googleBooksVolumes(request, context) }
         router.get("/health") { _, _ in json(200, ["status": "ok"]) }
         return router
     }

@@ -82,6 +82,7 @@ struct Stats: Sendable {
     var cleanupsNotFound: [String] = []
     var cancels = 0
     var faultsApplied: [String] = []
+    var catalogLookups: [String: Int] = [:]
 }
 
 /// All mutable server state: jobs, the idempotency index, the fault queue and the counters.
@@ -273,6 +274,7 @@ public actor ReferenceState {
 
     func countStatusPoll() { stats.statusPolls += 1 }
     func countResultsFetch() { stats.resultsFetches += 1 }
+    func countCatalogLookup(_ isbn: String) { stats.catalogLookups[isbn, default: 0] += 1 }
 
     /// Clears jobs, counters and queued faults (run-level faults stay).
     func reset() {
@@ -300,6 +302,7 @@ public actor ReferenceState {
             "jobStatus": .object(jobs.mapValues { .string($0.status.rawValue) }),
             "faultsApplied": .array(stats.faultsApplied.map { .string($0) }),
             "faultsPending": .array(faultQueue.map { .string($0.spelling) }),
+            "catalogLookups": .object(stats.catalogLookups.mapValues { .int($0) }),
         ]
     }
 }
