@@ -43,7 +43,7 @@ import Testing
         #expect(error.problem.contains("table header must start with a name"), "\(error)")
     }
 
-    @Test(arguments: ["[=]", "[.camera]", "[é]", "[", "[\r\n", "[[!]]", "[ #x]", "[camera]\nwidth = 1\n[\u{1}x]"])
+    @Test(arguments: ["[=]", "[.camera]", "[é]", "[\n", "[\r\n", "[[!]]", "[ #x]", "[camera]\nwidth = 1\n[\u{1}x]"])
     func aHeaderWithoutANameIsAnErrorNotAnAbort(_ text: String) throws {
         let error = try #require(loadError(Array(text.utf8)))
         #expect(error.problem.contains("table header must start with a name"), "\(text.debugDescription): \(error)")
