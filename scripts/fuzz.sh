@@ -81,8 +81,8 @@ for target in "${targets[@]}"; do
     seed "$target" "$corpus"
     crashes_before=$(find "$artifacts" -type f | wc -l)
     # Swift's own backtracer would take the crash signal from libFuzzer, which then writes no crash input.
-    SWIFT_BACKTRACE=enable=no "$binary" "$corpus" -dict="${dictionary[$target]}" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 \
-        -max_len=16384 -print_final_stats=1 -artifact_prefix="$artifacts" >"$log" 2>&1
+    SWIFT_BACKTRACE=enable=no "$binary" "$corpus" -dict="${dictionary[$target]}" -max_total_time="$seconds" \
+        -timeout=10 -rss_limit_mb=2048 -max_len=16384 -print_final_stats=1 -artifact_prefix="$artifacts" >"$log" 2>&1
     rc=$?
     status_line="$(grep -E '^#[0-9]+' "$log" | tail -n1)"
     runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log")

@@ -29,8 +29,8 @@ func fuzzSSE(_ input: UnsafeRawBufferPointer) {
     let chunkedFinished = chunked.finish()
 
     precondition(wholeEvents == chunkedEvents, "chunks of \(chunkSize) bytes gave other events than the whole input")
-    precondition(wholeError == chunkedError, "chunks of \(chunkSize) bytes failed otherwise: \(String(describing: wholeError)) vs \(String(describing: chunkedError))")
-    precondition(whole.lastEventID == chunked.lastEventID, "chunks of \(chunkSize) bytes ended on another last event id")
+    precondition(wholeError == chunkedError, "chunks of \(chunkSize) bytes failed otherwise")
+    precondition(whole.lastEventID == chunked.lastEventID, "chunks of \(chunkSize) bytes ended on another event id")
     precondition(wholeFinished == chunkedFinished, "chunks of \(chunkSize) bytes finished otherwise")
     for event in wholeEvents {
         precondition(event.data.utf8.count <= limits.maximumEventBytes, "an event larger than the limit was emitted")

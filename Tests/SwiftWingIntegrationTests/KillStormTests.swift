@@ -39,9 +39,9 @@ import Testing
             Thread.sleep(forTimeInterval: 0.05 + 2.0 * random.unit())
             let pressInFlight = presser.isPressing
             harness.killDaemon(signal: SIGKILL)
-            for stage in try Self.stagesAtKill(queue: harness.queue(), backend: backend.stats(), pressInFlight: pressInFlight) {
-                landed[stage, default: 0] += 1
-            }
+            let stages = try Self.stagesAtKill(
+                queue: harness.queue(), backend: backend.stats(), pressInFlight: pressInFlight)
+            for stage in stages { landed[stage, default: 0] += 1 }
             try harness.startDaemon(width: 640, height: 480)
         }
         presser.stop()
@@ -63,7 +63,8 @@ import Testing
         let stats = try backend.stats()
         let jobs = stats["jobByIdempotencyKey"] as? [String: String] ?? [:]
         #expect(Set(jobs.keys) == Set(ids), "scans without a job: \(Set(ids).subtracting(jobs.keys))")
-        #expect(stats["jobsCreated"] as? Int == ids.count, "one job per scan: \(stats["jobsCreated"] ?? "?") jobs, \(ids.count) scans")
+        let jobsCreated = stats["jobsCreated"] as? Int
+        #expect(jobsCreated == ids.count, "one job per scan: \(jobsCreated ?? -1) jobs, \(ids.count) scans")
         let library = try harness.library()
         #expect(library.count == Set(library.map { $0.isbn13 ?? "title:" + $0.title }).count, "a book appears twice")
         #expect(UplinkEndToEndTests.backendISBNs(stats).isSubset(of: Set(library.compactMap(\.isbn13))), "books lost")
