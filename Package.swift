@@ -158,6 +158,17 @@ let package = Package(
         // Renders panel states into a framebuffer device and/or PNGs: the VM rig's vfb test drives it.
         .executableTarget(name: "PanelProbe", dependencies: ["Panel"], path: "Tests/PanelProbe"),
 
+        // libFuzzer targets (Fuzz/README.md): scripts/fuzz.sh builds them with -sanitize=fuzzer -DFUZZING;
+        // an ordinary build makes each a replay tool for inputs it found.
+        .target(name: "FuzzSupport", path: "Fuzz/FuzzSupport"),
+        .executableTarget(name: "FuzzSSE", dependencies: ["FuzzSupport", "Talaria"], path: "Fuzz/FuzzSSE"),
+        .executableTarget(
+            name: "FuzzStreamEvents", dependencies: ["FuzzSupport", "Talaria"], path: "Fuzz/FuzzStreamEvents"),
+        .executableTarget(
+            name: "FuzzUploadEnvelope", dependencies: ["FuzzSupport", "Talaria"], path: "Fuzz/FuzzUploadEnvelope"),
+        .executableTarget(
+            name: "FuzzConfiguration", dependencies: ["FuzzSupport", "Appliance"], path: "Fuzz/FuzzConfiguration"),
+
         // Test doubles ship as their own module and implement the same protocols as the real parts.
         .target(
             name: "SwiftWingTesting", dependencies: ["SwiftWingCore", "Camera", "Imaging", "Controls", "HTTPEngine", "Uplink"],
@@ -210,7 +221,7 @@ let package = Package(
             dependencies: [
                 "Uplink", "Store", "Talaria", "HTTPEngine", "SwiftWingTesting", .product(name: "Logging", package: "swift-log"),
             ]),
-        .testTarget(name: "TalariaTests", dependencies: ["Talaria"], exclude: ["Fixtures"]),
+        .testTarget(name: "TalariaTests", dependencies: ["Talaria", "SwiftWingTesting"], exclude: ["Fixtures"]),
         .testTarget(name: "HTTPEngineTests", dependencies: ["HTTPEngine", "SwiftWingCore", .product(name: "Logging", package: "swift-log")]),
         .testTarget(
             name: "PanelTests", dependencies: ["Panel", "SwiftWingCore", .product(name: "Logging", package: "swift-log")],
@@ -219,7 +230,7 @@ let package = Package(
         .testTarget(name: "ApplianceTests", dependencies: ["Appliance", "SwiftWingTesting"]),
         .testTarget(
             name: "SwiftWingIntegrationTests",
-            dependencies: ["Imaging", "SwiftWingCore", "swiftwing", "talaria-reference"]
+            dependencies: ["Imaging", "SwiftWingCore", "SwiftWingTesting", "swiftwing", "talaria-reference"]
         ),
     ]
 )
