@@ -123,6 +123,7 @@ public final class UplinkService: Service, Sendable {
             "backend": "\(Self.redacted(settings.endpoints.base))", "concurrency": "\(settings.concurrency)",
             "api_key": "\(settings.apiKey.path == nil ? "none configured" : "from a credential file")",
         ])
+        checkKeyAtStart()
         await withDiscardingTaskGroup { group in
             group.addTask { await self.cleanupLoop() }
             group.addTask { await self.probeLoop() }
@@ -248,7 +249,7 @@ public final class UplinkService: Service, Sendable {
             do {
                 apiKey = try settings.apiKey.read()
             } catch {
-                holdUploadsUnauthorized(reason: error.description, fingerprint: nil)
+                holdUploads(keyError: error)
                 return
             }
 
@@ -716,6 +717,22 @@ public final class UplinkService: Service, Sendable {
     private func holdUploadsUnauthorized(reason: String, fingerprint: String?) {
         state.withLock { $0.refusedKeyFingerprint = .some(fingerprint) }
         setConnectivity(.unauthorized(reason: reason), problem: reason)
+    }
+
+    /// A key that is missing or unreadable holds uploads from the start, so `status` and the panel say
+    /// why before the first press rather than after it.
+    private func checkKeyAtStart() {
+        do {
+            _ = try settings.apiKey.read()
+        } catch {
+            logger.warning("uploads are held until the API key can be read", metadata: ["problem": "\(error)"])
+            holdUploads(keyError: error)
+        }
+    }
+
+    private func holdUploads(keyError: UplinkError) {
+        holdUploadsUnauthorized(reason: keyError.description, fingerprint: nil)
+        if case .apiKeyMissing = keyError { events(.apiKeyMissing(reason: keyError.description)) }
     }
 
     private func liftUnauthorizedHold() {

@@ -1,4 +1,5 @@
 import Foundation
+import Controls
 import Imaging
 import Logging
 import Panel
@@ -101,5 +102,27 @@ struct PanelFeederTests {
         try await Task.sleep(for: .milliseconds(400))
         feeder.refresh()
         #expect(panel.model.notice == nil)
+    }
+
+    @Test("a refused key and a missing key each show their own notice")
+    func unauthorizedNoticeSaysWhy() async throws {
+        let directory = NSTemporaryDirectory() + "panel-feeder-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let state = StateDirectory(path: directory)
+        try state.create()
+        let camera = CameraSupervisor(device: "/dev/video9", logger: Logger(label: "test")) { throw ApplianceError("no camera") }
+        let panel = try StatusPanel(sink: NullSink(), logger: Logger(label: "test"))
+        let feeder = PanelFeeder(
+            panel: panel, database: try AppDatabase.inMemory(), stateDirectory: state, camera: camera, cameraName: "/dev/video9",
+            settings: PanelFeeder.Settings(), logger: Logger(label: "test"), connectivity: { .unauthorized })
+        feeder.refresh()
+        #expect(panel.model.notice == .backendUnauthorized)
+        let router = UplinkEventRouter()
+        router.connect(feedback: FeedbackFanOut([]), panel: feeder)
+        router.handle(.apiKeyMissing(reason: "no API key is installed"))
+        feeder.refresh()
+        #expect(panel.model.notice == PanelFeeder.apiKeyMissingNotice)
+        #expect(panel.model.notice?.title == "NO API KEY")
     }
 }
