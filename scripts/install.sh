@@ -55,7 +55,8 @@ install -D -m 0644 README.md "$root$PREFIX/share/doc/swiftwing/README.md"
 install -D -m 0755 scripts/swiftwing-setup.sh "$root$PREFIX/lib/swiftwing/swiftwing-setup"
 
 if [ -n "$DESTDIR" ] || [ "$files_only" -eq 1 ]; then
-    echo "install: files staged under ${DESTDIR:-/}; the user, config and service are set up by $PREFIX/lib/swiftwing/swiftwing-setup"
+    echo "install: files staged under ${DESTDIR:-/};" \
+        "the user, config and service are set up by $PREFIX/lib/swiftwing/swiftwing-setup"
     exit 0
 fi
 SYSCONFDIR="$SYSCONFDIR" "$PREFIX/lib/swiftwing/swiftwing-setup" "${setup_flags[@]}"
