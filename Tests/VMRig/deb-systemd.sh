@@ -36,6 +36,10 @@ wait_for() {  # wait_for SECONDS CMD... — poll every 0.2 s
     return 1
 }
 show() { systemctl show -P "$1" swiftwing.service; }
+diagnose() {  # the daemon's view and its journal, on a failure
+    swiftwing status 2>&1 | sed 's/^/#   status: /'
+    journalctl -u swiftwing.service --no-pager -o short-monotonic | tail -n 40 | sed 's/^/#   journal: /'
+}
 vm_expect "PID 1 is systemd" "$(cat /proc/1/comm)" systemd
 vm_check "no config file before the install" test ! -e /etc/swiftwing/swiftwing.toml
 
@@ -68,11 +72,14 @@ grep -q "no API key is installed" <<<"$status" || printf '%s\n' "$status" | sed 
 vm_check "and nothing of a key in the journal" sh -c '! journalctl -u swiftwing --no-pager | grep -qi "bearer"'
 
 # Presses, then SIGKILL: systemd restarts it and no acknowledged scan is lost.
+streaming() { swiftwing status 2>/dev/null | grep -q "streaming"; }
+if wait_for 120 streaming; then vm_ok "the synthetic camera streams"; else vm_not_ok "the synthetic camera streams"; diagnose; fi
 ids=()
 for i in 1 2 3; do
     id="$(swiftwing shutter 2>&1)" && ids+=("$id") || vm_not_ok "press $i: $id"
 done
 vm_expect "three presses acknowledged" "${#ids[@]}" 3
+[ "${#ids[@]}" = 3 ] || diagnose
 pid_before="$(show MainPID)"
 restarts_before="$(show NRestarts)"
 systemctl kill -s KILL swiftwing.service
@@ -85,6 +92,7 @@ queue="$(swiftwing queue --json 2>&1)"
 for id in "${ids[@]}"; do
     vm_check "scan $id is in the queue after the restart" grep -q "\"$id\"" <<<"$queue"
 done
+wait_for 120 streaming
 id="$(swiftwing shutter 2>&1)"
 vm_check "the restarted daemon takes presses" grep -Eq '^[0-9A-Fa-f-]{36}$' <<<"$id"
 
@@ -96,6 +104,7 @@ took="$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }')"
 vm_note "systemctl stop took $took s (TimeoutStopSec=$limit_us)"
 vm_check "stop ends well within TimeoutStopSec=15 s" awk -v t="$took" 'BEGIN { exit !(t < 15) }'
 vm_expect "stopped cleanly (not killed at the timeout)" "$(show Result)" success
+[ "$(show Result)" = success ] || diagnose
 
 security="$(systemd-analyze security --no-pager swiftwing.service 2>&1)"
 score="$(sed -n 's/.*Overall exposure level for swiftwing.service: \([0-9.]*\).*/\1/p' <<<"$security")"
