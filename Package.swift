@@ -22,6 +22,7 @@ let package = Package(
         .package(url: "https://github.com/LebJe/TOMLKit", exact: "0.6.0"),
         .package(url: "https://github.com/hummingbird-project/hummingbird", exact: "2.28.1"),
         .package(url: "https://github.com/apple/swift-nio", exact: "2.101.3"),
+        .package(url: "https://github.com/vapor/multipart-kit", exact: "4.7.1"),
     ],
     targets: [
         // C libraries, one system-library target each, and the shim for what Swift cannot import.
@@ -126,25 +127,36 @@ let package = Package(
         .target(name: "SwiftWingTesting", dependencies: ["SwiftWingCore", "Camera", "Imaging", "Controls"], path: "Tests/SwiftWingTesting"),
 
         // The reference recognition backend (docs/protocol.md with switchable faults): an independent peer,
-        // it never imports the app's modules.
+        // it never imports the app's modules. May import: Hummingbird, NIOCore, MultipartKit, Logging,
+        // ServiceLifecycle, Foundation.
         .target(
             name: "TalariaReferenceServer",
             dependencies: [
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "MultipartKit", package: "multipart-kit"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
         ),
+        // The backend's command line. May import: TalariaReferenceServer, ArgumentParser, Logging, Foundation.
         .executableTarget(
             name: "talaria-reference",
-            dependencies: ["TalariaReferenceServer", .product(name: "ArgumentParser", package: "swift-argument-parser")]
+            dependencies: [
+                "TalariaReferenceServer",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
         ),
+        // Tests of the backend over real loopback HTTP. May import: TalariaReferenceServer, Hummingbird, NIOCore,
+        // ServiceLifecycle, Logging, Foundation, Testing.
         .testTarget(
             name: "TalariaReferenceTests",
             dependencies: [
                 "TalariaReferenceServer",
                 .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
         ),

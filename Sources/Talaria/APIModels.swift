@@ -278,55 +278,34 @@ public enum RetryAfter {
 
 /// HTTP dates (RFC 9110 §5.6.7): IMF-fixdate, and the obsolete RFC 850 and asctime forms.
 public enum HTTPDate {
-    private static let months = ["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"]
+    /// `Sun, 06 Nov 1994 08:49:37 GMT`, `Sunday, 06-Nov-94 08:49:37 GMT`, `Sun Nov  6 08:49:37 1994`.
+    private static let formatters = [
+        "EEE, dd MMM yyyy HH:mm:ss 'GMT'", "EEEE, dd-MMM-yy HH:mm:ss 'GMT'", "EEE MMM d HH:mm:ss yyyy",
+    ].map { format in
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = TimeZone(identifier: "GMT")
+        formatter.dateFormat = format
+        formatter.isLenient = false
+        // Two-digit RFC 850 years: 70–99 are 19xx, 00–69 are 20xx.
+        formatter.twoDigitStartDate = Date(timeIntervalSince1970: 0)
+        return formatter
+    }
 
     /// `nil` when `text` is none of the three forms.
     public static func parse(_ text: String) -> Date? {
-        // Tokens: letters or digits; "Sun, 06 Nov 1994 08:49:37 GMT", "Sunday, 06-Nov-94 08:49:37 GMT",
-        // "Sun Nov  6 08:49:37 1994".
-        let tokens = text.split { !$0.isLetter && !$0.isNumber }.map { String($0).lowercased() }
-        guard tokens.count >= 6 else { return nil }
-        var day: Int?
-        var month: Int?
-        var year: Int?
-        var time: [Int] = []
-        var numbers: [String] = []
-        for token in tokens {
-            if let index = months.firstIndex(of: String(token.prefix(3))), token.first!.isLetter, month == nil,
-                token.count == 3
-            {
-                month = index + 1
-            } else if token.allSatisfy(\.isNumber) {
-                numbers.append(token)
-            }
+        // RFC 9110 allows a leap second (`:60`), which the strict formatter rejects: parse `:59`, add the second.
+        var words = text.trimmingCharacters(in: .whitespaces).split(separator: " ", omittingEmptySubsequences: false)
+        var leapSecond: TimeInterval = 0
+        if let i = words.firstIndex(where: { $0.split(separator: ":").count == 3 && $0.hasSuffix(":60") }) {
+            words[i] = words[i].dropLast(2) + "59"
+            leapSecond = 1
         }
-        // Numbers in order: IMF/850: day, year, h, m, s. asctime: day, h, m, s, year.
-        guard numbers.count == 5, let month else { return nil }
-        if numbers[1].count == 2 && numbers[4].count == 4 && tokens.last != "gmt" {
-            day = Int(numbers[0])
-            time = numbers[1...3].compactMap { Int($0) }
-            year = Int(numbers[4])
-        } else {
-            day = Int(numbers[0])
-            year = Int(numbers[1])
-            time = numbers[2...4].compactMap { Int($0) }
+        let normalized = words.joined(separator: " ")
+        for formatter in formatters {
+            if let date = formatter.date(from: normalized) { return date.addingTimeInterval(leapSecond) }
         }
-        guard var year, let day, time.count == 3 else { return nil }
-        if year < 100 { year += year < 70 ? 2000 : 1900 }
-        guard (1...31).contains(day), (0...23).contains(time[0]), (0...59).contains(time[1]), (0...60).contains(time[2])
-        else { return nil }
-        let days = daysFromCivil(year: year, month: month, day: day)
-        return Date(timeIntervalSince1970: TimeInterval(days * 86_400 + time[0] * 3_600 + time[1] * 60 + time[2]))
-    }
-
-    /// Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's algorithm).
-    static func daysFromCivil(year: Int, month: Int, day: Int) -> Int {
-        let y = month <= 2 ? year - 1 : year
-        let era = (y >= 0 ? y : y - 399) / 400
-        let yearOfEra = y - era * 400
-        let dayOfYear = (153 * (month > 2 ? month - 3 : month + 9) + 2) / 5 + day - 1
-        let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
-        return era * 146_097 + dayOfEra - 719_468
+        return nil
     }
 }
 

@@ -98,6 +98,13 @@ public enum Catalog {
     /// Entries at these catalog positions give their ISBN as ISBN-10 (clients must normalise).
     static func usesISBN10(_ index: Int) -> Bool { index % 5 == 2 }
 
+    /// The catalogue's book with this ISBN-13 or ISBN-10 (hyphens and spaces ignored), if it has one.
+    public static func book(isbn: String) -> CatalogBook? {
+        let compact = isbn.filter { $0 != "-" && $0 != " " }
+        guard let isbn13 = ISBN.isbn13(compact) else { return nil }
+        return books.first { $0.isbn13 == isbn13 }
+    }
+
     /// The books "recognised" on an image: 1–4 distinct catalog entries picked from the FNV-1a hash of its bytes.
     public static func recognise(_ image: some Sequence<UInt8>) -> [RecognisedBook] {
         let hash = fnv1a64(image)
@@ -133,31 +140,30 @@ public struct RecognisedBook: Sendable, Equatable {
 
     /// Book JSON as in docs/protocol.md §3, varying field spellings between catalog entries.
     public func json(isbnOverride: String? = nil) -> JSONValue {
-        var fields: [(String, JSONValue)] = [("isbn", .string(isbnOverride ?? sentISBN)), ("title", .string(book.title))]
+        var fields: [String: JSONValue] = [
+            "isbn": .string(isbnOverride ?? sentISBN), "title": .string(book.title), "confidence": .double(confidence),
+            "format": .string(book.format.rawValue), "publisher": .string(book.publisher),
+            "pageCount": .int(book.pageCount),
+            "coverUrl": .string("https://covers.openlibrary.org/b/isbn/\(book.isbn13)-L.jpg"),
+            "enrichmentStatus": .string(confidence < 0.8 ? "review_needed" : "success"),
+        ]
         if catalogIndex % 3 == 0 {
-            fields.append(("author", .string(book.authors.joined(separator: ", "))))
+            fields["author"] = .string(book.authors.joined(separator: ", "))
         } else {
-            fields.append(("authors", .array(book.authors.map { .string($0) })))
+            fields["authors"] = .array(book.authors.map { .string($0) })
         }
-        fields.append(("confidence", .double(confidence)))
-        fields.append(("format", .string(book.format.rawValue)))
-        fields.append(("publisher", .string(book.publisher)))
         if catalogIndex % 2 == 0 {
-            fields.append(("publishedDate", .string(String(book.year))))
+            fields["publishedDate"] = .string(String(book.year))
         } else {
-            fields.append(("publicationYear", .int(book.year)))
+            fields["publicationYear"] = .int(book.year)
         }
-        fields.append(("pageCount", .int(book.pageCount)))
-        fields.append(("coverUrl", .string("https://covers.openlibrary.org/b/isbn/\(book.isbn13)-L.jpg")))
-        fields.append(("enrichmentStatus", .string(confidence < 0.8 ? "review_needed" : "success")))
         let width = 1.0 / Double(of)
-        let box: JSONValue = [
+        fields["boundingBox"] = [
             "x": .double(round2(Double(position) * width + 0.02)), "y": 0.05,
             "width": .double(round2(width - 0.04)), "height": 0.9,
         ]
-        fields.append(("boundingBox", box))
         if catalogIndex % 4 == 1 {
-            fields.append(("enrichment", ["isbn13": .string(book.isbn13), "source": "openlibrary"]))
+            fields["enrichment"] = ["isbn13": .string(book.isbn13), "source": "openlibrary"]
         }
         return .object(fields)
     }

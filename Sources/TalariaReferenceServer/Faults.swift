@@ -5,6 +5,8 @@
 
 public enum RequestKind: String, Sendable, CaseIterable {
     case upload, stream, status, results, cleanup
+    /// The book-catalogue lookups (Open Library's and Google Books' ISBN APIs).
+    case catalog
 }
 
 public enum EnvelopeShape: String, Sendable, CaseIterable {
@@ -52,6 +54,9 @@ public enum FaultAction: Sendable, Equatable {
     case badISBN
     // status, results, cleanup
     case http404
+    // catalog
+    case unknownBook
+    case rateLimited(seconds: Int?)
 }
 
 public struct Fault: Sendable, Equatable, CustomStringConvertible {
@@ -90,6 +95,7 @@ public struct Fault: Sendable, Equatable, CustomStringConvertible {
         .status: ["404", "500", "slow:MS"],
         .results: ["404", "500", "slow:MS"],
         .cleanup: ["404", "500", "slow:MS"],
+        .catalog: ["429[:N]", "500", "503", "html", "malformed", "not-found", "drop", "slow:MS"],
     ]
 
     public static func parse(_ spelling: String) throws(ParseError) -> Fault {
@@ -115,10 +121,17 @@ public struct Fault: Sendable, Equatable, CustomStringConvertible {
         case (.upload, "429-date"): action = .rateLimitDate(try optionalInt())
         case (.upload, "429-reset"): action = .rateLimitReset(try optionalInt())
         case (.upload, "429-legacy"): action = .rateLimitLegacy(try optionalInt())
-        case (.upload, "500"), (.status, "500"), (.results, "500"), (.cleanup, "500"):
+        case (.catalog, "429"): action = .rateLimited(seconds: try optionalInt())
+        case (.catalog, "not-found"):
+            try none()
+            action = .unknownBook
+        case (.catalog, "malformed"):
+            try none()
+            action = .malformed
+        case (.upload, "500"), (.status, "500"), (.results, "500"), (.cleanup, "500"), (.catalog, "500"):
             try none()
             action = .http500
-        case (.upload, "503"):
+        case (.upload, "503"), (.catalog, "503"):
             try none()
             action = .http503
         case (.upload, "401"):
@@ -130,10 +143,10 @@ public struct Fault: Sendable, Equatable, CustomStringConvertible {
         case (.upload, "400-invalid-file"):
             try none()
             action = .invalidFile
-        case (.upload, "html"):
+        case (.upload, "html"), (.catalog, "html"):
             try none()
             action = .html
-        case (.upload, "drop"):
+        case (.upload, "drop"), (.catalog, "drop"):
             try none()
             action = .drop
         case (.upload, "envelope"):

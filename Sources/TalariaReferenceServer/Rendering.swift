@@ -11,7 +11,7 @@ enum Render {
         let statusURL = jobPath(job.id)
         let streamURL = streamPath(job.id)
         let data: JSONValue
-        var links: [(String, JSONValue)] = [("self", .string(statusURL))]
+        var links: [String: JSONValue] = ["self": .string(statusURL)]
         if noStream {
             data = ["jobId": .string(job.id), "status": "queued", "statusUrl": .string(statusURL)]
         } else {
@@ -21,20 +21,20 @@ enum Render {
                     "jobId": .string(job.id), "sseUrl": .string(base + streamURL), "authToken": .string(job.token),
                     "statusUrl": .string(base + statusURL),
                 ]
-                links = [("self", .string(base + statusURL)), ("stream", .string(base + streamURL))]
+                links = ["self": .string(base + statusURL), "stream": .string(base + streamURL)]
             case .sseRelative:
                 data = [
                     "jobId": .string(job.id), "sseUrl": .string(streamURL), "authToken": .string(job.token), "statusUrl": .string(statusURL),
                 ]
-                links.append(("stream", .string(streamURL)))
+                links["stream"] = .string(streamURL)
             case .streamToken:
                 data = ["jobId": .string(job.id), "status": "queued", "streamUrl": .string(streamURL), "token": .string(job.token)]
-                links.append(("stream", .string(streamURL)))
+                links["stream"] = .string(streamURL)
             case .statusOnly:
                 data = ["jobId": .string(job.id), "status": "queued"]
             }
         }
-        links.append(("cancel", .string(shape == .sseAbsolute && !noStream ? base + statusURL : statusURL)))
+        links["cancel"] = .string(shape == .sseAbsolute && !noStream ? base + statusURL : statusURL)
         return [
             "success": true, "data": data,
             "metadata": ["timestamp": .string(isoTimestamp()), "requestId": .string(requestID)],
@@ -66,12 +66,12 @@ enum Render {
     static func sse(_ event: LogicalEvent, job: JobSnapshot, percent: Bool) -> (name: String, data: JSONValue) {
         switch event {
         case .progress(let status, let progress, let processed, let total, let message, let timestamp):
-            var fields: [(String, JSONValue)] = [
-                ("jobId", .string(job.id)), ("status", .string(status.rawValue)), ("progress", progressValue(progress, percent: percent)),
-                ("processedCount", .int(processed)), ("totalCount", .int(total)),
+            var fields: [String: JSONValue] = [
+                "jobId": .string(job.id), "status": .string(status.rawValue),
+                "progress": progressValue(progress, percent: percent), "processedCount": .int(processed),
+                "totalCount": .int(total), "timestamp": .string(timestamp),
             ]
-            if let message { fields.append(("message", .string(message))) }
-            fields.append(("timestamp", .string(timestamp)))
+            if let message { fields["message"] = .string(message) }
             return ("progress", .object(fields))
         case .result(let i):
             let book = books(job)[i]
@@ -92,13 +92,12 @@ enum Render {
         case .statusResult(let status, let message):
             return ("result", ["jobId": .string(job.id), "status": .string(status.rawValue), "message": .string(message)])
         case .completed:
-            var fields: [(String, JSONValue)] = [("jobId", .string(job.id)), ("status", "completed")]
+            var fields: [String: JSONValue] = ["jobId": .string(job.id), "status": "completed", "summary": summary(job)]
             if job.sticky.contains(.stripped) {
-                fields.append(("resultsUrl", .string(resultsPath(job.id))))
+                fields["resultsUrl"] = .string(resultsPath(job.id))
             } else {
-                fields.append((job.sticky.contains(.resultsKey) ? "results" : "books", .array(books(job))))
+                fields[job.sticky.contains(.resultsKey) ? "results" : "books"] = .array(books(job))
             }
-            fields.append(("summary", summary(job)))
             return (job.sticky.contains(.completeAlias) ? "complete" : "completed", .object(fields))
         case .failed(let status, let code, let message, let retryable):
             return (
@@ -122,12 +121,13 @@ enum Render {
     static func problem(
         status: Int, code: String, title: String, detail: String, instance: String, retryable: Bool, retryAfterMs: Int? = nil
     ) -> JSONValue {
-        var fields: [(String, JSONValue)] = [
-            ("type", .string("https://talaria.example/problems/" + code.lowercased().replacingOccurrences(of: "_", with: "-"))),
-            ("title", .string(title)), ("status", .int(status)), ("detail", .string(detail)), ("instance", .string(instance)),
-            ("code", .string(code)), ("retryable", .bool(retryable)),
+        var fields: [String: JSONValue] = [
+            "type": .string(
+                "https://talaria.example/problems/" + code.lowercased().replacingOccurrences(of: "_", with: "-")),
+            "title": .string(title), "status": .int(status), "detail": .string(detail), "instance": .string(instance),
+            "code": .string(code), "retryable": .bool(retryable),
         ]
-        if let retryAfterMs { fields.append(("retryAfterMs", .int(retryAfterMs))) }
+        if let retryAfterMs { fields["retryAfterMs"] = .int(retryAfterMs) }
         return .object(fields)
     }
 }

@@ -60,6 +60,8 @@ public enum ReferenceServer {
             await state.reset()
             return Response(status: .noContent)
         }
+        router.get("/api/books") { request, context in try await handlers.openLibraryBooks(request, context) }
+        router.get("/books/v1/volumes") { request, context in try await handlers.googleBooksVolumes(request, context) }
         router.get("/health") { _, _ in json(200, ["status": "ok"]) }
         return router
     }
@@ -164,10 +166,10 @@ struct Handlers: Sendable {
         } catch is NIOTooManyBytesError {
             return problem(413, "FILE_TOO_LARGE", "File too large", "An image may have at most \(configuration.maxImageBytes) bytes", request)
         }
-        let parts: [MultipartPart]
+        let parts: [UploadForm.Part]
         do {
-            let boundary = try Multipart.boundary(fromContentType: request.headers[.contentType] ?? "")
-            parts = try Multipart.parse(Array(body.readableBytesView), boundary: boundary)
+            let boundary = try UploadForm.boundary(fromContentType: request.headers[.contentType] ?? "")
+            parts = try UploadForm.parts(of: body, boundary: boundary)
         } catch {
             return problem(400, "INVALID_REQUEST", "Invalid request", "\(error)", request)
         }
@@ -183,15 +185,16 @@ struct Handlers: Sendable {
                 400, "INVALID_FILE", "Invalid file", "The 'photos[]' part must have Content-Type image/jpeg (got: \(photo.contentType ?? "none"))",
                 request)
         }
-        guard photo.body.count <= configuration.maxImageBytes else {
+        let image = photo.body.readableBytesView
+        guard image.count <= configuration.maxImageBytes else {
             return problem(
                 413, "FILE_TOO_LARGE", "File too large",
-                "The image has \(photo.body.count) bytes; at most \(configuration.maxImageBytes) are accepted", request)
+                "The image has \(image.count) bytes; at most \(configuration.maxImageBytes) are accepted", request)
         }
-        guard photo.body.count >= 2, photo.body[0] == 0xFF, photo.body[1] == 0xD8 else {
+        guard image.starts(with: [0xFF, 0xD8]) else {
             return problem(400, "INVALID_FILE", "Invalid file", "The 'photos[]' part is not a JPEG image", request)
         }
-        let (job, created) = await state.job(forKey: key, deviceID: deviceID, image: photo.body)
+        let (job, created) = await state.job(forKey: key, deviceID: deviceID, image: Array(image))
         context.logger.info(
             "\(created ? "created" : "existing") job \(job.id) (\(job.books.count) books)", metadata: ["idempotency-key": "\(key)"])
         var shape = configuration.envelope
@@ -279,15 +282,15 @@ struct Handlers: Sendable {
         }
         guard let job = await jobFor(context) else { return notFound(request) }
         guard authorizedForJob(request, job) else { return problem(401, "UNAUTHORIZED", "Unauthorized", "Bad credentials", request) }
-        var data: [(String, JSONValue)] = [
-            ("jobId", .string(job.id)), ("status", .string(job.status.rawValue)),
-            ("progress", Render.progressValue(job.progress, percent: configuration.progressPercent)),
-            ("processedCount", .int(job.processed)), ("totalCount", .int(job.books.count)),
-            ("createdAt", .string(isoTimestamp(job.createdAt))), ("updatedAt", .string(isoTimestamp(job.updatedAt))),
+        var data: [String: JSONValue] = [
+            "jobId": .string(job.id), "status": .string(job.status.rawValue),
+            "progress": Render.progressValue(job.progress, percent: configuration.progressPercent),
+            "processedCount": .int(job.processed), "totalCount": .int(job.books.count),
+            "createdAt": .string(isoTimestamp(job.createdAt)), "updatedAt": .string(isoTimestamp(job.updatedAt)),
         ]
-        if job.status == .completed { data.append(("resultsUrl", .string(Render.resultsPath(job.id)))) }
+        if job.status == .completed { data["resultsUrl"] = .string(Render.resultsPath(job.id)) }
         if let last = job.events.last?.event, case .failed(_, let code, let message, let retryable) = last {
-            data.append(("error", ["code": .string(code), "message": .string(message), "retryable": .bool(retryable)]))
+            data["error"] = ["code": .string(code), "message": .string(message), "retryable": .bool(retryable)]
         }
         return ReferenceServer.json(200, ["success": true, "data": .object(data)])
     }
@@ -303,11 +306,11 @@ struct Handlers: Sendable {
         guard let job = await jobFor(context) else { return notFound(request) }
         guard authorizedForJob(request, job) else { return problem(401, "UNAUTHORIZED", "Unauthorized", "Bad credentials", request) }
         guard job.status.isFinished else { return notFound(request, "The job has not finished (status \(job.status.rawValue))") }
-        var data: [(String, JSONValue)] = [
-            ("jobId", .string(job.id)), ("status", .string(job.status.rawValue)),
-            ("results", .array(job.status == .completed ? Render.books(job) : [])),
+        var data: [String: JSONValue] = [
+            "jobId": .string(job.id), "status": .string(job.status.rawValue),
+            "results": .array(job.status == .completed ? Render.books(job) : []),
         ]
-        if job.status == .completed { data.append(("summary", Render.summary(job))) }
+        if job.status == .completed { data["summary"] = Render.summary(job) }
         return ReferenceServer.json(200, ["success": true, "data": .object(data)])
     }
 

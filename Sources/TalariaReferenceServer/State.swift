@@ -82,6 +82,7 @@ struct Stats: Sendable {
     var cleanupsNotFound: [String] = []
     var cancels = 0
     var faultsApplied: [String] = []
+    var catalogLookups: [String: Int] = [:]
 }
 
 /// All mutable server state: jobs, the idempotency index, the fault queue and the counters.
@@ -89,7 +90,6 @@ public actor ReferenceState {
     let configuration: ReferenceConfiguration
     private var jobs: [String: Job] = [:]
     private var jobByKey: [String: String] = [:]
-    private var jobOrder: [String] = []
     private var faultQueue: [Fault] = []
     private var stats = Stats()
     private var nextJobNumber = 1
@@ -135,7 +135,6 @@ public actor ReferenceState {
             id: id, token: token, idempotencyKey: key, deviceID: deviceID, books: Catalog.recognise(image), createdAt: Date(),
             updatedAt: Date())
         jobByKey[key] = id
-        jobOrder.append(id)
         stats.jobsCreated += 1
         job.timeline = startTimeline(id: id, books: job.books)
         jobs[id] = job
@@ -275,24 +274,23 @@ public actor ReferenceState {
 
     func countStatusPoll() { stats.statusPolls += 1 }
     func countResultsFetch() { stats.resultsFetches += 1 }
+    func countCatalogLookup(_ isbn: String) { stats.catalogLookups[isbn, default: 0] += 1 }
 
     /// Clears jobs, counters and queued faults (run-level faults stay).
     func reset() {
         for job in jobs.values { job.timeline?.cancel() }
         jobs = [:]
         jobByKey = [:]
-        jobOrder = []
         faultQueue = []
         stats = Stats()
     }
 
     func statsJSON() -> JSONValue {
-        func counts(_ d: [String: Int]) -> JSONValue { .object(d.sorted { $0.key < $1.key }.map { ($0.key, .int($0.value)) }) }
         return [
             "jobsCreated": .int(stats.jobsCreated),
             "uploads": .int(stats.uploads),
-            "uploadsByIdempotencyKey": counts(stats.uploadsByIdempotencyKey),
-            "jobByIdempotencyKey": .object(jobByKey.sorted { $0.key < $1.key }.map { ($0.key, .string($0.value)) }),
+            "uploadsByIdempotencyKey": .object(stats.uploadsByIdempotencyKey.mapValues { .int($0) }),
+            "jobByIdempotencyKey": .object(jobByKey.mapValues { .string($0) }),
             "streamsOpened": .int(stats.streamsOpened),
             "resumes": .int(stats.resumes),
             "statusPolls": .int(stats.statusPolls),
@@ -300,13 +298,11 @@ public actor ReferenceState {
             "cleanups": .array(stats.cleanups.map { .string($0) }),
             "cleanupsNotFound": .array(stats.cleanupsNotFound.map { .string($0) }),
             "cancels": .int(stats.cancels),
-            "booksByJob": .object(
-                jobOrder.compactMap { id in
-                    jobs[id].map { job in (id, .array(job.books.map { .string($0.book.isbn13) })) }
-                }),
-            "jobStatus": .object(jobOrder.compactMap { id in jobs[id].map { (id, .string($0.status.rawValue)) } }),
+            "booksByJob": .object(jobs.mapValues { job in .array(job.books.map { .string($0.book.isbn13) }) }),
+            "jobStatus": .object(jobs.mapValues { .string($0.status.rawValue) }),
             "faultsApplied": .array(stats.faultsApplied.map { .string($0) }),
             "faultsPending": .array(faultQueue.map { .string($0.spelling) }),
+            "catalogLookups": .object(stats.catalogLookups.mapValues { .int($0) }),
         ]
     }
 }

@@ -106,7 +106,8 @@ private func writeStream(
     var lastWrite = clock.now
 
     func ping(_ writer: inout any ResponseBodyWriter) async throws {
-        try await write("event: ping\ndata: {\"timestamp\":\"\(isoTimestamp())\"}\n\n", to: &writer)
+        let data: JSONValue = ["timestamp": .string(isoTimestamp())]
+        try await write(Render.sseText(name: "ping", data: data.serialized(), id: nil), to: &writer)
         lastWrite = clock.now
     }
 

@@ -10,6 +10,10 @@ import Testing
 @Suite(.serialized) struct V4L2HardwareTests {
     static let device = getenv("SWIFTWING_TEST_V4L2_DEVICE").map { String(cString: $0) }
     static let disconnect = getenv("SWIFTWING_TEST_V4L2_DISCONNECT") != nil
+    static let noDevice: Comment =
+        "needs a V4L2 device in SWIFTWING_TEST_V4L2_DEVICE: runs in the VM rig (Tests/VMRig/camera-swift.sh)"
+    static let noDisconnect: Comment =
+        "needs SWIFTWING_TEST_V4L2_DEVICE and SWIFTWING_TEST_V4L2_DISCONNECT=1: runs in the VM rig (camera-swift.sh)"
 
     static func configuration(access: V4L2Access) -> CameraConfiguration {
         CameraConfiguration(
@@ -18,7 +22,7 @@ import Testing
             stallTimeout: .seconds(3), access: access)
     }
 
-    @Test(.enabled(if: device != nil), arguments: [V4L2Access.libv4l2, .libc])
+    @Test(.enabled(if: device != nil, noDevice), arguments: [V4L2Access.libv4l2, .libc])
     func streamsAndCapturesTheFirstFrameAfterThePress(access: V4L2Access) async throws {
         let camera = try V4L2Camera(configuration: Self.configuration(access: access))
         try await camera.start()
@@ -55,7 +59,7 @@ import Testing
         #expect(camera.status.state == .stopped)
     }
 
-    @Test(.enabled(if: device != nil && disconnect))
+    @Test(.enabled(if: device != nil && disconnect, noDisconnect))
     func anUnplugFailsPendingCapturesAndReopens() async throws {
         let camera = try V4L2Camera(configuration: Self.configuration(access: .libv4l2))
         try await camera.start()

@@ -78,7 +78,7 @@ final class EventLog: Sendable {
     }
 }
 
-@Suite(.serialized, .enabled(if: GPIOSim.available, "needs a gpio-sim chip: run Tests/VMRig/shutter-gpio.sh"))
+@Suite(.serialized, .enabled(if: GPIOSim.available, "needs a gpio-sim chip: runs in the VM rig (Tests/VMRig/gpio-kernel.sh)"))
 struct KernelGPIOTests {
     @Test func theChipIsFoundByLabelAndByNameAndLinesByNameAndOffset() throws {
         let byLabel = try GPIOInputLine(spec: GPIOSim.shutter)

@@ -182,6 +182,21 @@ func parseSSE(_ text: String) -> (comments: [String], retry: String?, events: [S
 /// A minimal valid-looking JPEG (magic FF D8 FF E0, then `seed`).
 func jpeg(_ seed: String) -> [UInt8] { [0xFF, 0xD8, 0xFF, 0xE0] + Array(seed.utf8) + [0xFF, 0xD9] }
 
+/// A `multipart/form-data` body written here rather than by the server's parser library, as a client writes it.
+func multipartBody(
+    boundary: String, parts: [(name: String, filename: String?, contentType: String?, body: [UInt8])]
+) -> [UInt8] {
+    var out: [UInt8] = []
+    for part in parts {
+        var head = "--\(boundary)\r\nContent-Disposition: form-data; name=\"\(part.name)\""
+        if let filename = part.filename { head += "; filename=\"\(filename)\"" }
+        head += "\r\n"
+        if let contentType = part.contentType { head += "Content-Type: \(contentType)\r\n" }
+        out += Array((head + "\r\n").utf8) + part.body + Array("\r\n".utf8)
+    }
+    return out + Array("--\(boundary)--\r\n".utf8)
+}
+
 /// A running reference server on a free port, and helpers that speak to it.
 struct TestServer: Sendable {
     let port: Int
@@ -194,15 +209,26 @@ struct TestServer: Sendable {
 
     func upload(
         key: String? = "scan-1", device: String? = "device-1", image: [UInt8] = jpeg("spine"), partName: String = "photos[]",
-        partType: String? = "image/jpeg", bearer: String? = nil
+        partType: String? = "image/jpeg", bearer: String? = nil, timeout: Double = 10
     ) async throws -> HTTPResult {
         let boundary = "----swiftwing\(UInt32.random(in: 0...UInt32.max))"
-        let body = Multipart.build(boundary: boundary, parts: [(name: partName, filename: "spine.jpg", contentType: partType, body: image)])
-        var headers = [("Content-Type", "multipart/form-data; boundary=\(boundary)")]
+        let body = multipartBody(
+            boundary: boundary, parts: [(name: partName, filename: "spine.jpg", contentType: partType, body: image)])
+        return try await upload(
+            contentType: "multipart/form-data; boundary=\(boundary)", body: body, key: key, device: device,
+            bearer: bearer, timeout: timeout)
+    }
+
+    /// Posts `body` as an upload with this content type, whatever the body holds.
+    func upload(
+        contentType: String, body: [UInt8], key: String? = "scan-1", device: String? = "device-1", bearer: String? = nil,
+        timeout: Double = 10
+    ) async throws -> HTTPResult {
+        var headers = [("Content-Type", contentType)]
         if let key { headers.append(("Idempotency-Key", key)) }
         if let device { headers.append(("X-Device-ID", device)) }
         if let bearer { headers.append(("Authorization", "Bearer \(bearer)")) }
-        return try await request("POST", "/v3/jobs/scans", headers: headers, body: body)
+        return try await request("POST", "/v3/jobs/scans", headers: headers, body: body, timeout: timeout)
     }
 
     /// Uploads and returns (jobId, stream path, token) from an sse-relative envelope.

@@ -92,11 +92,43 @@ import Testing
             let noKey = try await server.upload(key: nil)
             #expect(noKey.status == 400 && (noKey.object?["detail"] as? String)?.contains("Idempotency-Key") == true)
 
-            let tooLarge = try await server.upload(image: [0xFF, 0xD8] + [UInt8](repeating: 0x41, count: 10_000_000 - 1))
+            // MultipartKit scans about 1 MB/s in a debug build, so a 10 MB upload may take longer than the
+            // client's default 10 s.
+            let tooLarge = try await server.upload(
+                image: [0xFF, 0xD8] + [UInt8](repeating: 0x41, count: 10_000_000 - 1), timeout: 120)
             #expect(tooLarge.status == 413 && (tooLarge.object?["code"] as? String) == "FILE_TOO_LARGE")
-            let justRight = try await server.upload(key: "big", image: [0xFF, 0xD8] + [UInt8](repeating: 0x41, count: 10_000_000 - 2))
+            let justRight = try await server.upload(
+                key: "big", image: [0xFF, 0xD8] + [UInt8](repeating: 0x41, count: 10_000_000 - 2), timeout: 120)
             #expect(justRight.status == 202)
             #expect(try await server.stats()["jobsCreated"] as? Int == 1)
+        }
+    }
+
+    @Test func malformedMultipartBodiesAreProblemDetails() async throws {
+        try await withServer { server in
+            let head = "--b\r\nContent-Disposition: form-data; name=\"photos[]\"\r\nContent-Type: image/jpeg\r\n\r\n"
+            let truncated = Array(head.utf8) + jpeg("cut off")
+            let bareLineFeeds =
+                Array(head.replacingOccurrences(of: "\r\n", with: "\n").utf8) + jpeg("lf") + Array("\n--b--\n".utf8)
+            let photo = (name: "photos[]", filename: nil as String?, contentType: "image/jpeg" as String?, body: jpeg("ok"))
+            let wellFormed = multipartBody(boundary: "b", parts: [photo])
+            let cases: [(contentType: String, body: [UInt8], detail: String)] = [
+                ("multipart/form-data; boundary=b", truncated, "ends inside a part"),
+                ("multipart/form-data; boundary=b", bareLineFeeds, "malformed multipart body"),
+                ("multipart/form-data; boundary=other", wellFormed, "no part delimited by --other"),
+                ("multipart/form-data", wellFormed, "has no boundary"),
+                ("image/jpeg", jpeg("raw"), "not multipart/form-data"),
+            ]
+            for (contentType, body, detail) in cases {
+                let response = try await server.upload(contentType: contentType, body: body)
+                #expect(response.status == 400, "\(contentType): \(response.text)")
+                #expect(response.header("content-type") == "application/problem+json")
+                #expect(response.object?["code"] as? String == "INVALID_REQUEST")
+                #expect((response.object?["detail"] as? String)?.contains(detail) == true, "\(response.text)")
+            }
+            #expect(try await server.stats()["jobsCreated"] as? Int == 0)
+            let accepted = try await server.upload(contentType: "multipart/form-data; boundary=b", body: wellFormed)
+            #expect(accepted.status == 202)
         }
     }
 
