@@ -83,18 +83,26 @@ struct PanelFeederTests {
         _ = await run.result
     }
 
-    @Test("the long press's notice shows over the others for its duration, then goes")
-    func aShownNoticeExpires() async throws {
+    /// A feeder over an empty database and a camera that never opens; the caller removes `directory`.
+    private func idleFeeder(connectivity: @escaping @Sendable () -> Connectivity = { .offline }) throws
+        -> (panel: StatusPanel, feeder: PanelFeeder, directory: String)
+    {
         let directory = NSTemporaryDirectory() + "panel-feeder-\(UUID().uuidString)"
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(atPath: directory) }
         let state = StateDirectory(path: directory)
         try state.create()
         let camera = CameraSupervisor(device: "/dev/video9", logger: Logger(label: "test")) { throw ApplianceError("no camera") }
         let panel = try StatusPanel(sink: NullSink(), logger: Logger(label: "test"))
         let feeder = PanelFeeder(
             panel: panel, database: try AppDatabase.inMemory(), stateDirectory: state, camera: camera, cameraName: "/dev/video9",
-            settings: PanelFeeder.Settings(), logger: Logger(label: "test"))
+            settings: PanelFeeder.Settings(), logger: Logger(label: "test"), connectivity: connectivity)
+        return (panel, feeder, directory)
+    }
+
+    @Test("the long press's notice shows over the others for its duration, then goes")
+    func aShownNoticeExpires() async throws {
+        let (panel, feeder, directory) = try idleFeeder()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
         let notice = PanelNotice.message(title: "THIS DEVICE", detail: "swiftwing · no network · queue empty")
         feeder.show(notice, for: .milliseconds(300))
         feeder.refresh()
@@ -106,16 +114,8 @@ struct PanelFeederTests {
 
     @Test("a refused key and a missing key each show their own notice")
     func unauthorizedNoticeSaysWhy() async throws {
-        let directory = NSTemporaryDirectory() + "panel-feeder-\(UUID().uuidString)"
-        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        let (panel, feeder, directory) = try idleFeeder(connectivity: { .unauthorized })
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        let state = StateDirectory(path: directory)
-        try state.create()
-        let camera = CameraSupervisor(device: "/dev/video9", logger: Logger(label: "test")) { throw ApplianceError("no camera") }
-        let panel = try StatusPanel(sink: NullSink(), logger: Logger(label: "test"))
-        let feeder = PanelFeeder(
-            panel: panel, database: try AppDatabase.inMemory(), stateDirectory: state, camera: camera, cameraName: "/dev/video9",
-            settings: PanelFeeder.Settings(), logger: Logger(label: "test"), connectivity: { .unauthorized })
         feeder.refresh()
         #expect(panel.model.notice == .backendUnauthorized)
         let router = UplinkEventRouter()
