@@ -39,6 +39,7 @@ demo: build
 bench: deps
 	$(SWIFT) run -c release SwiftWingBench
 	$(SWIFT) run -c release TalariaBench
+	$(SWIFT) run -c release IdentifyBench
 	Benchmarks/TalariaBench/compare-eventsource.sh
 	$(SWIFT) build -c release --product UplinkBench
 	$(SWIFT) build -c release --product talaria-reference

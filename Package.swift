@@ -34,6 +34,8 @@ let package = Package(
         systemLibrary("CSystemd", pkgConfig: "libsystemd", apt: "libsystemd-dev"),
         // Cairo with its FreeType/fontconfig backend (cairo-ft, fontconfig come with libcairo2-dev).
         systemLibrary("CCairo", pkgConfig: "cairo", apt: "libcairo2-dev"),
+        systemLibrary("CZBar", pkgConfig: "zbar", apt: "libzbar-dev"),
+        systemLibrary("CPNG", pkgConfig: "libpng", apt: "libpng-dev"),
         .target(
             name: "CShim",
             linkerSettings: [.linkedLibrary("v4l2"), .linkedLibrary("jpeg")]
@@ -58,25 +60,28 @@ let package = Package(
             name: "Controls",
             dependencies: ["SwiftWingCore", "CGPIOD", "CShim", .product(name: "Logging", package: "swift-log")]
         ),
-        // The backend link's pure core (SSE parser, tolerant models, ISBNs, retry policy); no hardware.
-        .target(
-            name: "Talaria",
-            dependencies: ["SwiftWingCore", "Store", .product(name: "Logging", package: "swift-log")]
-        ),
+        // The backend link's pure core (SSE parser, tolerant models, ISBNs, retry policy): no Store, no GRDB; the
+        // Uplink maps its books to library records. May import: Foundation.
+        .target(name: "Talaria"),
         // HTTP over libcurl: one multi handle on its own thread; the uplink sees only `HTTPTransport`.
         .target(
             name: "HTTPEngine",
             dependencies: ["SwiftWingCore", "CCurl", .product(name: "Logging", package: "swift-log")]
         ),
         // Queued scans to the backend and books into the library: upload, stream, poll, retry, cleanup.
+        // May import: Store, Talaria, HTTPEngine, Logging, ServiceLifecycle, Foundation, Synchronization.
         .target(
             name: "Uplink",
             dependencies: [
-                "SwiftWingCore", "Store", "Talaria", "HTTPEngine",
+                "Store", "Talaria", "HTTPEngine",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
         ),
+        // Barcodes (ZBar) and the quality check on a frame's Y plane; also reads PNG/JPEG files for `identify`.
+        .target(name: "Identify", dependencies: ["SwiftWingCore", "Imaging", "CZBar", "CZXingShim", "CPNG"]),
+        // zxing-cpp (libzxing-dev) is C++ only: a C interface for the codes ZBar cannot read.
+        .target(name: "CZXingShim", linkerSettings: [.linkedLibrary("ZXing")]),
         .target(
             name: "Panel",
             dependencies: ["SwiftWingCore", "Imaging", "CCairo", "CShim", .product(name: "Logging", package: "swift-log")]
@@ -94,7 +99,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "swiftwing",
-            dependencies: ["Appliance", .product(name: "ArgumentParser", package: "swift-argument-parser")]
+            dependencies: ["Appliance", "Identify", .product(name: "ArgumentParser", package: "swift-argument-parser")]
         ),
         .executableTarget(
             name: "SwiftWingBench",
@@ -120,11 +125,15 @@ let package = Package(
         .executableTarget(
             name: "PanelBench", dependencies: ["Panel", "Imaging", "SwiftWingCore", .product(name: "Logging", package: "swift-log")],
             path: "Benchmarks/PanelBench"),
+        .executableTarget(
+            name: "IdentifyBench", dependencies: ["Identify", "Imaging", "SwiftWingCore"], path: "Benchmarks/IdentifyBench"),
         // Renders panel states into a framebuffer device and/or PNGs: the VM rig's vfb test drives it.
         .executableTarget(name: "PanelProbe", dependencies: ["Panel"], path: "Tests/PanelProbe"),
 
         // Test doubles ship as their own module and implement the same protocols as the real parts.
-        .target(name: "SwiftWingTesting", dependencies: ["SwiftWingCore", "Camera", "Imaging", "Controls"], path: "Tests/SwiftWingTesting"),
+        .target(
+            name: "SwiftWingTesting", dependencies: ["SwiftWingCore", "Camera", "Imaging", "Controls", "HTTPEngine", "Uplink"],
+            path: "Tests/SwiftWingTesting"),
 
         // The reference recognition backend (docs/protocol.md with switchable faults): an independent peer,
         // it never imports the app's modules. May import: Hummingbird, NIOCore, MultipartKit, Logging,
@@ -168,12 +177,15 @@ let package = Package(
         .testTarget(name: "ControlsTests", dependencies: ["Controls", "SwiftWingTesting"]),
         .testTarget(
             name: "UplinkTests",
-            dependencies: ["Uplink", "Store", "Talaria", "HTTPEngine", .product(name: "Logging", package: "swift-log")]),
-        .testTarget(name: "TalariaTests", dependencies: ["Talaria", "Store"], exclude: ["Fixtures"]),
+            dependencies: [
+                "Uplink", "Store", "Talaria", "HTTPEngine", "SwiftWingTesting", .product(name: "Logging", package: "swift-log"),
+            ]),
+        .testTarget(name: "TalariaTests", dependencies: ["Talaria"], exclude: ["Fixtures"]),
         .testTarget(name: "HTTPEngineTests", dependencies: ["HTTPEngine", "SwiftWingCore", .product(name: "Logging", package: "swift-log")]),
         .testTarget(
             name: "PanelTests", dependencies: ["Panel", "SwiftWingCore", .product(name: "Logging", package: "swift-log")],
             exclude: ["Golden"]),
+        .testTarget(name: "IdentifyTests", dependencies: ["Identify", "Imaging", "SwiftWingCore", "swiftwing"]),
         .testTarget(name: "ApplianceTests", dependencies: ["Appliance", "SwiftWingTesting"]),
         .testTarget(
             name: "SwiftWingIntegrationTests",

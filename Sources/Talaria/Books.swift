@@ -1,5 +1,4 @@
 import Foundation
-import Store
 
 /// ISBN checks and normalisation. The library keys books by ISBN-13; an ISBN that fails its
 /// checksum is treated as no ISBN (the book is then matched by title and author).
@@ -93,12 +92,6 @@ public struct BoundingBox: Hashable, Sendable {
     }
 }
 
-/// How two books are recognised as the same: by ISBN-13, else by normalised title + first author.
-public enum BookIdentity: Hashable, Sendable {
-    case isbn13(String)
-    case titleAndAuthor(BookMatchKey)
-}
-
 /// One book as the backend described it (docs/protocol.md §3), read tolerantly.
 public struct TalariaBook: Hashable, Sendable {
     /// Valid ISBN-13 (an ISBN-10 converted), or `nil`.
@@ -115,7 +108,9 @@ public struct TalariaBook: Hashable, Sendable {
     public var publishedDate: String?
     public var pageCount: Int?
     public var coverURL: String?
-    public var enrichmentStatus: EnrichmentStatus
+    /// As the backend sent it (`success`, `review_needed`…; docs/protocol.md §3), `nil` when absent:
+    /// the library reads it tolerantly.
+    public var enrichmentStatus: String?
     public var boundingBox: BoundingBox?
     /// The backend's JSON for this book (compact, keys sorted).
     public var rawJSON: String
@@ -123,7 +118,7 @@ public struct TalariaBook: Hashable, Sendable {
     public init(
         isbn13: String? = nil, isbn10: String? = nil, title: String, authors: [String] = [],
         confidence: Double? = nil, format: String? = nil, publisher: String? = nil, publishedDate: String? = nil,
-        pageCount: Int? = nil, coverURL: String? = nil, enrichmentStatus: EnrichmentStatus = .pending,
+        pageCount: Int? = nil, coverURL: String? = nil, enrichmentStatus: String? = nil,
         boundingBox: BoundingBox? = nil, rawJSON: String = "{}"
     ) {
         self.isbn13 = isbn13
@@ -139,25 +134,6 @@ public struct TalariaBook: Hashable, Sendable {
         self.enrichmentStatus = enrichmentStatus
         self.boundingBox = boundingBox
         self.rawJSON = rawJSON
-    }
-
-    /// Below ``BookRecord/reviewThreshold`` (0.8) confidence, or the backend asked for review.
-    public var needsReview: Bool {
-        (confidence.map { $0 < BookRecord.reviewThreshold } ?? false) || enrichmentStatus == .reviewNeeded
-    }
-
-    /// ISBN-13 when known, else title + first author; `nil` when neither can identify the book.
-    public var identity: BookIdentity? {
-        if let isbn13 { return .isbn13(isbn13) }
-        return BookMatchKey(title: title, authors: authors).map(BookIdentity.titleAndAuthor)
-    }
-
-    /// The library row for this book, found by `scanID`.
-    public func record(scanID: UUID?, now: Date = Date()) -> BookRecord {
-        BookRecord(
-            isbn13: isbn13, isbn10: isbn10, title: title, authors: authors, format: format, publisher: publisher,
-            publishedDate: publishedDate, pageCount: pageCount, coverURL: coverURL, confidence: confidence,
-            enrichmentStatus: enrichmentStatus, addedAt: now, scanID: scanID, rawJSON: rawJSON)
     }
 
     // MARK: Decoding
@@ -271,7 +247,7 @@ public struct TalariaBook: Hashable, Sendable {
             isbn13: isbn13, isbn10: isbn10, title: title, authors: authors, confidence: confidence,
             format: text("format"), publisher: text("publisher"), publishedDate: publishedDate, pageCount: pageCount,
             coverURL: text("coverUrl", "coverURL", "coverImageUrl", "thumbnail"),
-            enrichmentStatus: EnrichmentStatus(tolerating: text("enrichmentStatus") ?? enrichment?["status"]?.stringValue),
+            enrichmentStatus: text("enrichmentStatus") ?? enrichment?["status"]?.stringValue,
             boundingBox: box, rawJSON: value.jsonText)
         return (book, warnings)
     }
@@ -286,44 +262,5 @@ public struct TalariaBook: Hashable, Sendable {
             if let book { books.append(book) }
         }
         return (books, warnings)
-    }
-
-    /// One book per ``identity``, in first-seen order; a later duplicate fills what the first
-    /// lacked and the higher confidence wins. Books without identity are kept as they are.
-    public static func deduplicated(_ books: [TalariaBook]) -> [TalariaBook] {
-        var out: [TalariaBook] = []
-        var index: [BookIdentity: Int] = [:]
-        for book in books {
-            // A book known by ISBN is also indexed by its title key, so an ISBN-less duplicate finds it.
-            let keys = [book.identity, book.isbn13 == nil ? nil : BookMatchKey(title: book.title, authors: book.authors)
-                .map(BookIdentity.titleAndAuthor)].compactMap { $0 }
-            if let position = keys.lazy.compactMap({ index[$0] }).first,
-                out[position].isbn13 == nil || book.isbn13 == nil || out[position].isbn13 == book.isbn13
-            {
-                out[position] = merge(out[position], book)
-                for key in [out[position].identity].compactMap({ $0 }) { index[key] = position }
-                continue
-            }
-            for key in keys where index[key] == nil { index[key] = out.count }
-            out.append(book)
-        }
-        return out
-    }
-
-    private static func merge(_ first: TalariaBook, _ second: TalariaBook) -> TalariaBook {
-        let secondWins = (second.confidence ?? -1) > (first.confidence ?? -1)
-        let (winner, other) = secondWins ? (second, first) : (first, second)
-        var merged = winner
-        merged.isbn13 = winner.isbn13 ?? other.isbn13
-        merged.isbn10 = winner.isbn10 ?? other.isbn10
-        if merged.title.isEmpty { merged.title = other.title }
-        if merged.authors.isEmpty { merged.authors = other.authors }
-        merged.format = winner.format ?? other.format
-        merged.publisher = winner.publisher ?? other.publisher
-        merged.publishedDate = winner.publishedDate ?? other.publishedDate
-        merged.pageCount = winner.pageCount ?? other.pageCount
-        merged.coverURL = winner.coverURL ?? other.coverURL
-        merged.boundingBox = winner.boundingBox ?? other.boundingBox
-        return merged
     }
 }

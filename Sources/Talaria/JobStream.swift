@@ -120,7 +120,7 @@ public struct JobStream: Sendable {
             if let message { actions.append(.progress(fraction: nil, message: message)) }
         case .completed(let completion):
             finished = true
-            let books = TalariaBook.deduplicated(completion.books.isEmpty ? collected : completion.books)
+            let books = completion.books.isEmpty ? collected : completion.books
             if books.isEmpty, !completion.booksIncluded {
                 actions.append(.fetchResults(url: completion.resultsURL))
             } else {

@@ -14,7 +14,7 @@
 /// | events → meaning | ``TalariaStreamDecoder`` (one per job) | progress, books, terminal (a second one ignored), warnings to log |
 /// | following a job | ``JobStream`` (parser + decoder + resume + 5-minute abandonment) | feed chunks, act on `complete`/`fetchResults`/`failed`/`pollStatus`; `disconnected()` → resume with `lastEventID` after `reconnectDelay` |
 /// | status / results | ``JobStatusResponse``, ``JobResultsResponse`` | polling and stripped completions |
-/// | books → library | ``TalariaBook/deduplicated(_:)``, ``TalariaBook/record(scanID:now:)``, then Store's `AppDatabase.completeScanMatchingTitles` | one transaction: books + scan `done` |
+/// | books → library | none here: the Uplink deduplicates ``TalariaBook``s and maps them to the library's records | one transaction: books + scan `done` |
 ///
 /// Whatever the server sends, nothing here traps or throws past one event: a body that is not JSON
 /// is a ``TalariaDecodingError`` quoting its start; a bad event or book is a ``TalariaWarning``.

@@ -39,11 +39,11 @@ final class Doorbell: Sendable {
         waiter?.resume()
     }
 
-    /// Returns when rung (or already rung since the last wait), after `timeout` seconds, or on
+    /// Returns when rung (or already rung since the last wait), at `deadline` on `clock`, or on
     /// cancellation. One waiter at a time (the scheduler).
-    func wait(timeout: TimeInterval) async {
+    func wait(until deadline: Date, on clock: any UplinkClock) async {
         await withTaskGroup(of: Void.self) { group in
-            group.addTask { try? await Task.sleep(for: .seconds(max(timeout, 0.001))) }
+            group.addTask { try? await clock.sleep(until: deadline) }
             group.addTask { await self.waitForRing() }
             await group.next()
             group.cancelAll()
@@ -77,10 +77,4 @@ final class Doorbell: Sendable {
         }
         waiter?.resume()
     }
-}
-
-/// Sleeps until `date` (or at once when it has passed); throws on cancellation.
-func sleep(until date: Date) async throws {
-    let seconds = date.timeIntervalSinceNow
-    if seconds > 0 { try await Task.sleep(for: .seconds(seconds)) }
 }

@@ -19,6 +19,7 @@ public struct UplinkSettings: Sendable {
     public var abandonStreamAfter: TimeInterval = 300
     /// A job the backend answers 404 for this long (status) or whose results stay 404 after it
     /// completed is lost (expired, or the server forgot it): the scan is sent again as a new job.
+    /// While its job is missing a scan is checked about ten times, holding no upload slot between.
     public var jobLostAfter: TimeInterval = 120
     /// While offline, the backend is probed this often so queued scans go out soon after it returns.
     public var probeInterval: TimeInterval = 15

@@ -26,6 +26,12 @@ import Testing
         #expect(configuration == ApplianceConfiguration())
     }
 
+    @Test func theLostJobLimitIsASettingWithABoundedRange() throws {
+        #expect(try load("[backend]\njob_lost_after_seconds = 45.0\n").backend.jobLostAfterSeconds == 45)
+        #expect(try load("", environment: ["SWIFTWING_BACKEND_JOB_LOST_AFTER_SECONDS": "600"]).backend.jobLostAfterSeconds == 600)
+        #expect(error("[backend]\njob_lost_after_seconds = 1.0\n")?.key == "backend.job_lost_after_seconds")
+    }
+
     @Test func fileThenEnvironmentThenFlagsOverrideEachOther() throws {
         let configuration = try load(
             "[camera]\nwidth = 1280\nheight = 720\ndevice = \"/dev/video2\"\n",

@@ -181,43 +181,57 @@ import Testing
         #expect(response.body == Array("done".utf8))
     }
 
+    // The timeout tests time the transfer on threads a busy test process cannot hold up: the server's
+    // and the engine's (the server notes when the engine hangs up). The test's own task runs on the
+    // cooperative pool, which synchronous suites in the same process may occupy for many seconds.
+
     @Test func stalledResponseTimesOutAfterTheStallTime() async throws {
+        let stalledAt = Mutex<ContinuousClock.Instant?>(nil)
         let server = try LoopbackServer { connection, _ in
             connection.write("HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\n0123456789")
-            _ = connection.wait(.seconds(8))
+            stalledAt.withLock { $0 = .now }
+            _ = connection.wait(.seconds(600))
         }
         defer { server.stop() }
         let engine = CurlEngine()
         defer { engine.shutdown() }
-        let started = ContinuousClock.now
 
         let error = await sendFailure(
-            engine, makeRequest(.get, "\(server.url)/", timeouts: HTTPTimeouts(connect: .seconds(5), total: nil, stall: .seconds(1))))
+            engine, makeRequest(.get, "\(server.url)/", timeouts: HTTPTimeouts(connect: .seconds(600), total: nil, stall: .seconds(1))))
 
-        let elapsed = ContinuousClock.now - started
         guard case .timedOut = error else { Issue.record("expected timedOut, got \(String(describing: error))"); return }
-        #expect(elapsed >= .milliseconds(900))
-        #expect(elapsed < .seconds(4), "the 1 s stall limit took \(elapsed)")
+        #expect(await eventually(within: hangGuard) { !server.peerCloseTimes.isEmpty }, "the engine kept the connection")
+        let stalled = try #require(stalledAt.withLock { $0 })
+        let hungUp = try #require(server.peerCloseTimes.first) - stalled
+        // Not before the stall time; long before the server's 600 s (`.timedOut` names the limit that fired).
+        #expect(hungUp >= .milliseconds(900))
+        #expect(hungUp < .seconds(30), "the 1 s stall limit took \(hungUp)")
     }
 
     @Test func totalTimeoutEndsASlowButMovingTransfer() async throws {
+        let startedAt = Mutex<ContinuousClock.Instant?>(nil)
         let server = try LoopbackServer { connection, _ in
+            startedAt.withLock { $0 = .now }
             connection.write("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n")
-            for _ in 0..<100 {
+            for _ in 0..<12_000 {
                 guard connection.write("1\r\nx\r\n"), connection.wait(.milliseconds(50)) else { return }
             }
         }
         defer { server.stop() }
         let engine = CurlEngine()
         defer { engine.shutdown() }
-        let started = ContinuousClock.now
 
         let error = await sendFailure(
-            engine, makeRequest(.get, "\(server.url)/", timeouts: HTTPTimeouts(connect: .seconds(5), total: .milliseconds(700), stall: nil)))
+            engine,
+            makeRequest(.get, "\(server.url)/", timeouts: HTTPTimeouts(connect: .seconds(600), total: .milliseconds(700), stall: nil)))
 
-        let elapsed = ContinuousClock.now - started
         guard case .timedOut = error else { Issue.record("expected timedOut, got \(String(describing: error))"); return }
-        #expect(elapsed < .seconds(3), "the 0.7 s total limit took \(elapsed)")
+        #expect(await eventually(within: hangGuard) { !server.peerCloseTimes.isEmpty }, "the engine kept the connection")
+        let started = try #require(startedAt.withLock { $0 })
+        let hungUp = try #require(server.peerCloseTimes.first) - started
+        // The server keeps the transfer moving for 10 minutes: ending this early is the total limit.
+        #expect(hungUp >= .milliseconds(500))
+        #expect(hungUp < .seconds(30), "the 0.7 s total limit took \(hungUp)")
     }
 
     @Test func bodyOverTheLimitIsResponseTooLarge() async throws {
@@ -234,14 +248,11 @@ import Testing
     @Test func plainHTTPToANonLoopbackHostIsRefusedWithoutConnecting() async throws {
         let engine = CurlEngine()
         defer { engine.shutdown() }
-        let started = ContinuousClock.now
 
-        // 192.0.2.1 is TEST-NET-1: a connection attempt would hang until the connect timeout.
-        let error = await sendFailure(
-            engine, makeRequest(.get, "http://192.0.2.1/v3/books", timeouts: HTTPTimeouts(connect: .seconds(5))))
+        // 192.0.2.1 is TEST-NET-1: a connection attempt would end as couldNotConnect or timedOut, not this.
+        let error = await sendFailure(engine, makeRequest(.get, "http://192.0.2.1/v3/books"))
 
         #expect(error == .insecureURL("192.0.2.1"))
-        #expect(ContinuousClock.now - started < .milliseconds(500))
         #expect(await sendFailure(engine, makeRequest(.get, "http://example.org/")) == .insecureURL("example.org"))
         guard case .invalidURL = await sendFailure(engine, makeRequest(.get, "ftp://127.0.0.1/file")) else {
             Issue.record("ftp:// must be an invalid URL")
@@ -274,14 +285,19 @@ import Testing
     // MARK: Concurrency, cancellation, shutdown
 
     @Test func eightConcurrentTransfersAllComplete() async throws {
+        // Each answer waits until all eight requests are in: one transfer after the other could not
+        // pass this barrier, however fast or slow the machine is.
+        let arrived = Atomic<Int>(0)
         let server = try LoopbackServer { connection, request in
-            _ = connection.wait(.milliseconds(300))
-            connection.respond(status: 200, body: Array(request.target.utf8))
+            arrived.add(1, ordering: .acquiringAndReleasing)
+            let deadline = ContinuousClock.now + hangGuard
+            while arrived.load(ordering: .acquiring) < 8, ContinuousClock.now < deadline, connection.wait(.milliseconds(5)) {}
+            let together = arrived.load(ordering: .acquiring) == 8
+            connection.respond(status: 200, body: Array((together ? request.target : "alone").utf8))
         }
         defer { server.stop() }
         let engine = CurlEngine()
         defer { engine.shutdown() }
-        let started = ContinuousClock.now
 
         let bodies = try await withThrowingTaskGroup(of: String.self) { group in
             for index in 0..<8 {
@@ -293,30 +309,30 @@ import Testing
             return try await group.reduce(into: Set<String>()) { $0.insert($1) }
         }
 
-        #expect(bodies == Set((0..<8).map { "/item/\($0)" }))
-        // One after the other would take 2.4 s.
-        #expect(ContinuousClock.now - started < .milliseconds(1800))
+        #expect(bodies == Set((0..<8).map { "/item/\($0)" }), "every request was in flight with the seven others")
     }
 
     @Test func cancellingASendEndsItPromptlyWithCancelled() async throws {
-        let server = try LoopbackServer { connection, _ in _ = connection.wait(.seconds(8)) }
+        let server = try LoopbackServer { connection, _ in _ = connection.wait(.seconds(600)) }
         defer { server.stop() }
         let engine = CurlEngine()
         defer { engine.shutdown() }
 
         let task = Task { await sendFailure(engine, makeRequest(.get, "\(server.url)/slow")) }
-        #expect(await eventually(within: .seconds(2)) { !server.requests.isEmpty })
+        #expect(await eventually(within: hangGuard) { !server.requests.isEmpty })
         let cancelledAt = ContinuousClock.now
         task.cancel()
         let error = await task.value
 
+        // Cancelling hangs up from the engine's thread, which the test pool cannot delay; nothing else
+        // would end this request before 600 s.
         #expect(error == .cancelled)
-        #expect(ContinuousClock.now - cancelledAt < .seconds(1))
-        #expect(await eventually(within: .seconds(1)) { !server.peerCloseTimes.isEmpty }, "the connection stayed open")
+        #expect(await eventually(within: hangGuard) { !server.peerCloseTimes.isEmpty }, "the connection stayed open")
+        if let closedAt = server.peerCloseTimes.first { #expect(closedAt - cancelledAt < .seconds(30)) }
     }
 
     @Test func shutdownFailsInFlightTransfersWithEngineStopped() async throws {
-        let server = try LoopbackServer { connection, _ in _ = connection.wait(.seconds(8)) }
+        let server = try LoopbackServer { connection, _ in _ = connection.wait(.seconds(600)) }
         defer { server.stop() }
         let engine = CurlEngine()
 
@@ -329,7 +345,7 @@ import Testing
                 return error as? HTTPError
             }
         }
-        #expect(await eventually(within: .seconds(2)) { server.requests.count == 2 })
+        #expect(await eventually(within: hangGuard) { server.requests.count == 2 })
         engine.shutdown()
 
         #expect(await send.value == .engineStopped)
@@ -339,12 +355,12 @@ import Testing
     }
 
     @Test func droppingTheEngineFailsItsStreamsWithEngineStopped() async throws {
-        let server = try LoopbackServer { connection, _ in _ = connection.wait(.seconds(8)) }
+        let server = try LoopbackServer { connection, _ in _ = connection.wait(.seconds(600)) }
         defer { server.stop() }
         var engine: CurlEngine? = CurlEngine()
         // A stream does not keep its engine alive (a `send` in flight does: it runs on the engine).
         let stream = engine!.stream(makeRequest(.get, "\(server.url)/events"))
-        #expect(await eventually(within: .seconds(2)) { server.requests.count == 1 })
+        #expect(await eventually(within: hangGuard) { server.requests.count == 1 })
 
         engine = nil
 
@@ -352,13 +368,18 @@ import Testing
         await #expect(throws: HTTPError.engineStopped) { _ = try await parts.next() }
     }
 
-    @Test func theTransferThreadIsNamedSwiftwingHTTP() throws {
+    @Test func theTransferThreadIsNamedSwiftwingHTTP() async throws {
         let engine = CurlEngine()
         defer { engine.shutdown() }
-        let names = try FileManager.default.contentsOfDirectory(atPath: "/proc/self/task").compactMap {
-            try? String(contentsOfFile: "/proc/self/task/\($0)/comm", encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
+        func threadNames() -> [String] {
+            let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task")) ?? []
+            return tasks.compactMap {
+                try? String(contentsOfFile: "/proc/self/task/\($0)/comm", encoding: .utf8)
+                    .trimmingCharacters(in: .whitespacesAndNewlines)
+            }
         }
-        #expect(names.contains("swiftwing-http"))
+        // The thread names itself once it runs, which a busy machine may put off for a while.
+        #expect(await eventually(within: hangGuard) { threadNames().contains("swiftwing-http") }, "\(threadNames())")
     }
 
     @Test func errorsAndLogsNeverContainTheAuthorizationValueOrTheQuery() async throws {
@@ -401,15 +422,15 @@ import Testing
         let server = try LoopbackServer { connection, _ in
             connection.write("HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n")
             connection.write("5\r\nfirst\r\n")
-            // The rest goes out only once the client has seen "first" (or after 5 s, failing the test).
-            gateOpenedByClient.store(gate.wait(seconds: 5), ordering: .releasing)
+            // The rest goes out only once the client has seen "first" (or after 600 s, failing the test).
+            gateOpenedByClient.store(gate.wait(seconds: 600), ordering: .releasing)
             connection.write("6\r\nsecond\r\n0\r\n\r\n")
         }
         defer { server.stop() }
         let engine = CurlEngine()
         defer { engine.shutdown() }
 
-        var parts = engine.stream(makeRequest(.get, "\(server.url)/v3/jobs/j1/stream", timeouts: .eventStream)).makeAsyncIterator()
+        var parts = engine.stream(makeRequest(.get, "\(server.url)/v3/jobs/j1/stream")).makeAsyncIterator()
         guard case .head(let head) = try await parts.next() else { Issue.record("the head comes first"); return }
         #expect(head.status == 200)
         #expect(head.header("content-type") == "text/event-stream")
@@ -427,7 +448,7 @@ import Testing
         #expect(openedInTime, "the first chunk arrived only after the server sent the rest")
     }
 
-    @Test func cancellingTheStreamingTaskClosesTheConnectionWithinASecond() async throws {
+    @Test func cancellingTheStreamingTaskClosesTheConnection() async throws {
         let server = try LoopbackServer { connection, _ in
             connection.write("HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n")
             while connection.write("c\r\ndata: tick\n\n\r\n"), connection.wait(.milliseconds(50)) {}
@@ -447,7 +468,7 @@ import Testing
                 return error as? HTTPError
             }
         }
-        #expect(await eventually(within: .seconds(3)) { chunks.load(ordering: .relaxed) >= 3 })
+        #expect(await eventually(within: hangGuard) { chunks.load(ordering: .relaxed) >= 3 })
         let cancelledAt = ContinuousClock.now
         task.cancel()
 
@@ -455,8 +476,10 @@ import Testing
         // waiting for data at that moment; either way the transfer must be gone.
         let outcome = await task.value
         #expect(outcome == nil || outcome == .cancelled, "\(String(describing: outcome))")
-        #expect(await eventually(within: .seconds(1)) { !server.peerCloseTimes.isEmpty }, "the server still streams")
-        if let closedAt = server.peerCloseTimes.first { #expect(closedAt - cancelledAt < .seconds(1)) }
+        // The server streams for ever: only the cancellation closes the connection. A busy pool may hold
+        // the consuming task between two chunks, so the bound is the hang guard, not a stopwatch.
+        #expect(await eventually(within: hangGuard) { !server.peerCloseTimes.isEmpty }, "the server still streams")
+        if let closedAt = server.peerCloseTimes.first { #expect(closedAt - cancelledAt < hangGuard) }
     }
 
     @Test func leavingTheLoopEarlyClosesTheConnection() async throws {
@@ -474,7 +497,7 @@ import Testing
             if bodies == 2 { break }
         }
 
-        #expect(await eventually(within: .seconds(1)) { !server.peerCloseTimes.isEmpty }, "the server still streams")
+        #expect(await eventually(within: hangGuard) { !server.peerCloseTimes.isEmpty }, "the server still streams")
     }
 
     @Test func aSlowConsumerGetsEveryByteWhileTheTransferPausesAndResumes() async throws {

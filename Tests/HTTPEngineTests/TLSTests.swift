@@ -55,7 +55,7 @@ import Testing
         process.standardError = FileHandle.nullDevice
         try process.run()
         let helper = Helper(process: process, port: port, directory: directory)
-        let deadline = ContinuousClock.now + .seconds(10)
+        let deadline = ContinuousClock.now + .seconds(300)
         while !acceptsConnections(port: port) {
             guard process.isRunning, ContinuousClock.now < deadline else {
                 helper.stop()
@@ -68,7 +68,7 @@ import Testing
 
     struct HelperFailed: Error, CustomStringConvertible {
         let command: String
-        var description: String { "\(command) did not start listening within 10 s" }
+        var description: String { "\(command) did not start listening within 300 s" }
     }
 
     /// socat terminating TLS with a fresh self-signed certificate, relaying to `backendPort`.

@@ -8,7 +8,7 @@ import Testing
 
 func makeRequest(
     _ method: HTTPRequest.Method = .get, _ url: String, headers: [HTTPHeader] = [], body: [UInt8] = [],
-    timeouts: HTTPTimeouts = HTTPTimeouts(connect: .seconds(5), total: .seconds(10), stall: .seconds(5))
+    timeouts: HTTPTimeouts = patient
 ) -> HTTPRequest {
     HTTPRequest(method: method, url: URL(string: url)!, headers: headers, body: body, timeouts: timeouts)
 }
@@ -22,6 +22,14 @@ func sendFailure(_ engine: CurlEngine, _ request: HTTPRequest) async -> HTTPErro
         return error
     }
 }
+
+/// Limits for requests whose timeouts are not under test: far beyond any run, so only a hang ends them.
+let patient = HTTPTimeouts(connect: .seconds(600), total: .seconds(600), stall: .seconds(600))
+
+/// How long a test waits for something that must happen: it only bounds a hang. The test's task
+/// runs on the cooperative pool, which the synchronous suites of the same process can hold for a
+/// minute on a busy 2-core machine; a timing claim is measured on the server's or engine's thread.
+let hangGuard: Duration = .seconds(300)
 
 /// Waits (polling) until `condition` holds or `timeout` passed; returns whether it held.
 func eventually(within timeout: Duration, _ condition: () -> Bool) async -> Bool {

@@ -1,85 +1,22 @@
 import Foundation
 import HTTPEngine
-import Logging
 import Store
+import SwiftWingTesting
 import Talaria
 import Testing
 
 @testable import Uplink
 
-/// A state directory with a real SQLite file and spool, and an uplink over a scripted backend.
-final class UplinkHarness: @unchecked Sendable {
-    let directory: String
-    let database: AppDatabase
-    let spool: SpoolDirectory
-    let keyFile: String
-    let backend: ScriptedBackend
-    let service: UplinkService
-    private var task: Task<Void, any Error>?
-
-    init(apiKey: String? = "sk-test-key", tweak: (inout UplinkSettings) -> Void = { _ in }, backend: ScriptedBackend) throws {
-        directory = NSTemporaryDirectory() + "swiftwing-uplink-" + UUID().uuidString
-        let state = StateDirectory(path: directory)
-        try state.create()
-        database = try AppDatabase.open(state)
-        spool = SpoolDirectory(state)
-        keyFile = directory + "/api-key"
-        if let apiKey { try Data((apiKey + "\n").utf8).write(to: URL(fileURLWithPath: keyFile)) }
-        var settings = UplinkSettings(
-            endpoints: TalariaEndpoints(base: URL(string: "http://127.0.0.1:9/")!), deviceID: UUID(),
-            apiKey: APIKeySource(path: apiKey == nil ? nil : keyFile), version: "test")
-        settings.retry = RetryPolicy(backoff: [0.02, 0.04, 0.08], roundInterval: 30, random: { 0.5 })
-        settings.pollInterval = 0.05
-        settings.probeInterval = 0.1
-        tweak(&settings)
-        self.backend = backend
-        service = UplinkService(
-            settings: settings, transport: backend, database: database, spool: spool, logger: Logger(label: "test"))
-    }
-
-    func start() {
-        let service = self.service
-        task = Task { try await service.run() }
-    }
-
-    func stop() async {
-        task?.cancel()
-        _ = await task?.result
-    }
-
-    @discardableResult
-    func queueScan(bytes: [UInt8] = [0xFF, 0xD8, 0xFF, 0xE0, 1, 2, 3, 0xFF, 0xD9]) throws -> ScanRecord {
-        let id = UUID()
-        let image = try spool.write(jpeg: bytes, for: id)
-        let record = try database.queue.enqueue(
-            NewScan(id: id, pressedAt: .now(), pressedWallAt: Date(), frameAt: nil, image: image, width: 64, height: 48))
-        service.wake()
-        return record
-    }
-
-    func scan(_ id: UUID) throws -> ScanRecord { try #require(try database.queue.scan(id: id)) }
-
-    deinit { try? FileManager.default.removeItem(atPath: directory) }
+/// The gaps between consecutive instants.
+private func gaps(_ times: [Date]) -> [TimeInterval] {
+    zip(times.dropFirst(), times).map { $0.timeIntervalSince($1) }
 }
 
-/// Waits until `condition` holds (checked every 20 ms), failing after `seconds`.
-func eventually(
-    _ what: String, within seconds: Double = 30, sourceLocation: SourceLocation = #_sourceLocation,
-    _ condition: () throws -> Bool
-) async throws {
-    let deadline = Date().addingTimeInterval(seconds)
-    while Date() < deadline {
-        if try condition() { return }
-        try await Task.sleep(for: .milliseconds(20))
-    }
-    Issue.record("timed out waiting for: \(what)", sourceLocation: sourceLocation)
-}
-
-@Suite("Uplink over a scripted backend (logic; the real engine and server are in the integration tests)")
+@Suite("Uplink over a scripted backend on a manual clock (logic; the real engine and server are in the integration tests)")
 struct UplinkServiceTests {
     @Test("upload → stream → books committed once, photo deleted, cleanup sent; headers as docs/protocol.md §1")
     func happyPath() async throws {
-        let backend = ScriptedBackend { request, _ in
+        let harness = try UplinkHarness { request, _ in
             let path = request.url.path
             if request.method == .post { return .response(status: 202, body: Talk.accepted(job: "job-1")) }
             if path.hasSuffix("/stream") {
@@ -88,10 +25,10 @@ struct UplinkServiceTests {
             if request.method == .delete { return .response(status: 204, body: "") }
             return .response(status: 404, body: "{}")
         }
-        let harness = try UplinkHarness(backend: backend)
+        let backend = harness.backend
         harness.start()
         let scan = try harness.queueScan()
-        try await eventually("the scan is done and its cleanup acknowledged") {
+        try await harness.eventually("the scan is done and its cleanup acknowledged") {
             let record = try harness.scan(scan.id)
             return record.state == .done && !record.cleanupPending
         }
@@ -103,7 +40,7 @@ struct UplinkServiceTests {
         #expect(books.last?.needsReview == true)
         #expect(!FileManager.default.fileExists(atPath: harness.spool.path(of: scan.imagePath)))
 
-        let upload = try #require(backend.requests(.post, pathSuffix: "/v3/jobs/scans").first)
+        let upload = try #require(harness.uploads().first)
         #expect(backend.header(upload, "Idempotency-Key") == scan.idString)
         #expect(backend.header(upload, "Authorization") == "Bearer sk-test-key")
         #expect(backend.header(upload, "X-Device-ID") == harness.service.settings.deviceID.uuidString.lowercased())
@@ -113,11 +50,12 @@ struct UplinkServiceTests {
         #expect(backend.header(stream, "Authorization") == "Bearer tok-job-1")
         #expect(backend.requests(.delete, pathSuffix: "/job-1/cleanup").count == 1)
         #expect(try harness.database.queue.scan(id: scan.id)?.jobToken == nil)
+        #expect(harness.events.all.contains { if case .booksLanded(scan.id, let landed) = $0 { landed.count == 2 } else { false } })
     }
 
-    @Test("a dropped stream is resumed with Last-Event-ID and the books land once")
+    @Test("a dropped stream is resumed with Last-Event-ID after the server's retry time, and the books land once")
     func resumesAfterDrop() async throws {
-        let backend = ScriptedBackend { request, index in
+        let harness = try UplinkHarness { request, index in
             if request.method == .post { return .response(status: 202, body: Talk.accepted(job: "job-2")) }
             if request.url.path.hasSuffix("/stream") {
                 return index == 0
@@ -126,22 +64,24 @@ struct UplinkServiceTests {
             }
             return .response(status: 204, body: "")
         }
-        let harness = try UplinkHarness(backend: backend)
+        let backend = harness.backend
         harness.start()
         let scan = try harness.queueScan()
-        try await eventually("done") { try harness.scan(scan.id).state == .done }
+        try await harness.eventually("the first stream dropped") { backend.requests(.get, pathSuffix: "/stream").count == 1 }
+        try await harness.advance("done", step: 0.01, upTo: 60) { try harness.scan(scan.id).state == .done }
         await harness.stop()
         let streams = backend.requests(.get, pathSuffix: "/stream")
         #expect(streams.count == 2)
         #expect(backend.header(streams[1], "Last-Event-ID") == "7")
         #expect(backend.header(streams[0], "Last-Event-ID") == nil)
+        #expect(gaps(backend.times(.get, pathSuffix: "/stream")).allSatisfy { $0 >= 0.0099 }, "the server's retry: 10 ms")
         #expect(try harness.database.library.bookCount() == 2)
-        #expect(backend.requests(.post, pathSuffix: "/v3/jobs/scans").count == 1)
+        #expect(harness.uploads().count == 1)
     }
 
-    @Test("5xx and connection failures: three attempts with backoff, then the scan waits for the next round, never failed")
+    @Test("5xx and connection failures: three attempts 1 s and 2 s apart, then the scan waits for the next round, never failed")
     func transientRound() async throws {
-        let backend = ScriptedBackend { request, index in
+        let harness = try UplinkHarness { request, index in
             if request.method == .post {
                 return index == 0
                     ? .response(status: 503, body: #"{"code":"PROVIDER_ERROR","title":"busy"}"#)
@@ -149,29 +89,30 @@ struct UplinkServiceTests {
             }
             return .failure(.couldNotConnect(host: "127.0.0.1", detail: "refused"))
         }
-        let harness = try UplinkHarness(tweak: { $0.probeInterval = 60 }, backend: backend)
         harness.start()
         let scan = try harness.queueScan()
-        try await eventually("three attempts") { backend.requests(.post, pathSuffix: "/v3/jobs/scans").count >= 3 }
-        try await eventually("waiting for the next round") {
+        try await harness.advance("three attempts, then waiting for the next round", upTo: 1800) {
             let record = try harness.scan(scan.id)
-            return record.state == .queued && (record.nextAttemptAt ?? .distantPast) > Date().addingTimeInterval(10)
+            return harness.uploads().count == 3 && record.state == .queued
+                && (record.nextAttemptAt ?? .distantPast) > harness.clock.now.addingTimeInterval(600)
         }
-        try await Task.sleep(for: .milliseconds(300))
+        // A minute later (probes included) nothing more is sent: the next round is an hour away.
+        try await harness.pass(60, step: 1)
         await harness.stop()
         let record = try harness.scan(scan.id)
-        #expect(backend.requests(.post, pathSuffix: "/v3/jobs/scans").count == 3)
+        let times = harness.backend.times(.post, pathSuffix: "/v3/jobs/scans")
+        #expect(times.count == 3)
+        #expect(gaps(times).count == 2 && gaps(times)[0] >= 1 && gaps(times)[1] >= 2, "backoff 1 s, 2 s: \(gaps(times))")
+        #expect(record.state == .queued)
         #expect(record.attempts == 3)
         #expect(record.retryable == true)
         #expect(record.lastError?.isEmpty == false)
-        if case .offline = harness.service.snapshot.connectivity {} else {
-            Issue.record("expected offline, got \(harness.service.snapshot.connectivity)")
-        }
+        if case .offline = harness.connectivity {} else { Issue.record("expected offline, got \(harness.connectivity)") }
     }
 
     @Test("429 pauses every upload until Retry-After, reports the countdown, then the scans go out")
     func rateLimited() async throws {
-        let backend = ScriptedBackend { request, index in
+        let harness = try UplinkHarness(tweak: { $0.concurrency = 1 }) { request, index in
             if request.method == .post {
                 if index == 0 {
                     return .response(status: 429, headers: [HTTPHeader(name: "Retry-After", value: "2")],
@@ -185,27 +126,53 @@ struct UplinkServiceTests {
             }
             return .response(status: 204, body: "")
         }
-        let harness = try UplinkHarness(tweak: { $0.concurrency = 1 }, backend: backend)
         harness.start()
         let first = try harness.queueScan()
-        try await eventually("rate limited") {
-            if case .rateLimited = harness.service.snapshot.connectivity { return true }
+        try await harness.eventually("rate limited") {
+            if case .rateLimited = harness.connectivity { return true }
             return false
         }
         let second = try harness.queueScan()
-        #expect(harness.service.snapshot.rateLimitRemainingSeconds >= 1)
-        try await Task.sleep(for: .milliseconds(500))
-        #expect(backend.requests(.post, pathSuffix: "/v3/jobs/scans").count == 1, "no upload during the pause")
-        try await eventually("both done after the pause", within: 15) {
+        #expect(harness.service.snapshot.rateLimitRemainingSeconds == 2)
+        try await Task.sleep(for: .milliseconds(300))  // the clock stands still: the pause cannot end
+        #expect(harness.uploads().count == 1, "no upload during the pause")
+        harness.clock.advance(by: 1)
+        #expect(harness.service.snapshot.rateLimitRemainingSeconds == 1)
+        try await harness.advance("both done after the pause", upTo: 600) {
             try harness.scan(first.id).state == .done && harness.scan(second.id).state == .done
         }
         await harness.stop()
-        #expect(harness.service.snapshot.connectivity == .online)
+        let times = harness.backend.times(.post, pathSuffix: "/v3/jobs/scans")
+        #expect(times.count == 3)
+        #expect(gaps(times).first.map { $0 >= 2 } == true, "the second upload waited for Retry-After: \(gaps(times))")
+        #expect(harness.connectivity == .online)
+    }
+
+    @Test("three uploads in flight all answered 429: one rate-limited announcement, so the buzzer plays its pattern once")
+    func oneAnnouncementForSimultaneous429s() async throws {
+        let together = RequestBarrier(count: 3)
+        let harness = try UplinkHarness(tweak: { $0.concurrency = 3 }) { request, _ in
+            if request.method == .post {
+                return .together(together, reply: .response(
+                    status: 429, headers: [HTTPHeader(name: "Retry-After", value: "30")], body: #"{"code":"RATE_LIMIT_EXCEEDED"}"#))
+            }
+            return .response(status: 204, body: "")
+        }
+        let scans = try (0..<3).map { _ in try harness.queueScan() }
+        harness.start()
+        try await harness.eventually("all three were refused and wait for the end of the pause") {
+            try harness.uploads().count == 3
+                && scans.allSatisfy { try harness.scan($0.id).lastError?.contains("rate limiting") == true }
+        }
+        await harness.stop()
+        #expect(harness.uploads().count == 3)
+        let announced = harness.events.connectivityChanges.filter { if case .rateLimited = $0 { true } else { false } }
+        #expect(announced.count == 1, "\(harness.events.connectivityChanges)")
     }
 
     @Test("401 fails that scan with the server's reason, holds the others, and a new key in the file resumes them")
     func unauthorized() async throws {
-        let backend = ScriptedBackend { request, _ in
+        let harness = try UplinkHarness(apiKey: "bad-key", tweak: { $0.concurrency = 1 }) { request, _ in
             if request.method == .post {
                 if request.headers.contains(where: { $0.value == "Bearer good-key" }) {
                     return .response(status: 202, body: Talk.accepted(job: "job-\(UUID().uuidString.prefix(8))", stream: false))
@@ -218,31 +185,30 @@ struct UplinkServiceTests {
             if request.method == .get { return .response(status: 200, body: #"{"success":true,"data":{"status":"completed"}}"#) }
             return .response(status: 204, body: "")
         }
-        let harness = try UplinkHarness(apiKey: "bad-key", tweak: { $0.concurrency = 1 }, backend: backend)
         let refused = try harness.queueScan()
         let held = try harness.queueScan()
         harness.start()
-        try await eventually("the first scan failed") { try harness.scan(refused.id).state == .failed }
+        try await harness.eventually("the first scan failed") { try harness.scan(refused.id).state == .failed }
         #expect(try harness.scan(refused.id).lastError?.contains("bad key") == true)
-        if case .unauthorized = harness.service.snapshot.connectivity {} else {
-            Issue.record("expected unauthorized, got \(harness.service.snapshot.connectivity)")
-        }
+        if case .unauthorized = harness.connectivity {} else { Issue.record("expected unauthorized, got \(harness.connectivity)") }
         try await Task.sleep(for: .milliseconds(300))
         #expect(try harness.scan(held.id).state == .queued, "held, not failed scan after scan")
-        #expect(backend.requests(.post, pathSuffix: "/v3/jobs/scans").count == 1)
+        #expect(harness.uploads().count == 1)
 
         try Data("good-key\n".utf8).write(to: URL(fileURLWithPath: harness.keyFile))
         harness.service.wake()
-        try await eventually("the held scan went out (polling, no stream) and is done") { try harness.scan(held.id).state == .done }
+        try await harness.eventually("the held scan went out (polling, no stream) and is done") {
+            try harness.scan(held.id).state == .done
+        }
         try await harness.service.retryFailed()
-        try await eventually("the retried scan is done") { try harness.scan(refused.id).state == .done }
+        try await harness.eventually("the retried scan is done") { try harness.scan(refused.id).state == .done }
         await harness.stop()
         #expect(!"\(harness.service.snapshot)".contains("good-key"))
     }
 
     @Test("an empty key file (no key installed) holds uploads from the start and says why; a key put there resumes them")
     func missingKey() async throws {
-        let backend = ScriptedBackend { request, _ in
+        let harness = try UplinkHarness(apiKey: "", tweak: { $0.concurrency = 1 }) { request, _ in
             if request.method == .post {
                 return .response(status: 202, body: Talk.accepted(job: "job-\(UUID().uuidString.prefix(8))", stream: false))
             }
@@ -252,28 +218,30 @@ struct UplinkServiceTests {
             if request.method == .get { return .response(status: 200, body: #"{"success":true,"data":{"status":"completed"}}"#) }
             return .response(status: 204, body: "")
         }
-        let harness = try UplinkHarness(apiKey: "", tweak: { $0.concurrency = 1 }, backend: backend)
         harness.start()
-        try await eventually("uploads are held before any press") {
-            if case .unauthorized = harness.service.snapshot.connectivity { return true }
+        try await harness.eventually("uploads are held before any press") {
+            if case .unauthorized = harness.connectivity { return true }
             return false
         }
         #expect(harness.service.snapshot.lastProblem?.contains("no API key is installed") == true)
         #expect(harness.service.snapshot.lastProblem?.contains("systemd-creds encrypt") == true)
+        #expect(harness.events.all.contains { if case .apiKeyMissing = $0 { true } else { false } })
         let waiting = try harness.queueScan()
         try await Task.sleep(for: .milliseconds(300))
         #expect(try harness.scan(waiting.id).state == .queued)
-        #expect(backend.requests(.post, pathSuffix: "/v3/jobs/scans").isEmpty)
+        #expect(harness.uploads().isEmpty)
 
         try Data("sk-installed\n".utf8).write(to: URL(fileURLWithPath: harness.keyFile))
         harness.service.wake()
-        try await eventually("the waiting scan went out with the new key and is done") { try harness.scan(waiting.id).state == .done }
+        try await harness.eventually("the waiting scan went out with the new key and is done") {
+            try harness.scan(waiting.id).state == .done
+        }
         await harness.stop()
     }
 
     @Test("a retryable failed job is sent again as a new job under a new key; a final one fails and keeps the photo")
     func failedJobs() async throws {
-        let backend = ScriptedBackend { request, index in
+        let harness = try UplinkHarness { request, index in
             if request.method == .post { return .response(status: 202, body: Talk.accepted(job: "job-\(index)")) }
             if request.url.path.hasSuffix("/job-0/stream") {
                 return .stream(chunks: [#"event: failed"# + "\n" + #"data: {"error":{"code":"PROVIDER_TIMEOUT","message":"slow","retryable":true}}"# + "\n\n"])
@@ -283,16 +251,16 @@ struct UplinkServiceTests {
             }
             return .response(status: 204, body: "")
         }
-        let harness = try UplinkHarness(backend: backend)
         harness.start()
         let scan = try harness.queueScan()
-        try await eventually("failed for good") { try harness.scan(scan.id).state == .failed }
+        try await harness.advance("failed for good", upTo: 600) { try harness.scan(scan.id).state == .failed }
         await harness.stop()
-        let uploads = backend.requests(.post, pathSuffix: "/v3/jobs/scans")
+        let uploads = harness.uploads()
         #expect(uploads.count == 2)
-        let keys = uploads.compactMap { backend.header($0, "Idempotency-Key") }
+        let keys = uploads.compactMap { harness.backend.header($0, "Idempotency-Key") }
         #expect(keys.first == scan.idString)
         #expect(Set(keys).count == 2)
+        #expect(gaps(harness.backend.times(.post, pathSuffix: "/v3/jobs/scans")).allSatisfy { $0 >= 1 }, "sent again after 1 s")
         let record = try harness.scan(scan.id)
         #expect(record.lastError?.contains("not a shelf") == true)
         #expect(record.retryable == false)
@@ -301,26 +269,67 @@ struct UplinkServiceTests {
 
     @Test("a scan analyzing at start resumes its job (no second upload), after its persisted event id")
     func resumesAfterRestart() async throws {
-        let backend = ScriptedBackend { request, _ in
+        let harness = try UplinkHarness { request, _ in
             if request.method == .post { return .response(status: 500, body: "{}") }
             if request.url.path.hasSuffix("/stream") { return .stream(chunks: [Talk.completed(job: "job-r", id: 12)]) }
             return .response(status: 204, body: "")
         }
-        let harness = try UplinkHarness(backend: backend)
         let scan = try harness.queueScan()
         try harness.database.queue.recordJob(
             scan.id, jobID: "job-r", streamURL: "http://127.0.0.1:9/v3/jobs/scans/job-r/stream", statusURL: nil, jobToken: "t")
         try harness.database.queue.recordProgress(scan.id, progress: 0.3, lastEventID: "11")
         harness.start()
-        try await eventually("done") { try harness.scan(scan.id).state == .done }
+        try await harness.eventually("done") { try harness.scan(scan.id).state == .done }
         await harness.stop()
-        #expect(backend.requests(.post, pathSuffix: "/v3/jobs/scans").isEmpty)
-        #expect(backend.requests(.get, pathSuffix: "/stream").first.flatMap { backend.header($0, "Last-Event-ID") } == "11")
+        #expect(harness.uploads().isEmpty)
+        let stream = harness.backend.requests(.get, pathSuffix: "/stream").first
+        #expect(stream.flatMap { harness.backend.header($0, "Last-Event-ID") } == "11")
+    }
+
+    @Test("a job the backend no longer knows waits outside its slot: a new scan goes out meanwhile; lost after the setting")
+    func lostJobHoldsNoSlot() async throws {
+        let harness = try UplinkHarness(tweak: { $0.concurrency = 1; $0.jobLostAfter = 30 }) { request, index in
+            let path = request.url.path
+            if request.method == .post {
+                return .response(status: 202, body: Talk.accepted(job: index == 0 ? "job-new" : "job-again", stream: false))
+            }
+            if path.hasSuffix("/job-lost") { return .response(status: 404, body: #"{"code":"NOT_FOUND"}"#) }
+            if path.hasSuffix("/results") {
+                return .response(status: 200, body: #"{"success":true,"data":{"status":"completed","results":[\#(Talk.book1)]}}"#)
+            }
+            if request.method == .get { return .response(status: 200, body: #"{"success":true,"data":{"status":"completed"}}"#) }
+            return .response(status: 204, body: "")
+        }
+        // A scan whose job was accepted before a restart of the backend, which forgot it.
+        let lost = try harness.queueScan()
+        try harness.database.queue.recordJob(
+            lost.id, jobID: "job-lost", streamURL: nil, statusURL: "http://127.0.0.1:9/v3/jobs/scans/job-lost", jobToken: nil)
+        harness.start()
+        try await harness.eventually("the lost job was asked for") {
+            !harness.backend.requests(.get, pathSuffix: "/job-lost").isEmpty
+        }
+        let pressed = try harness.queueScan()
+        // The clock stands still: with the only slot held by the 404s, the new scan could not go out.
+        try await harness.eventually("the new scan is done") { try harness.scan(pressed.id).state == .done }
+        #expect(try harness.scan(lost.id).state == .analyzing)
+
+        try await harness.advance("the lost scan was sent again as a new job and is done", upTo: 600) {
+            try harness.scan(lost.id).state == .done
+        }
+        await harness.stop()
+        let checks = harness.backend.times(.get, pathSuffix: "/job-lost")
+        let resent = try #require(harness.backend.times(.post, pathSuffix: "/v3/jobs/scans").last)
+        let waited = resent.timeIntervalSince(try #require(checks.first))
+        // Not before the setting's 30 s; well before the default's 120 s (room for an uplink lagging the clock's steps).
+        #expect(waited >= 30 && waited < 120, "sent again \(waited) s after the first 404 (job_lost_after 30 s)")
+        #expect(gaps(checks).allSatisfy { $0 >= 2.9 }, "checks \(gaps(checks)) s apart: a tenth of the limit")
+        #expect(harness.uploads().count == 2)
+        #expect(Set(harness.uploads().compactMap { harness.backend.header($0, "Idempotency-Key") }).count == 2)
     }
 
     @Test("a job without a stream is polled no faster than the poll interval until its results arrive")
     func pollingPace() async throws {
-        let backend = ScriptedBackend { request, index in
+        let harness = try UplinkHarness { request, index in
             if request.method == .post { return .response(status: 202, body: Talk.accepted(job: "job-p", stream: false)) }
             if request.url.path.hasSuffix("/results") {
                 return .response(status: 200, body: #"{"success":true,"data":{"status":"completed","results":[\#(Talk.book2)]}}"#)
@@ -332,15 +341,13 @@ struct UplinkServiceTests {
             }
             return .response(status: 204, body: "")
         }
-        let harness = try UplinkHarness(tweak: { $0.pollInterval = 0.25 }, backend: backend)
         harness.start()
-        let started = Date()
         let scan = try harness.queueScan()
-        try await eventually("done") { try harness.scan(scan.id).state == .done }
-        let elapsed = Date().timeIntervalSince(started)
+        try await harness.advance("done", upTo: 600) { try harness.scan(scan.id).state == .done }
         await harness.stop()
-        #expect(backend.requests(.get, pathSuffix: "/job-p").count == 4)
-        #expect(elapsed >= 0.75, "four polls at least 0.25 s apart take at least 0.75 s")
+        let polls = harness.backend.times(.get, pathSuffix: "/job-p")
+        #expect(polls.count == 4)
+        #expect(gaps(polls).allSatisfy { $0 >= harness.service.settings.pollInterval }, "polls \(gaps(polls)) s apart")
         #expect(try harness.database.library.bookCount() == 1)
     }
 }

@@ -111,6 +111,8 @@ public struct ApplianceConfiguration: Equatable, Sendable {
         public var roundIntervalSeconds = 180.0
         /// A progress stream without a terminal event this long is abandoned for polling.
         public var streamAbandonSeconds = 300.0
+        /// A job the backend answers 404 for this long is lost: its scan is sent again as a new job.
+        public var jobLostAfterSeconds = 120.0
     }
 
     /// The shutter button on a GPIO line and shutter keys on input devices (`[shutter]`).

@@ -225,6 +225,9 @@ extension ConfigurationKey {
         ConfigurationKey(section: "backend", name: "stream_abandon_seconds", kind: .double, example: "300.0") {
             $0.backend.streamAbandonSeconds = try double($1, in: 5...3600)
         },
+        ConfigurationKey(section: "backend", name: "job_lost_after_seconds", kind: .double, example: "120.0") {
+            $0.backend.jobLostAfterSeconds = try double($1, in: 10...86_400)
+        },
         ConfigurationKey(section: "panel", name: "output", kind: .string, example: "\"fb:/dev/fb0\"") {
             $0.panel = try PanelOutput(parsing: string($1))
         },

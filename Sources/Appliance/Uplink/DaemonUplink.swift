@@ -75,6 +75,7 @@ struct DaemonUplink: Sendable {
         settings.pollInterval = configuration.backend.pollIntervalSeconds
         settings.probeInterval = configuration.backend.probeIntervalSeconds
         settings.abandonStreamAfter = configuration.backend.streamAbandonSeconds
+        settings.jobLostAfter = configuration.backend.jobLostAfterSeconds
         settings.retry = RetryPolicy(roundInterval: configuration.backend.roundIntervalSeconds)
         let service = UplinkService(
             settings: settings, transport: engine, database: database, spool: SpoolDirectory(state),

@@ -1,0 +1,2 @@
+// libpng's simplified read API (libpng-dev); Sources/Identify/PNGDecoder.swift is the only caller.
+#include <png.h>

@@ -1,0 +1,2 @@
+// ZBar's C API (libzbar-dev); Sources/Identify/ZBarScanner.swift is the only caller.
+#include <zbar.h>

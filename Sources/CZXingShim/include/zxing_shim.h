@@ -1,0 +1,30 @@
+// A C face for zxing-cpp (C++ only), so Swift can call it; Sources/Identify/ZXingReader.swift is
+// the only caller.
+#ifndef ZXING_SHIM_H
+#define ZXING_SHIM_H
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/// Formats, as the shim reports them.
+enum { ZXING_SHIM_EAN13 = 1, ZXING_SHIM_EAN8 = 2, ZXING_SHIM_UPCA = 3 };
+
+typedef struct {
+    int format;
+    char text[32];
+} zxing_shim_code;
+
+/// Reads an EAN/UPC code in an 8-bit grey plane, trying harder (more rows, both directions) and
+/// rotated. Returns how many codes were written to `codes` (0 or 1), or -1 when the library threw.
+int zxing_shim_read(const unsigned char *luma, int width, int height, int stride, zxing_shim_code *codes,
+                    int capacity);
+
+/// zxing-cpp's version, e.g. "1.4.0".
+const char *zxing_shim_version(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,289 @@
+import Foundation
+import HTTPEngine
+import Logging
+import Store
+import Synchronization
+import Talaria
+
+/// One scan's way to the library: upload (docs/protocol.md §1), follow the job by its stream or by
+/// polling (§2, §4, in JobFollowing.swift), commit the books with the scan's `done`, delete the
+/// photo, send the cleanup. Every step is persisted before the next one starts, so a journey cut
+/// anywhere continues from the queue on the next start.
+struct ScanJourney: Sendable {
+    let settings: UplinkSettings
+    let client: TalariaClient
+    let queue: ScanQueue
+    let database: AppDatabase
+    let spool: SpoolDirectory
+    let store: StoreLane
+    let link: BackendLink
+    let clock: any UplinkClock
+    let logger: Logger
+    let events: @Sendable (UplinkEvent) -> Void
+    /// Jobs the backend answered 404 for, shared by every journey: a scan waits for them outside its slot.
+    let missingJobs = MissingJobs()
+
+    /// The scan waits, without holding an upload slot, until `until`: the backend does not know
+    /// its job (yet), which it may have lost. The scheduler picks the scan again then.
+    struct Deferred: Error {
+        let until: Date
+    }
+
+    /// Takes the scan `id` as far as it goes now: to a terminal state, or back to the queue with
+    /// its next attempt. Throws `CancellationError` when stopped (the scan stays as persisted),
+    /// ``Deferred`` when it waits outside its slot, and the Store's errors.
+    func travel(_ id: UUID) async throws {
+        let queue = self.queue
+        guard let scan = try await store.run({ () throws(StoreError) in try queue.scan(id: id) }), !scan.isSettled
+        else { return }
+        switch scan.state {
+        case .analyzing:
+            try await follow(scan)
+        case .queued, .uploading:
+            try await upload(scan)
+        case .failed where scan.retryable == true:
+            try await upload(scan)
+        default:
+            return
+        }
+    }
+
+    // MARK: Upload (docs/protocol.md §1)
+
+    private func upload(_ scan: ScanRecord) async throws {
+        let (queue, spool, clock) = (self.queue, self.spool, self.clock)
+        var attempt = 1
+        while true {
+            try Task.checkCancellation()
+            let (pausedUntil, keyRefused) = link.read { tracker, now in
+                (tracker.pausedUntil(at: now), tracker.holdsForKey)
+            }
+            if let until = pausedUntil {
+                try await record(scan.id) { () throws(StoreError) in
+                    try queue.requeue(
+                        scan.id, reason: "waiting: the backend is rate limiting", notBefore: until, now: clock.now)
+                }
+                return
+            }
+            if keyRefused { return }
+
+            let jpeg: [UInt8]
+            do {
+                jpeg = try await store.run { () throws(StoreError) in try spool.readImage(scan.imagePath) }
+            } catch {
+                try await record(scan.id) { () throws(StoreError) in
+                    try queue.markNeedsAttention(
+                        scan.id,
+                        reason: "its photo cannot be read (\(error)); discard it with "
+                            + "`swiftwing queue discard \(scan.idString)`",
+                        now: clock.now)
+                }
+                return
+            }
+            guard jpeg.count <= ScanUploadRequest.maximumImageBytes else {
+                let reason = "the photo is \(jpeg.count) bytes, over the backend's "
+                    + "\(ScanUploadRequest.maximumImageBytes)-byte limit; it is kept: lower imaging.jpeg_quality or "
+                    + "imaging.max_long_edge, then `swiftwing queue retry`"
+                try await fail(scan.id, reason: reason)
+                return
+            }
+            let apiKey: String?
+            do {
+                apiKey = try settings.apiKey.read()
+            } catch {
+                link.hold(keyError: error)
+                return
+            }
+
+            let uploading = try await store.run { () throws(StoreError) in
+                try queue.markUploading(scan.id, now: clock.now)
+            }
+            events(.scanChanged(scanID: scan.id))
+            let started = clock.now
+            let outcome = await client.upload(idempotencyKey: uploading.idempotencyKey, jpeg: jpeg, apiKey: apiKey)
+            try Task.checkCancellation()
+            let finished = clock.now
+            var verdict = RetryPolicy.classify(outcome, operation: "the upload", now: finished)
+            if case .success = verdict, case .response(let status, _, let body) = outcome {
+                var accepted: UploadAccepted?
+                do throws(TalariaDecodingError) {
+                    accepted = try UploadAccepted.decode(body, base: settings.endpoints.base)
+                } catch {
+                    verdict = .transient(
+                        reason: "the backend accepted the upload (HTTP \(status)) but its reply was not understood "
+                            + "(\(error)); sent again under the same Idempotency-Key")
+                }
+                if let accepted {
+                    link.answered()
+                    logger.info("scan uploaded", metadata: [
+                        "scan_id": "\(scan.idString)", "job_id": "\(accepted.jobID)", "status": "\(status)",
+                        "bytes": "\(jpeg.count)", "ms": "\(clock.milliseconds(since: started))",
+                        "follow": "\(accepted.needsPolling ? "polling" : "stream")",
+                    ])
+                    // The job is durable before its stream opens: a restart follows it, never re-sends.
+                    let job = try await store.run { () throws(StoreError) in
+                        try queue.recordJob(
+                            scan.id, jobID: accepted.jobID, streamURL: accepted.streamURL?.absoluteString,
+                            statusURL: accepted.statusURL.absoluteString, jobToken: accepted.streamToken,
+                            now: clock.now)
+                    }
+                    events(.scanChanged(scanID: scan.id))
+                    try await follow(job)
+                    return
+                }
+            }
+            let reason = verdict.reason ?? "retrying"
+            link.note(outcome, verdict: verdict)
+            switch settings.retry.decide(after: verdict, attemptInRound: attempt, now: finished) {
+            case .done:
+                return
+            case .retry(let at, let next):
+                logger.notice("upload failed; retrying", metadata: [
+                    "scan_id": "\(scan.idString)", "attempt": "\(attempt)", "reason": "\(verdict.reason ?? "")",
+                ])
+                try await record(scan.id) { () throws(StoreError) in
+                    try queue.requeue(scan.id, reason: reason, notBefore: at, now: clock.now)
+                }
+                try await clock.sleep(until: at)
+                attempt = next
+            case .nextRound(let notBefore, let reason):
+                let roundStart = max(notBefore, settings.retry.nextRoundStart(after: finished))
+                logger.notice("upload round over; the scan waits for the network or the next round", metadata: [
+                    "scan_id": "\(scan.idString)", "next_round": "\(roundStart)", "reason": "\(reason)",
+                ])
+                try await record(scan.id) { () throws(StoreError) in
+                    try queue.requeue(scan.id, reason: reason, notBefore: roundStart, now: clock.now)
+                }
+                return
+            case .pauseAll(let until, let reason):
+                link.rateLimited(until: until, reason: reason)
+                try await record(scan.id) { () throws(StoreError) in
+                    try queue.requeue(scan.id, reason: reason, notBefore: until, now: clock.now)
+                }
+                return
+            case .fail(let reason, let unauthorized):
+                if unauthorized { link.refuse(key: apiKey ?? "", reason: reason) }
+                try await fail(scan.id, reason: reason)
+                return
+            }
+        }
+    }
+
+    // MARK: Terminal states
+
+    /// Books and `done` in one transaction; only then the photo is deleted and the cleanup sent.
+    func complete(_ scan: ScanRecord, jobID: String, books: [TalariaBook]) async throws {
+        let (database, spool) = (self.database, self.spool)
+        let now = clock.now
+        let records = TalariaBook.deduplicated(books).map { $0.record(scanID: scan.id, now: now) }
+        let (done, saved) = try await store.run { () throws(StoreError) in
+            try database.completeScanMatchingTitles(scan.id, books: records, now: now)
+        }
+        logger.info("books landed in the library", metadata: [
+            "scan_id": "\(scan.idString)", "job_id": "\(jobID)", "books": "\(saved.count)",
+            "titles": "\(saved.map(\.title).joined(separator: " | "))",
+        ])
+        events(.booksLanded(scanID: scan.id, books: saved))
+        do {
+            try await store.run { () throws(StoreError) in try spool.remove(scan: scan.id) }
+        } catch {
+            // The next start's reconciliation removes the photo of a done scan.
+            logger.warning("the photo of a done scan was not deleted", metadata: [
+                "scan_id": "\(scan.idString)", "error": "\(error)",
+            ])
+        }
+        if done.cleanupPending {
+            await sendCleanup(done)
+        }
+    }
+
+    /// `DELETE …/cleanup`: 2xx or 404 (already clean) settles it; anything else is retried later by
+    /// the service's cleanup loop. Never throws, never blocks the library.
+    func sendCleanup(_ scan: ScanRecord) async {
+        guard let jobID = scan.jobID else { return }
+        let (queue, clock) = (self.queue, self.clock)
+        let bearer = (try? settings.apiKey.read()) ?? nil
+        let outcome = await client.delete(settings.endpoints.cleanup(jobID), bearer: bearer)
+        let acknowledged: Bool
+        if case .response(let status, _, _) = outcome, (200..<300).contains(status) || status == 404 {
+            acknowledged = true
+        } else {
+            acknowledged = false
+        }
+        do {
+            try await store.run { () throws(StoreError) in
+                _ = try queue.recordCleanup(scan.id, acknowledged: acknowledged, now: clock.now)
+            }
+        } catch {
+            logger.warning("a cleanup's outcome was not recorded", metadata: [
+                "job_id": "\(jobID)", "error": "\(error)",
+            ])
+        }
+        if !acknowledged {
+            logger.notice("the backend's cleanup failed; retried later", metadata: [
+                "job_id": "\(jobID)", "outcome": "\(UplinkLog.summary(outcome))",
+            ])
+        }
+    }
+
+    func jobFailed(_ scan: ScanRecord, jobID: String, failure: JobFailure) async throws {
+        if failure.retryable, !failure.isCanceled {
+            try await restart(scan, reason: "the backend failed job \(jobID) (\(failure)); sent again as a new job")
+        } else {
+            let reason = failure.isCanceled
+                ? "job \(jobID) was cancelled at the backend; the photo is kept: "
+                    + "`swiftwing queue retry \(scan.idString)` sends it again"
+                : "the backend could not recognise the photo (\(failure)); it is kept: `swiftwing queue retry "
+                    + "\(scan.idString)` or `swiftwing queue discard \(scan.idString)`"
+            try await fail(scan.id, reason: reason)
+        }
+    }
+
+    /// The job is lost or failed retryably: the scan goes back to the queue to be sent as a new job.
+    func restart(_ scan: ScanRecord, reason: String) async throws {
+        let (queue, now) = (self.queue, clock.now)
+        let notBefore = now.addingTimeInterval(settings.retry.delay(afterFailure: 1))
+        logger.notice("the job is sent again as a new one", metadata: [
+            "scan_id": "\(scan.idString)", "reason": "\(reason)",
+        ])
+        try await record(scan.id) { () throws(StoreError) in
+            try queue.restartJob(scan.id, reason: reason, notBefore: notBefore, now: now)
+        }
+    }
+
+    private func fail(_ id: UUID, reason: String) async throws {
+        let (queue, now) = (self.queue, clock.now)
+        try await record(id) { () throws(StoreError) in
+            try queue.markFailed(id, reason: reason, retryable: false, now: now)
+        }
+        logger.error("scan failed; its photo is kept", metadata: [
+            "scan_id": "\(id.uuidString.lowercased())", "reason": "\(reason)",
+        ])
+        events(.scanFailed(scanID: id, reason: reason))
+    }
+
+    func record(_ id: UUID, _ change: @escaping @Sendable () throws(StoreError) -> ScanRecord) async throws {
+        _ = try await store.run(change)
+        events(.scanChanged(scanID: id))
+    }
+}
+
+/// When the backend first answered 404 for each scan's job, so the wait for a lost job spans the
+/// checks made from different slots (in memory: after a restart the wait starts again).
+final class MissingJobs: Sendable {
+    private let since = Mutex<[UUID: Date]>([:])
+
+    /// When `scan`'s job was first found missing (`now` if this is the first time).
+    func missing(_ scan: UUID, at now: Date) -> Date {
+        since.withLock { since in
+            let first = since[scan] ?? now
+            since[scan] = first
+            return first
+        }
+    }
+
+    /// The job answered (or the scan moved on): the wait starts again at the next 404.
+    func found(_ scan: UUID) {
+        since.withLock { _ = $0.removeValue(forKey: scan) }
+    }
+}

@@ -1,0 +1,84 @@
+import Identify
+import Imaging
+import SwiftWingCore
+import Testing
+
+@Suite("Barcode reading on real photos")
+struct BarcodeReadingTests {
+    /// Counts the pictures of a set whose expected code `FrameIdentifier` reads.
+    func passes(_ set: String, count: Int) throws -> (passed: Int, missed: [String]) {
+        let identifier = try FrameIdentifier()
+        var passed = 0
+        var missed: [String] = []
+        for (path, digits) in try Fixtures.barcodeSet(set, expectedCount: count) {
+            let codes = try identifier.identify(frame: try Fixtures.frame(path)).barcodes.map(\.text)
+            if codes.contains(digits) { passed += 1 } else { missed.append(path) }
+        }
+        return (passed, missed)
+    }
+
+    @Test("ean13-1: at least 32 of 34 (zxing-cpp's single-pass figure)")
+    func ean13Set1() throws {
+        let result = try passes("ean13-1", count: 34)
+        #expect(result.passed >= 32, "missed: \(result.missed)")
+    }
+
+    @Test("ean13-3: all 55")
+    func ean13Set3() throws {
+        let result = try passes("ean13-3", count: 55)
+        #expect(result.passed == 55, "missed: \(result.missed)")
+    }
+
+    @Test("two codes in one frame are both read")
+    func twoCodesInOneFrame() throws {
+        let first = try Fixtures.barcodeSet("ean13-3", expectedCount: 55)[0]
+        let second = try Fixtures.barcodeSet("ean13-1", expectedCount: 34)[0]
+        #expect(first.digits != second.digits)
+        let frame = Fixtures.sideBySide([try Fixtures.frame(first.path), try Fixtures.frame(second.path)])
+        let texts = Set(try FrameIdentifier().identify(frame: frame).barcodes.map(\.text))
+        #expect(texts == [first.digits, second.digits])
+    }
+
+    @Test("codes turned 90°, 180° and 270° read like upright ones", arguments: [
+        FrameRotation.clockwise90, .upsideDown, .clockwise270,
+    ])
+    func rotatedCodes(rotation: FrameRotation) throws {
+        let identifier = try FrameIdentifier()
+        // Several pictures, so one lucky read cannot pass the test.
+        for (path, digits) in try Fixtures.barcodeSet("ean13-3", expectedCount: 55).prefix(5) {
+            let turned = try rotated(try Fixtures.frame(path), by: rotation)
+            #expect(try identifier.identify(frame: turned).barcodes.map(\.text) == [digits], "\(path) at \(rotation)")
+        }
+    }
+
+    @Test("a padded Y plane (stride > width) reads the same as a packed one")
+    func paddedStride() throws {
+        let (path, digits) = try Fixtures.barcodeSet("ean13-3", expectedCount: 55)[1]
+        let packed = try Fixtures.frame(path)
+        let layout = YUV420Layout(width: packed.width, height: packed.height, lumaStride: packed.width + 64)
+        let padded = YUV420Frame(layout: layout)
+        padded.buffer.bytes.initializeMemory(as: UInt8.self, repeating: 0)
+        for row in 0..<packed.height {
+            for column in 0..<packed.width {
+                padded.luma[row * layout.lumaStride + column] = packed.luma[row * packed.layout.lumaStride + column]
+            }
+        }
+        #expect(try FrameIdentifier().identify(frame: padded).barcodes.map(\.text) == [digits])
+    }
+
+    @Test("a shelf photo without a barcode gives none")
+    func noCodeOnShelf() throws {
+        let frame = try Fixtures.frame(Fixtures.shelves + "/two_shelves.jpg")
+        let small = try YUV420Scaler().resized(frame, width: 1920, height: 1080)
+        #expect(try FrameIdentifier().identify(frame: small).barcodes.isEmpty)
+    }
+
+    @Test("a plane too small for its stated size is refused with advice")
+    func badPlane() throws {
+        let reader = try BarcodeReader()
+        let bytes = [UInt8](repeating: 0, count: 100)
+        #expect(throws: IdentifyError.self) {
+            try bytes.withUnsafeBytes { try reader.read(luma: $0, width: 20, height: 20, stride: 20) }
+        }
+    }
+}
