@@ -44,6 +44,7 @@ bench: deps
 	$(SWIFT) build -c release --product UplinkBench
 	$(SWIFT) build -c release --product talaria-reference
 	.build/release/UplinkBench --scans 50 --drain 500 --delay-ms 100
+	$(SWIFT) run -c release ExportBench
 
 # scripts/install.sh: binary, units, udev rules, shelf photos, licences; as root also the swiftwing
 # user, the config from the example (when none exists) and the enabled service. DESTDIR stages files only.
