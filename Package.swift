@@ -171,7 +171,11 @@ let package = Package(
 
         // Test doubles ship as their own module and implement the same protocols as the real parts.
         .target(
-            name: "SwiftWingTesting", dependencies: ["SwiftWingCore", "Camera", "Imaging", "Controls", "HTTPEngine", "Uplink"],
+            name: "SwiftWingTesting",
+            dependencies: [
+                "SwiftWingCore", "Camera", "Imaging", "Controls", "HTTPEngine", "Uplink", "Panel",
+                .product(name: "Logging", package: "swift-log"),
+            ],
             path: "Tests/SwiftWingTesting"),
 
         // The reference recognition backend (docs/protocol.md with switchable faults): an independent peer,
@@ -222,9 +226,12 @@ let package = Package(
                 "Uplink", "Store", "Talaria", "HTTPEngine", "SwiftWingTesting", .product(name: "Logging", package: "swift-log"),
             ]),
         .testTarget(name: "TalariaTests", dependencies: ["Talaria", "SwiftWingTesting"], exclude: ["Fixtures"]),
-        .testTarget(name: "HTTPEngineTests", dependencies: ["HTTPEngine", "SwiftWingCore", .product(name: "Logging", package: "swift-log")]),
         .testTarget(
-            name: "PanelTests", dependencies: ["Panel", "SwiftWingCore", .product(name: "Logging", package: "swift-log")],
+            name: "HTTPEngineTests",
+            dependencies: ["HTTPEngine", "SwiftWingCore", "SwiftWingTesting", .product(name: "Logging", package: "swift-log")]),
+        .testTarget(
+            name: "PanelTests",
+            dependencies: ["Panel", "SwiftWingCore", "SwiftWingTesting", .product(name: "Logging", package: "swift-log")],
             exclude: ["Golden"]),
         .testTarget(name: "IdentifyTests", dependencies: ["Identify", "Imaging", "SwiftWingCore", "swiftwing"]),
         .testTarget(name: "ApplianceTests", dependencies: ["Appliance", "SwiftWingTesting"]),

@@ -39,45 +39,6 @@ enum GPIOSim {
     static var buzzer: GPIOLineSpec { GPIOLineSpec(chip: label!, line: "BUZZER", activeLow: false) }
 }
 
-/// Collects events from an input's thread.
-final class EventLog: Sendable {
-    private let events = Mutex<[ShutterEvent]>([])
-    var handler: @Sendable (ShutterEvent) -> Void { { [self] event in events.withLock { $0.append(event) } } }
-    var all: [ShutterEvent] { events.withLock { $0 } }
-    var presses: Int { all.filter { if case .press = $0 { true } else { false } }.count }
-    var longPresses: Int { all.filter { if case .longPress = $0 { true } else { false } }.count }
-
-    /// Waits up to `seconds` for `count` events.
-    func wait(for count: Int, seconds: Double = 3) async {
-        let deadline = Date().addingTimeInterval(seconds)
-        while all.count < count, Date() < deadline { try? await Task.sleep(for: .milliseconds(5)) }
-    }
-}
-
-@Suite struct GPIOErrorTests {
-    @Test func aMissingChipNamesTheChipsThereAre() {
-        let spec = GPIOLineSpec(chip: "no-such-chip-label", line: "SHUTTER", activeLow: true, bias: .pullUp)
-        #expect {
-            _ = try GPIOInputLine(spec: spec)
-        } throws: { error in
-            guard let error = error as? GPIOError, case .chipNotFound = error.kind else { return false }
-            return error.description.contains("no-such-chip-label") && error.description.contains("gpiodetect")
-        }
-    }
-
-    @Test func errorsReadLikeAdvice() {
-        let spec = GPIOLineSpec(chip: "pinctrl-bcm2835", line: "GPIO17", activeLow: true, bias: .pullUp)
-        let permission = GPIOError(kind: .permission, spec: spec, chipName: "gpiochip0").description
-        #expect(permission.contains("pinctrl-bcm2835 (gpiochip0)") && permission.contains("GPIO17") && permission.contains("group `gpio`"))
-        let busy = GPIOError(kind: .busy(consumer: "gpio-keys"), spec: spec, chipName: "gpiochip0").description
-        #expect(busy.contains("busy (held by \"gpio-keys\")") && busy.contains("GPIO17"))
-        let missing = GPIOError(kind: .lineNotFound(chipLines: 54), spec: spec, chipName: "gpiochip0").description
-        #expect(missing.contains("no line \"GPIO17\"") && missing.contains("gpioinfo gpiochip0"))
-        let none = GPIOError(kind: .chipNotFound(available: []), spec: spec).description
-        #expect(none.contains("none (no /dev/gpiochip* at all)"))
-    }
-}
-
 @Suite(.serialized, .enabled(if: GPIOSim.available, "needs a gpio-sim chip: runs in the VM rig (Tests/VMRig/gpio-kernel.sh)"))
 struct KernelGPIOTests {
     @Test func theChipIsFoundByLabelAndByNameAndLinesByNameAndOffset() throws {

@@ -2,6 +2,7 @@ import Dispatch
 import Foundation
 import Logging
 import Synchronization
+import SwiftWingTesting
 import Testing
 
 @testable import HTTPEngine
@@ -57,24 +58,9 @@ final class LogCapture: Sendable {
     func append(_ line: String) { lines.withLock { $0.append(line) } }
 
     var logger: Logger {
-        var logger = Logger(label: "swiftwing.http") { _ in CapturingHandler(capture: self) }
+        var logger = Logger(label: "swiftwing.http") { _ in CapturingHandler { self.append($0) } }
         logger.logLevel = .trace
         return logger
-    }
-
-    private struct CapturingHandler: LogHandler {
-        let capture: LogCapture
-        var metadata: Logger.Metadata = [:]
-        var logLevel: Logger.Level = .trace
-
-        subscript(metadataKey key: String) -> Logger.Metadata.Value? {
-            get { metadata[key] }
-            set { metadata[key] = newValue }
-        }
-
-        func log(event: LogEvent) {
-            capture.append("\(event.level) \(event.message) \(event.metadata ?? [:])")
-        }
     }
 }
 

@@ -79,29 +79,3 @@ struct JPEGEncoderTests {
         #expect(try JPEGEncoder(dctMethod: .fast).encode(frame).count > 0)
     }
 }
-
-@Suite("Thumbnail")
-struct ThumbnailTests {
-    @Test("a 1920x1080 scan gives a 160x90 thumbnail JPEG")
-    func thumbnail() throws {
-        let thumbnail = try Thumbnail(
-            of: ImagingFixtures.gradientFrame(width: 1920, height: 1080),
-            encoder: JPEGEncoder())
-        #expect(thumbnail.width == 160 && thumbnail.height == 90)
-        let info = try JPEGInfo(thumbnail.jpeg)
-        #expect(info.width == 160 && info.height == 90)
-    }
-}
-
-@Suite("JPEG encoder, zero-copy")
-struct JPEGEncoderLendingTests {
-    @Test("withJPEG lends the same bytes encode returns")
-    func lendsSameBytes() throws {
-        let encoder = try JPEGEncoder()
-        let frame = ImagingFixtures.gradientFrame(width: 320, height: 240)
-        let copied = try encoder.encode(frame)
-        let lent = try encoder.withJPEG(of: frame) { Array($0) }
-        #expect(lent == copied)
-        #expect(throws: ImagingError.invalidQuality(0)) { try encoder.withJPEG(of: frame, quality: 0) { $0.count } }
-    }
-}

@@ -123,7 +123,7 @@ import Testing
         #expect(library.count == Set(library.map { $0.isbn13 ?? $0.title }).count, "each book once")
     }
 
-    /// One daemon, one backend, one fault per press: every fault of issue 3 item 7.
+    /// One daemon, one backend, one fault per press: each ends with its books or a clear failure.
     @Test func everyBackendFaultEndsWithBooksOrAClearFailure() throws {
         // A real key on both sides: the backend demands it, the daemon reads it from a credential file.
         let keyDirectory = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("swiftwing-key-\(UUID().uuidString.prefix(8))")

@@ -1,6 +1,5 @@
 import Foundation
 import Testing
-
 @testable import Talaria
 
 private let base = URL(string: "https://api.example.org/")!
@@ -105,89 +104,5 @@ struct StreamEventTests {
             SSEEvent(type: "progress", data: #"{"progress":250}"#),
         ])
         #expect(events.map { if case .progress(let p) = $0 { p.fraction } else { -1 } } == [0.5, 0.01, 1.0, nil])
-    }
-}
-
-@Suite("ISBNs and books (docs/protocol.md §3)")
-struct BookTests {
-    @Test("ISBN-10 and ISBN-13 checksums")
-    func checksums() {
-        #expect(ISBN.isValidISBN13("9780441013593"))
-        #expect(!ISBN.isValidISBN13("9780441013594"))
-        #expect(!ISBN.isValidISBN13("4006381333931"))  // a valid EAN-13, not a book
-        #expect(ISBN.isValidISBN13("9791032305690"))  // 979 prefix
-        #expect(ISBN.isValidISBN10("0547928270"))
-        #expect(ISBN.isValidISBN10("080442957X"))
-        #expect(!ISBN.isValidISBN10("0804429570"))
-        #expect(!ISBN.isValidISBN10("X804429570"))  // X only as the check digit
-        #expect(!ISBN.isValidISBN10("054792827"))
-    }
-
-    @Test("normalisation to ISBN-13: hyphens, spaces, labels, x, ISBN-10 → 978; invalid and placeholders → nil")
-    func normalisation() {
-        #expect(ISBN.normalisedISBN13("978-0-441-01359-3") == "9780441013593")
-        #expect(ISBN.normalisedISBN13(" 978 0441 013593 ") == "9780441013593")
-        #expect(ISBN.normalisedISBN13("ISBN-13: 978-0-441-01359-3") == "9780441013593")
-        #expect(ISBN.normalisedISBN13("0-547-92822-x") == "9780547928227")
-        #expect(ISBN.normalisedISBN13("0-547-92827-0") == "9780547928272")
-        #expect(ISBN.normalisedISBN13("080442957x") == "9780804429573")
-        #expect(ISBN.normalisedISBN13("9780441013594") == nil)
-        #expect(ISBN.normalisedISBN13("") == nil)
-        #expect(ISBN.normalisedISBN13("unknown") == nil)
-        #expect(ISBN.normalisedISBN13(nil) == nil)
-        #expect(ISBN.isbn10(fromISBN13: "9780804429573") == "080442957X")
-        #expect(ISBN.isbn10(fromISBN13: "9791032305690") == nil)
-    }
-
-    @Test("a full book: every field, raw JSON kept")
-    func fullBook() throws {
-        let json = try JSONValue.parse(#"""
-            {"isbn":"054792822X","title":" The Hobbit ","authors":["J. R. R. Tolkien",""],"confidence":0.79,
-             "format":"hardcover","publisher":"HMH","publicationYear":2012,"pageCount":300,
-             "coverUrl":"https://c.example/h.jpg","enrichmentStatus":"success",
-             "boundingBox":{"x":0.1,"y":0.2,"width":0.05,"height":0.7}}
-            """#, what: "test")
-        let (book, warnings) = TalariaBook.decode(json)
-        let hobbit = try #require(book)
-        #expect(warnings.isEmpty)
-        #expect(hobbit.isbn13 == "9780547928227")
-        #expect(hobbit.isbn10 == "054792822X")
-        #expect(hobbit.title == "The Hobbit")
-        #expect(hobbit.authors == ["J. R. R. Tolkien"])
-        #expect(hobbit.publishedDate == "2012")
-        #expect(hobbit.pageCount == 300)
-        #expect(hobbit.boundingBox == BoundingBox(x: 0.1, y: 0.2, width: 0.05, height: 0.7))
-        #expect(hobbit.enrichmentStatus == "success")
-        #expect(try JSONValue.parse(hobbit.rawJSON, what: "raw") == json)  // lossless
-    }
-
-    @Test("tolerance: author string, enrichment.isbn13, placeholder ISBNs, unknown status kept as sent, % confidence")
-    func tolerance() throws {
-        func book(_ text: String) throws -> (TalariaBook?, [TalariaWarning]) {
-            TalariaBook.decode(try JSONValue.parse(text, what: "test"))
-        }
-        let (nested, _) = try book(#"{"title":"Dune","author":"Frank Herbert","isbn":null,"enrichment":{"isbn13":"9780441013593"}}"#)
-        #expect(nested?.isbn13 == "9780441013593")
-        #expect(nested?.authors == ["Frank Herbert"])
-        let (unknown, unknownWarnings) = try book(#"{"title":"X","isbn":"unknown","enrichmentStatus":"brand_new","confidence":85}"#)
-        #expect(unknown?.isbn13 == nil)
-        #expect(unknownWarnings.isEmpty)  // "unknown" is a placeholder, not a bad ISBN
-        #expect(unknown?.enrichmentStatus == "brand_new")
-        #expect(unknown?.confidence == 0.85)
-        let (bad, badWarnings) = try book(#"{"title":"Children of Dune","isbn":"9780441013594","confidence":-3}"#)
-        #expect(bad?.isbn13 == nil)
-        #expect(bad?.confidence == nil)
-        #expect(badWarnings.count == 2)
-        // A bad top-level ISBN, a good nested one: the good one wins, no warning.
-        let (rescued, rescuedWarnings) = try book(#"{"title":"Dune","isbn":"123","enrichment":{"isbn13":"9780441013593"}}"#)
-        #expect(rescued?.isbn13 == "9780441013593")
-        #expect(rescuedWarnings.isEmpty)
-        let (authorObjects, _) = try book(#"{"title":"Good Omens","authors":[{"name":"Terry Pratchett"},{"name":"Neil Gaiman"}]}"#)
-        #expect(authorObjects?.authors == ["Terry Pratchett", "Neil Gaiman"])
-        let (isbnOnly, _) = try book(#"{"isbn":"9780441013593"}"#)
-        #expect(isbnOnly?.title == "")
-        let (nothing, why) = try book(#"{"confidence":0.9}"#)
-        #expect(nothing == nil)
-        #expect(why.first?.message.contains("neither a title nor a valid ISBN") == true)
     }
 }
