@@ -90,7 +90,7 @@ let package = Package(
             name: "Appliance",
             dependencies: [
                 "SwiftWingCore", "Imaging", "Camera", "Store", "Controls", "Panel", "Talaria", "HTTPEngine", "Uplink",
-                "CSystemd", "CGPIOD", "CCurl", "CJPEG",
+                "CSystemd", "CGPIOD", "CCurl", "CJPEG", "Identify",
                 "CShim",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -186,7 +186,7 @@ let package = Package(
             name: "PanelTests", dependencies: ["Panel", "SwiftWingCore", .product(name: "Logging", package: "swift-log")],
             exclude: ["Golden"]),
         .testTarget(name: "IdentifyTests", dependencies: ["Identify", "Imaging", "SwiftWingCore", "swiftwing"]),
-        .testTarget(name: "ApplianceTests", dependencies: ["Appliance", "SwiftWingTesting"]),
+        .testTarget(name: "ApplianceTests", dependencies: ["Appliance", "SwiftWingTesting", "Identify"]),
         .testTarget(
             name: "SwiftWingIntegrationTests",
             dependencies: ["Imaging", "Store", "SwiftWingCore", "swiftwing", "talaria-reference"]
