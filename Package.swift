@@ -189,7 +189,7 @@ let package = Package(
         .testTarget(name: "ApplianceTests", dependencies: ["Appliance", "SwiftWingTesting", "Identify"]),
         .testTarget(
             name: "SwiftWingIntegrationTests",
-            dependencies: ["Imaging", "Store", "SwiftWingCore", "swiftwing", "talaria-reference"]
+            dependencies: ["Imaging", "Identify", "Store", "SwiftWingCore", "swiftwing", "talaria-reference"]
         ),
     ]
 )
