@@ -172,7 +172,8 @@ public final class FakeFrameSource: FrameSource {
         }
         let frame = YUV420Frame(layout: layout, timestamp: timestamp, sequence: sequence)
         if let picture {
-            frame.buffer.bytes.copyMemory(from: UnsafeRawBufferPointer(picture.buffer.bytes[0..<layout.byteCount]))
+            let planes = UnsafeRawBufferPointer(rebasing: picture.buffer.bytes[0..<layout.byteCount])
+            frame.buffer.bytes.copyMemory(from: planes)
             return frame
         }
         frame.luma.initializeMemory(as: UInt8.self, repeating: luma)
