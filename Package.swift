@@ -210,7 +210,9 @@ let package = Package(
         .testTarget(name: "ApplianceTests", dependencies: ["Appliance", "SwiftWingTesting", "Identify"]),
         .testTarget(
             name: "SwiftWingIntegrationTests",
-            dependencies: ["Imaging", "Identify", "SwiftWingCore", "swiftwing", "talaria-reference"]
+            dependencies: [
+                "Imaging", "Identify", "SwiftWingCore", "SwiftWingTesting", "swiftwing", "talaria-reference",
+            ]
         ),
     ]
 )

@@ -12,18 +12,14 @@ public struct ScanQuality: Sendable, Hashable, Codable {
         case bright
     }
 
+    /// The grey levels of the frame.
     public struct Exposure: Sendable, Hashable, Codable {
-        /// Mean luma, 0-255.
-        public var mean: Double
-        /// Fraction of the frame crushed to black, 0-1.
-        public var shadows: Double
-        /// Fraction of the frame blown to white, 0-1.
-        public var highlights: Double
+        public var mean: Double  // luma 0-255
+        public var shadows: Double  // share crushed to black, 0-1
+        public var highlights: Double  // share blown to white, 0-1
 
         public init(mean: Double, shadows: Double, highlights: Double) {
-            self.mean = mean
-            self.shadows = shadows
-            self.highlights = highlights
+            (self.mean, self.shadows, self.highlights) = (mean, shadows, highlights)
         }
     }
 
@@ -33,9 +29,7 @@ public struct ScanQuality: Sendable, Hashable, Codable {
     public var exposure: Exposure
 
     public init(verdict: Verdict, sharpness: Double, exposure: Exposure) {
-        self.verdict = verdict
-        self.sharpness = sharpness
-        self.exposure = exposure
+        (self.verdict, self.sharpness, self.exposure) = (verdict, sharpness, exposure)
     }
 
     /// A frame no one could read: it is not uploaded unless a person (or the configuration) says so.

@@ -2,6 +2,7 @@ import Foundation
 import Identify
 import Imaging
 import SwiftWingCore
+import SwiftWingTesting
 import Testing
 
 /// The real daemon with no backend at all, on the synthetic camera replaying a barcode photo made
@@ -16,15 +17,7 @@ import Testing
         let path = ShippedFiles.sourceTree + "/Fixtures/barcodes/ean13-3/01.png"
         let picture = try PictureFile.frame(contentsOf: path)
         let digits = try String(contentsOfFile: path.replacingOccurrences(of: ".png", with: ".txt"), encoding: .utf8)
-        let frame = YUV420Frame(layout: YUV420Layout(width: width, height: height))
-        frame.buffer.bytes.initializeMemory(as: UInt8.self, repeating: 128)
-        let (left, top) = ((width - picture.width) / 2, (height - picture.height) / 2)
-        for row in 0..<picture.height {
-            for column in 0..<picture.width {
-                frame.luma[(top + row) * frame.layout.lumaStride + left + column] =
-                    picture.luma[row * picture.layout.lumaStride + column]
-            }
-        }
+        let frame = ImagingFixtures.centred(picture, width: width, height: height)
         let jpeg = try JPEGEncoder(quality: 95).encode(frame)
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         try Data(jpeg).write(to: URL(fileURLWithPath: folder + "/barcode.jpg"))
