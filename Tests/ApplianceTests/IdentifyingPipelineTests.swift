@@ -37,7 +37,8 @@ import Testing
     }
 
     static func blurredShelf() throws -> YUV420Frame {
-        let shelf = try #require(try ImagingFixtures.shelfFrame(width: width, height: height), "the shelf photos are missing")
+        let shelf = try #require(
+            try ImagingFixtures.shelfFrame(width: width, height: height), "the shelf photos are missing")
         return FrameDegradation.blurred(shelf, radius: 6)
     }
 
@@ -49,7 +50,11 @@ import Testing
 
         let outcome = await rig.pipeline.press(ShutterPress(time: .now(), source: .controlSocket))
 
-        guard case .saved(let record) = outcome else { Issue.record("refused: \(outcome)"); await rig.tearDown(); return }
+        guard case .saved(let record) = outcome else {
+            Issue.record("refused: \(outcome)")
+            await rig.tearDown()
+            return
+        }
         #expect(record.state == .done)
         #expect(record.barcodes.map(\.text) == [isbn])
         #expect(record.quality != nil)
@@ -71,7 +76,11 @@ import Testing
 
         let outcome = await rig.pipeline.press(ShutterPress(time: .now(), source: .controlSocket))
 
-        guard case .saved(let record) = outcome else { Issue.record("refused: \(outcome)"); await rig.tearDown(); return }
+        guard case .saved(let record) = outcome else {
+            Issue.record("refused: \(outcome)")
+            await rig.tearDown()
+            return
+        }
         #expect(record.state == .queued && record.barcodes.map(\.text) == [isbn])
         #expect(try rig.database.queue.pending().map(\.id) == [record.id])
         await rig.tearDown()
@@ -84,7 +93,11 @@ import Testing
 
         let outcome = await rig.pipeline.press(ShutterPress(time: .now(), source: .controlSocket))
 
-        guard case .saved(let record) = outcome else { Issue.record("refused: \(outcome)"); await rig.tearDown(); return }
+        guard case .saved(let record) = outcome else {
+            Issue.record("refused: \(outcome)")
+            await rig.tearDown()
+            return
+        }
         #expect(record.state == .needsAttention)
         #expect(record.quality?.verdict == .blurry)
         #expect(record.lastError?.contains("blurry — hold still and press again") == true)
@@ -107,7 +120,11 @@ import Testing
 
         let outcome = await rig.pipeline.press(ShutterPress(time: .now(), source: .controlSocket))
 
-        guard case .saved(let record) = outcome else { Issue.record("refused: \(outcome)"); await rig.tearDown(); return }
+        guard case .saved(let record) = outcome else {
+            Issue.record("refused: \(outcome)")
+            await rig.tearDown()
+            return
+        }
         #expect(record.state == .queued && record.quality?.verdict == .blurry)
         #expect(rig.feedback.log == ["accepted", "saved"])
         await rig.tearDown()
