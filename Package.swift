@@ -110,7 +110,7 @@ let package = Package(
             name: "Appliance",
             dependencies: [
                 "SwiftWingCore", "Imaging", "Camera", "Store", "Controls", "Panel", "Talaria", "HTTPEngine", "Uplink",
-                "CSystemd",
+                "CSystemd", "Identify",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "TOMLKit", package: "TOMLKit"),
@@ -234,10 +234,10 @@ let package = Package(
             dependencies: ["Panel", "SwiftWingCore", "SwiftWingTesting", .product(name: "Logging", package: "swift-log")],
             exclude: ["Golden"]),
         .testTarget(name: "IdentifyTests", dependencies: ["Identify", "Imaging", "SwiftWingCore", "swiftwing"]),
-        .testTarget(name: "ApplianceTests", dependencies: ["Appliance", "SwiftWingTesting"]),
+        .testTarget(name: "ApplianceTests", dependencies: ["Appliance", "SwiftWingTesting", "Identify"]),
         .testTarget(
             name: "SwiftWingIntegrationTests",
-            dependencies: ["Imaging", "SwiftWingCore", "SwiftWingTesting", "swiftwing", "talaria-reference"]
+            dependencies: ["Imaging", "Identify", "SwiftWingCore", "SwiftWingTesting", "swiftwing", "talaria-reference"]
         ),
     ]
 )

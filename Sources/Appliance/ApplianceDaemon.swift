@@ -73,7 +73,8 @@ public struct ApplianceDaemon: Sendable {
         uplinkEvents.connect(feedback: feedback, panel: panelFeeder)
         let pipeline = ScanPipeline(
             camera: camera, worker: worker, database: database, stateDirectory: state,
-            settings: try pipelineSettings(), feedback: feedback, logger: Logger(label: "pipeline"))
+            settings: try pipelineSettings(), feedback: feedback, display: panelFeeder,
+            logger: Logger(label: "pipeline"))
 
         let control: ControlSocketServer
         do {
@@ -168,7 +169,11 @@ public struct ApplianceDaemon: Sendable {
             maxLongEdge: configuration.imaging.maxLongEdge, jpegQuality: configuration.imaging.jpegQuality,
             thumbnailLongEdge: configuration.imaging.thumbnailLongEdge, rotation: rotation,
             captureTimeout: .milliseconds(Int(configuration.camera.captureTimeoutSeconds * 1000)),
-            minimumFreeBytes: Int64(configuration.minimumFreeMegabytes) * 1_048_576)
+            minimumFreeBytes: Int64(configuration.minimumFreeMegabytes) * 1_048_576,
+            identify: .init(
+                thresholds: configuration.imaging.qualityThresholds,
+                uploadPoorFrames: configuration.imaging.uploadPoorFrames,
+                uploadBarcodeScans: configuration.identify.uploadBarcodeScans))
     }
 
     func makeCamera() throws -> any FrameSource {

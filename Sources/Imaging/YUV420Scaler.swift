@@ -1,3 +1,5 @@
+// One file on purpose (~550 lines): the fast paths, the weight tables and the SIMD passes share
+// private layout helpers, and the scaler is benchmarked as one unit (Benchmarks/README.md).
 import SwiftWingCore
 
 /// Shrinks (and, for ``resized(_:width:height:)``, fits) YUV 4:2:0 frames by area averaging.

@@ -358,3 +358,9 @@ extension String {
         return result
     }
 }
+
+/// The linked Cairo, for `swiftwing doctor`.
+public enum LibCairo {
+    /// The corresponding C function is `cairo_version_string`.
+    public static var version: String { String(cString: cairo_version_string()) }
+}

@@ -50,6 +50,8 @@ public struct BookRecord: Identifiable, Hashable, Sendable, Codable, FetchableRe
     public var scanID: UUID?
     /// The backend's JSON for this book, kept for later re-reading. Must be valid JSON.
     public var rawJSON: String?
+    /// Who found it: the backend, or a barcode read on the device.
+    public var source: BookSource = .backend
 
     public init(
         id: Int64? = nil, isbn13: String? = nil, isbn10: String? = nil, title: String, authors: [String] = [],
@@ -84,7 +86,7 @@ public struct BookRecord: Identifiable, Hashable, Sendable, Codable, FetchableRe
     private enum CodingKeys: String, CodingKey {
         case id, isbn13, isbn10, title, authors, format, publisher, publishedDate, pageCount
         case coverURL = "coverUrl", confidence, enrichmentStatus, addedAt, updatedAt
-        case scanID = "scanId", rawJSON
+        case scanID = "scanId", rawJSON, source
     }
 
     public enum Columns {
@@ -98,6 +100,7 @@ public struct BookRecord: Identifiable, Hashable, Sendable, Codable, FetchableRe
         public static let enrichmentStatus = Column("enrichmentStatus")
         public static let addedAt = Column("addedAt")
         public static let scanID = Column("scanId")
+        public static let source = Column("source")
     }
 
     /// Scan ids are stored as lowercase strings, like `scan.id`.

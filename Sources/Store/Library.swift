@@ -140,31 +140,39 @@ extension AppDatabase {
         upsert: @escaping (BookRecord, Date, Database) throws -> BookRecord
     ) throws(StoreError) -> (scan: ScanRecord, books: [BookRecord]) {
         try write("the scan's results were not saved (it stays analyzing and is fetched again)") { db in
-            guard var scan = try ScanQueue.fetch(db, id) else { throw StoreError.scanNotFound(id) }
-            if scan.state == .done {
-                let existing = try BookRecord.filter(BookRecord.Columns.scanID == id.uuidString.lowercased())
-                    .order(BookRecord.Columns.id).fetchAll(db)
-                return (scan, existing)
-            }
-            var saved: [BookRecord] = []
-            for var book in books {
-                book.scanID = id
-                book.addedAt = now
-                book.updatedAt = now
-                saved.append(try upsert(book, now, db))
-            }
-            let before = scan
-            scan.state = .done
-            scan.progress = 1
-            scan.jobToken = nil
-            // The backend keeps the job and the photo until told otherwise (docs/protocol.md §4).
-            scan.cleanupPending = scan.jobID != nil
-            scan.lastError = nil
-            scan.retryable = nil
-            scan.nextAttemptAt = nil
-            scan.updatedAt = now
-            try scan.updateChanges(db, from: before)
-            return (scan, saved)
+            try Self.completeScan(id, books: books, now: now, upsert: upsert, db)
         }
+    }
+
+    /// The body of the terminal transaction, for callers that are already inside one.
+    static func completeScan(
+        _ id: UUID, books: [BookRecord], now: Date,
+        upsert: (BookRecord, Date, Database) throws -> BookRecord, _ db: Database
+    ) throws -> (scan: ScanRecord, books: [BookRecord]) {
+        guard var scan = try ScanQueue.fetch(db, id) else { throw StoreError.scanNotFound(id) }
+        if scan.state == .done {
+            let existing = try BookRecord.filter(BookRecord.Columns.scanID == id.uuidString.lowercased())
+                .order(BookRecord.Columns.id).fetchAll(db)
+            return (scan, existing)
+        }
+        var saved: [BookRecord] = []
+        for var book in books {
+            book.scanID = id
+            book.addedAt = now
+            book.updatedAt = now
+            saved.append(try upsert(book, now, db))
+        }
+        let before = scan
+        scan.state = .done
+        scan.progress = 1
+        scan.jobToken = nil
+        // The backend keeps the job and the photo until told otherwise (docs/protocol.md §4).
+        scan.cleanupPending = scan.jobID != nil
+        scan.lastError = nil
+        scan.retryable = nil
+        scan.nextAttemptAt = nil
+        scan.updatedAt = now
+        try scan.updateChanges(db, from: before)
+        return (scan, saved)
     }
 }

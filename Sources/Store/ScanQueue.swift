@@ -81,17 +81,34 @@ public struct ScanQueue: Sendable {
     /// Queues a scan whose photo is already durable in the spool. Returns the row as stored
     /// (state `queued`). Call it only after ``SpoolDirectory/write(jpeg:for:)`` returned: if this
     /// throws, the file stays in the spool and the next start's reconciliation re-queues it.
+    ///
+    /// With `attention`, the scan is kept for a person instead (`needs_attention`, `attention` its
+    /// reason): a frame too poor to upload waits for ``retry(_:now:)``.
     @discardableResult
-    public func enqueue(_ newScan: NewScan, now: Date = Date()) throws(StoreError) -> ScanRecord {
-        let record = ScanRecord(
-            id: newScan.id, pressedAt: newScan.pressedAt, pressedWallAt: newScan.pressedWallAt,
-            frameAt: newScan.frameAt, createdAt: now, updatedAt: now, state: .queued,
-            imagePath: newScan.image.fileName, imageSize: newScan.image.size,
-            width: newScan.width, height: newScan.height, thumbnailPath: newScan.thumbnail?.fileName)
+    public func enqueue(
+        _ newScan: NewScan, attention: String? = nil, now: Date = Date()
+    ) throws(StoreError) -> ScanRecord {
+        var record = Self.record(for: newScan, now: now)
+        if let attention {
+            record.state = .needsAttention
+            record.lastError = attention
+        }
         return try database.write("the scan was not queued (its photo stays in the spool)") { db in
             try record.insert(db)
             return record
         }
+    }
+
+    /// The row a new scan starts as: `queued`.
+    static func record(for newScan: NewScan, now: Date) -> ScanRecord {
+        var record = ScanRecord(
+            id: newScan.id, pressedAt: newScan.pressedAt, pressedWallAt: newScan.pressedWallAt,
+            frameAt: newScan.frameAt, createdAt: now, updatedAt: now, state: .queued,
+            imagePath: newScan.image.fileName, imageSize: newScan.image.size,
+            width: newScan.width, height: newScan.height, thumbnailPath: newScan.thumbnail?.fileName)
+        record.quality = newScan.quality
+        record.barcodes = newScan.barcodes
+        return record
     }
 
     /// Applies `change` to the scan in one transaction and returns the stored result. `updatedAt`
@@ -220,12 +237,17 @@ public struct ScanQueue: Sendable {
     }
 
     /// A person asks for a failed scan to be tried again (`swiftwing queue retry`, a long press).
-    /// Only `failed` scans qualify; one whose job failed at the server is re-sent as a new job.
+    /// `failed` scans qualify, and scans kept for a poor frame (they are then uploaded despite
+    /// their quality); one whose job failed at the server is re-sent as a new job.
     @discardableResult
     public func retry(_ id: UUID, now: Date = Date()) throws(StoreError) -> ScanRecord {
         try update(id, now: now) { record throws(StoreError) in
             guard record.discardedAt == nil else { throw StoreError.scanDiscarded(id) }
-            guard record.state == .failed else { throw StoreError.notRetryable(id: id, state: record.state) }
+            let poorFrame = record.state == .needsAttention && record.quality?.isPoor == true
+            guard record.state == .failed || poorFrame else {
+                throw StoreError.notRetryable(id: id, state: record.state)
+            }
+            if poorFrame { record.uploadDespiteQuality = true }
             if record.jobID != nil { Self.startOver(&record) }
             Self.wait(&record, reason: "retried by a person after: " + (record.lastError ?? "a failure"), notBefore: nil)
         }

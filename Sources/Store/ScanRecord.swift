@@ -30,10 +30,15 @@ public struct NewScan: Sendable, Hashable {
     public var width: Int
     public var height: Int
     public var thumbnail: SpooledImage?
+    /// The frame's quality, when it was measured.
+    public var quality: ScanQuality?
+    /// The codes read in the frame.
+    public var barcodes: [ScanBarcode]
 
     public init(
         id: UUID, pressedAt: MonotonicInstant, pressedWallAt: Date, frameAt: MonotonicInstant?,
-        image: SpooledImage, width: Int, height: Int, thumbnail: SpooledImage? = nil
+        image: SpooledImage, width: Int, height: Int, thumbnail: SpooledImage? = nil,
+        quality: ScanQuality? = nil, barcodes: [ScanBarcode] = []
     ) {
         self.id = id
         self.pressedAt = pressedAt
@@ -43,6 +48,8 @@ public struct NewScan: Sendable, Hashable {
         self.width = width
         self.height = height
         self.thumbnail = thumbnail
+        self.quality = quality
+        self.barcodes = barcodes
     }
 }
 
@@ -98,6 +105,12 @@ public struct ScanRecord: Identifiable, Hashable, Sendable, FetchableRecord, Per
     public var cleanupPending: Bool = false
     /// Cleanup requests that failed so far (for backoff and for `swiftwing queue`).
     public var cleanupAttempts: Int = 0
+    /// The frame's quality as measured before queueing; `nil` for scans from before the check.
+    public var quality: ScanQuality?
+    /// The codes read in the frame (ISBNs among them made books at once).
+    public var barcodes: [ScanBarcode] = []
+    /// A person asked for this poor frame to be uploaded anyway (`swiftwing queue retry`).
+    public var uploadDespiteQuality: Bool = false
 
     public init(
         id: UUID, pressedAt: MonotonicInstant, pressedWallAt: Date, frameAt: MonotonicInstant? = nil,
@@ -168,6 +181,13 @@ public struct ScanRecord: Identifiable, Hashable, Sendable, FetchableRecord, Per
         public static let uploadKey = Column("uploadKey")
         public static let cleanupPending = Column("cleanupPending")
         public static let cleanupAttempts = Column("cleanupAttempts")
+        public static let qualityVerdict = Column("qualityVerdict")
+        public static let sharpness = Column("sharpness")
+        public static let exposureMean = Column("exposureMean")
+        public static let exposureShadows = Column("exposureShadows")
+        public static let exposureHighlights = Column("exposureHighlights")
+        public static let barcodes = Column("barcodes")
+        public static let uploadDespiteQuality = Column("uploadDespiteQuality")
     }
 
     public init(row: Row) throws {
@@ -201,6 +221,17 @@ public struct ScanRecord: Identifiable, Hashable, Sendable, FetchableRecord, Per
         uploadKey = row[Columns.uploadKey]
         cleanupPending = row[Columns.cleanupPending] ?? false
         cleanupAttempts = row[Columns.cleanupAttempts] ?? 0
+        if let verdict = row[Columns.qualityVerdict] as ScanQuality.Verdict? {
+            quality = ScanQuality(
+                verdict: verdict, sharpness: row[Columns.sharpness] ?? 0,
+                exposure: .init(
+                    mean: row[Columns.exposureMean] ?? 0, shadows: row[Columns.exposureShadows] ?? 0,
+                    highlights: row[Columns.exposureHighlights] ?? 0))
+        }
+        if let json = row[Columns.barcodes] as String?, let data = json.data(using: .utf8) {
+            barcodes = (try? JSONDecoder().decode([ScanBarcode].self, from: data)) ?? []
+        }
+        uploadDespiteQuality = row[Columns.uploadDespiteQuality] ?? false
     }
 
     public func encode(to container: inout PersistenceContainer) throws {
@@ -231,6 +262,13 @@ public struct ScanRecord: Identifiable, Hashable, Sendable, FetchableRecord, Per
         container[Columns.uploadKey] = uploadKey
         container[Columns.cleanupPending] = cleanupPending
         container[Columns.cleanupAttempts] = cleanupAttempts
+        container[Columns.qualityVerdict] = quality?.verdict
+        container[Columns.sharpness] = quality?.sharpness
+        container[Columns.exposureMean] = quality?.exposure.mean
+        container[Columns.exposureShadows] = quality?.exposure.shadows
+        container[Columns.exposureHighlights] = quality?.exposure.highlights
+        container[Columns.barcodes] = String(decoding: try JSONEncoder().encode(barcodes), as: UTF8.self)
+        container[Columns.uploadDespiteQuality] = uploadDespiteQuality
     }
 
     /// A discarded scan, or a done one: nothing more will happen to it.
@@ -255,7 +293,7 @@ extension ScanRecord: Codable {
         case id, pressedAt, pressedWallAt, frameAt, createdAt, updatedAt, state, attempts, nextAttemptAt
         case jobID = "jobId", streamURL = "streamUrl", statusURL = "statusUrl", lastEventID = "lastEventId"
         case progress, lastError, retryable, imagePath, imageSize, width, height, thumbnailPath, recovered
-        case discardedAt, cleanupPending
+        case discardedAt, cleanupPending, quality, barcodes
     }
 
     /// The JSON form (for `swiftwing queue --json`): monotonic instants as nanoseconds, no job token.
@@ -285,6 +323,8 @@ extension ScanRecord: Codable {
         try c.encode(recovered, forKey: .recovered)
         try c.encodeIfPresent(discardedAt, forKey: .discardedAt)
         try c.encode(cleanupPending, forKey: .cleanupPending)
+        try c.encodeIfPresent(quality, forKey: .quality)
+        try c.encode(barcodes, forKey: .barcodes)
     }
 
     /// Reads the JSON form; the job token is never in it, so it is `nil`.
@@ -315,5 +355,7 @@ extension ScanRecord: Codable {
         recovered = try c.decode(Bool.self, forKey: .recovered)
         discardedAt = try c.decodeIfPresent(Date.self, forKey: .discardedAt)
         cleanupPending = try c.decodeIfPresent(Bool.self, forKey: .cleanupPending) ?? false
+        quality = try c.decodeIfPresent(ScanQuality.self, forKey: .quality)
+        barcodes = try c.decodeIfPresent([ScanBarcode].self, forKey: .barcodes) ?? []
     }
 }

@@ -116,7 +116,44 @@ extension AppDatabase {
                 """)
         }
 
-        // Future migrations go here: registerMigration("v3") { db in ... }
+        // v3-identify: what the device tells about a frame by itself. A scan keeps its frame's
+        // quality and the barcodes read in it; a book says whether the backend or a barcode found it.
+        migrator.registerMigration("v3-identify") { db in
+            let verdicts = ScanQuality.Verdict.allCases.map { "'\($0.rawValue)'" }.joined(separator: ", ")
+            let sources = BookSource.allCases.map { "'\($0.rawValue)'" }.joined(separator: ", ")
+            try db.alter(table: "scan") { t in
+                // NULL for scans taken before the quality check (or recovered from the spool).
+                t.add(column: "qualityVerdict", .text)
+                    .check(sql: "qualityVerdict IS NULL OR qualityVerdict IN (\(verdicts))")
+                t.add(column: "sharpness", .double).check { $0 == nil || $0 >= 0 }
+                t.add(column: "exposureMean", .double).check { $0 == nil || ($0 >= 0 && $0 <= 255) }
+                t.add(column: "exposureShadows", .double).check { $0 == nil || ($0 >= 0 && $0 <= 1) }
+                t.add(column: "exposureHighlights", .double).check { $0 == nil || ($0 >= 0 && $0 <= 1) }
+                // A JSON array of {"format", "text"}: the codes read in the frame.
+                t.add(column: "barcodes", .text).notNull().defaults(to: "[]")
+                    .check(sql: "json_valid(barcodes) AND json_type(barcodes) = 'array'")
+                // A person asked for a poor frame to be sent anyway.
+                t.add(column: "uploadDespiteQuality", .boolean).notNull().defaults(to: false)
+                    .check { [0, 1].contains($0) }
+            }
+            try db.alter(table: "book") { t in
+                t.add(column: "source", .text).notNull().defaults(to: BookSource.backend.rawValue)
+                    .check(sql: "source IN (\(sources))")
+            }
+            // The figures and the verdict come together, or not at all.
+            let events = [("insert", "INSERT"), ("update", "UPDATE OF qualityVerdict, sharpness, exposureMean")]
+            for (name, event) in events {
+                try db.execute(sql: """
+                    CREATE TRIGGER scan_quality_is_whole_on_\(name)
+                    BEFORE \(event) ON scan
+                    WHEN (NEW.qualityVerdict IS NULL) <> (NEW.sharpness IS NULL)
+                        OR (NEW.qualityVerdict IS NULL) <> (NEW.exposureMean IS NULL)
+                    BEGIN
+                        SELECT RAISE(ABORT, 'a scan quality needs its verdict, sharpness and exposure together');
+                    END
+                    """)
+            }
+        }
 
         return migrator
     }

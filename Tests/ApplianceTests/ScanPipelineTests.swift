@@ -18,6 +18,7 @@ import Testing
         func pressAccepted(_ press: ShutterPress) { events.withLock { $0.append("accepted") } }
         func pressRefused(_ press: ShutterPress, reason: String) { events.withLock { $0.append("refused") } }
         func scanSaved(_ press: ShutterPress) { events.withLock { $0.append("saved") } }
+        func notice(_ notice: FeedbackNotice) { events.withLock { $0.append(notice.rawValue) } }
         var log: [String] { events.withLock { $0 } }
     }
 
@@ -31,11 +32,15 @@ import Testing
         let pipeline: ScanPipeline
         let supervision: Task<Void, Never>
 
-        init(queueDepth: Int = 2, cameraMode: FakeFrameSource.Mode = .immediate, failingCamera: String? = nil) async throws {
+        init(
+            queueDepth: Int = 2, cameraMode: FakeFrameSource.Mode = .immediate, failingCamera: String? = nil,
+            width: Int = 2592, height: Int = 1944, identify: ScanPipeline.IdentifySettings = .init(),
+            display: (any ScanOutcomeDisplay)? = nil
+        ) async throws {
             state = StateDirectory(path: NSTemporaryDirectory() + "swiftwing-pipeline-\(UUID().uuidString.prefix(8))")
             try state.create()
             database = try AppDatabase.open(state)
-            let camera = FakeFrameSource(width: 2592, height: 1944, mode: cameraMode)
+            let camera = FakeFrameSource(width: width, height: height, mode: cameraMode)
             self.camera = camera
             supervisor = CameraSupervisor(device: "fake", logger: Logger(label: "test")) {
                 if let failingCamera { throw CameraError.deviceNotFound(device: failingCamera) }
@@ -46,8 +51,8 @@ import Testing
                 camera: supervisor, worker: worker, database: database, stateDirectory: state,
                 settings: .init(
                     maxLongEdge: 1920, jpegQuality: 85, thumbnailLongEdge: 160, rotation: .none,
-                    captureTimeout: .seconds(2), minimumFreeBytes: 0),
-                feedback: feedback, logger: Logger(label: "test"))
+                    captureTimeout: .seconds(2), minimumFreeBytes: 0, identify: identify),
+                feedback: feedback, display: display, logger: Logger(label: "test"))
             let supervisor = self.supervisor
             supervision = Task { try? await supervisor.run() }
         }
@@ -61,11 +66,13 @@ import Testing
     }
 
     @Test func aPressBecomesADurableScaledJPEGAndAQueuedRow() async throws {
-        let rig = try await Rig()
+        // A uniform frame is blurry by the quality check: queued only because poor frames are let through.
+        let rig = try await Rig(identify: .init(uploadPoorFrames: true))
         let press = ShutterPress(time: .now(), source: .controlSocket)
         let outcome = await rig.pipeline.press(press)
         guard case .saved(let record) = outcome else { Issue.record("refused: \(outcome)"); await rig.tearDown(); return }
         #expect(record.state == .queued)
+        #expect(record.quality?.verdict == .blurry, "its quality is recorded all the same")
         #expect(record.width == 1920 && record.height == 1440, "2592x1944 scaled to a 1920 long edge")
         #expect(record.frameAt.map { $0 >= press.time } == true, "the frame must not be older than the press")
         let path = SpoolDirectory(rig.state).path(of: record.imagePath)

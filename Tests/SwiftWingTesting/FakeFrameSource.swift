@@ -29,6 +29,7 @@ public final class FakeFrameSource: FrameSource {
         var observers: [UInt64: AsyncStream<CameraStatus>.Continuation] = [:]
         var startCount = 0
         var stopCount = 0
+        var picture: YUV420Frame?
     }
 
     private let state: Mutex<State>
@@ -38,6 +39,13 @@ public final class FakeFrameSource: FrameSource {
         self.mode = mode
         self.device = device
         self.state = Mutex(State(status: CameraStatus(device: device)))
+    }
+
+    /// What the camera sees from now on: frames copy `picture`'s planes (which must have the
+    /// camera's layout) instead of a uniform level; `nil` goes back to uniform frames.
+    public func show(_ picture: YUV420Frame?) {
+        if let picture { precondition(picture.layout == layout, "the picture must be \(layout)") }
+        state.withLock { $0.picture = picture }
     }
 
     /// Makes the next ``start()`` throw `error` (`nil` to start normally).
@@ -158,11 +166,16 @@ public final class FakeFrameSource: FrameSource {
     }
 
     private func makeFrame(at timestamp: MonotonicInstant, luma: UInt8) -> YUV420Frame {
-        let sequence = state.withLock { state -> UInt32 in
+        let (sequence, picture) = state.withLock { state -> (UInt32, YUV420Frame?) in
             state.sequence &+= 1
-            return state.sequence
+            return (state.sequence, state.picture)
         }
         let frame = YUV420Frame(layout: layout, timestamp: timestamp, sequence: sequence)
+        if let picture {
+            let planes = UnsafeRawBufferPointer(rebasing: picture.buffer.bytes[0..<layout.byteCount])
+            frame.buffer.bytes.copyMemory(from: planes)
+            return frame
+        }
         frame.luma.initializeMemory(as: UInt8.self, repeating: luma)
         frame.cb.initializeMemory(as: UInt8.self, repeating: 128)
         frame.cr.initializeMemory(as: UInt8.self, repeating: 128)

@@ -50,6 +50,17 @@ public enum ImagingFixtures {
         return frame
     }
 
+    /// `picture`'s luma in the middle of a mid-grey `width`x`height` frame (a photo lying on a
+    /// table), chroma neutral.
+    public static func centred(_ picture: YUV420Frame, width: Int, height: Int) -> YUV420Frame {
+        let (left, top) = ((width - picture.width) / 2, (height - picture.height) / 2)
+        return frame(width: width, height: height) { x, y in
+            let (column, row) = (x - left, y - top)
+            guard (0..<picture.width).contains(column), (0..<picture.height).contains(row) else { return 128 }
+            return picture.luma[row * picture.layout.lumaStride + column]
+        }
+    }
+
     /// A smooth test picture: diagonal luma gradient with a soft ripple, chroma gradients.
     public static func gradientFrame(width: Int, height: Int, lumaStride: Int? = nil, chromaStride: Int? = nil)
         -> YUV420Frame

@@ -1,3 +1,4 @@
+import Identify
 import Logging
 
 /// Where frames come from: a V4L2 device node, or the synthetic camera for development.
@@ -92,6 +93,16 @@ public struct ApplianceConfiguration: Equatable, Sendable {
         public var thumbnailLongEdge = 160
         /// Presses being captured or processed at once; one more is refused, never delayed.
         public var queueDepth = 4
+        /// Upload frames the quality check finds blurred or dark (otherwise they wait for a person).
+        public var uploadPoorFrames = false
+        /// Where a frame stops being good enough to upload (`imaging.min_sharpness` …).
+        public var qualityThresholds = QualityThresholds()
+    }
+
+    /// What the device does with what it reads in a frame by itself (`[identify]`).
+    public struct Identify: Equatable, Sendable {
+        /// Send scans whose books were read from barcodes to the backend as well.
+        public var uploadBarcodeScans = false
     }
 
     public struct Backend: Equatable, Sendable {
@@ -156,6 +167,7 @@ public struct ApplianceConfiguration: Equatable, Sendable {
     public var minimumFreeMegabytes = 64
     public var camera = Camera()
     public var imaging = Imaging()
+    public var identify = Identify()
     public var backend = Backend()
     public var panel: PanelOutput = .none
     public var shutter = Shutter()

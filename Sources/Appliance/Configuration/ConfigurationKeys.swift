@@ -197,6 +197,24 @@ extension ConfigurationKey {
         ConfigurationKey(section: "imaging", name: "queue_depth", kind: .integer, example: "4") {
             $0.imaging.queueDepth = try integer($1, in: 1...64)
         },
+        ConfigurationKey(section: "imaging", name: "upload_poor_frames", kind: .bool, example: "false") {
+            $0.imaging.uploadPoorFrames = try bool($1)
+        },
+        ConfigurationKey(section: "imaging", name: "min_sharpness", kind: .double, example: "75.0") {
+            $0.imaging.qualityThresholds.minimumSharpness = try double($1, in: 0...100_000)
+        },
+        ConfigurationKey(section: "imaging", name: "min_mean_level", kind: .double, example: "45.0") {
+            $0.imaging.qualityThresholds.minimumMeanLevel = try double($1, in: 0...255)
+        },
+        ConfigurationKey(section: "imaging", name: "max_shadow_fraction", kind: .double, example: "0.5") {
+            $0.imaging.qualityThresholds.maximumShadowFraction = try double($1, in: 0...1)
+        },
+        ConfigurationKey(section: "imaging", name: "max_highlight_fraction", kind: .double, example: "0.5") {
+            $0.imaging.qualityThresholds.maximumHighlightFraction = try double($1, in: 0...1)
+        },
+        ConfigurationKey(section: "identify", name: "upload_barcode_scans", kind: .bool, example: "false") {
+            $0.identify.uploadBarcodeScans = try bool($1)
+        },
         ConfigurationKey(section: "backend", name: "url", kind: .string, example: "\"https://talaria.example/\"") {
             let url = try string($1)
             guard url.hasPrefix("https://") || url.hasPrefix("http://") else {

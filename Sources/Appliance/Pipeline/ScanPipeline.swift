@@ -1,6 +1,7 @@
 import Camera
 import Controls
 import Foundation
+import Identify
 import Imaging
 import Logging
 import Store
@@ -13,6 +14,10 @@ import SwiftWingCore
 /// frame at or after the press → on the worker thread: rotate, scale, encode, thumbnail, spool
 /// (tmp → fsync → rename → fsync dir), commit the queue row → reply with the scan id. Nothing here
 /// waits for a slot or for space: a press that cannot be served is refused at once, with the reason.
+///
+/// The worker also identifies the frame (``FrameIdentifier``): a frame with ISBN barcodes puts its
+/// books in the library at once, offline, in the transaction that makes the scan `done`; a blurred
+/// or dark frame is kept for a person (`needs_attention`) instead of being uploaded.
 public final class ScanPipeline: Sendable {
     public enum Outcome: Sendable, Equatable {
         case saved(ScanRecord)
@@ -26,6 +31,25 @@ public final class ScanPipeline: Sendable {
         public var rotation: FrameRotation
         public var captureTimeout: Duration
         public var minimumFreeBytes: Int64
+        public var identify = IdentifySettings()
+    }
+
+    /// What the worker does with what it reads in a frame.
+    public struct IdentifySettings: Sendable {
+        public var thresholds = QualityThresholds()
+        /// Queue blurred and dark frames for upload anyway (otherwise they wait for a person).
+        public var uploadPoorFrames = false
+        /// Queue scans whose books were read from barcodes for upload as well.
+        public var uploadBarcodeScans = false
+
+        public init(
+            thresholds: QualityThresholds = QualityThresholds(), uploadPoorFrames: Bool = false,
+            uploadBarcodeScans: Bool = false
+        ) {
+            self.thresholds = thresholds
+            self.uploadPoorFrames = uploadPoorFrames
+            self.uploadBarcodeScans = uploadBarcodeScans
+        }
     }
 
     public struct Counters: Sendable, Equatable {
@@ -41,12 +65,13 @@ public final class ScanPipeline: Sendable {
     private let stateDirectory: StateDirectory
     private let settings: Settings
     private let feedback: any PressFeedback
+    private let display: (any ScanOutcomeDisplay)?
     private let logger: Logger
     private let tally = Mutex(Counters())
 
     public init(
         camera: CameraSupervisor, worker: BoundedWorker, database: AppDatabase, stateDirectory: StateDirectory,
-        settings: Settings, feedback: any PressFeedback, logger: Logger
+        settings: Settings, feedback: any PressFeedback, display: (any ScanOutcomeDisplay)? = nil, logger: Logger
     ) {
         self.camera = camera
         self.worker = worker
@@ -55,6 +80,7 @@ public final class ScanPipeline: Sendable {
         self.spool = SpoolDirectory(stateDirectory)
         self.settings = settings
         self.feedback = feedback
+        self.display = display
         self.logger = logger
     }
 
@@ -84,26 +110,35 @@ public final class ScanPipeline: Sendable {
         let id = UUID()
         let settings = self.settings
         let spool = self.spool
-        let queue = database.queue
+        let database = self.database
         let pressedWallAt = Date()
         do {
-            let record = try await slot.run { () throws -> ScanRecord in
+            let (record, isbns) = try await slot.run { () throws -> (ScanRecord, [String]) in
                 let processed = try Self.process(frame, settings: settings)
                 let image = try spool.write(jpeg: processed.jpeg, for: id)
                 let thumbnail = try? spool.write(thumbnail: processed.thumbnail, for: id)
+                let identification = processed.identification
+                let newScan = NewScan(
+                    id: id, pressedAt: press.time, pressedWallAt: pressedWallAt, frameAt: frame.timestamp,
+                    image: image, width: processed.width, height: processed.height, thumbnail: thumbnail,
+                    quality: identification.map(Self.scanQuality),
+                    barcodes: identification.map(Self.scanBarcodes) ?? [])
+                let isbns = identification?.isbns ?? []
+                let record: ScanRecord
                 do {
-                    return try queue.enqueue(
-                        NewScan(
-                            id: id, pressedAt: press.time, pressedWallAt: pressedWallAt, frameAt: frame.timestamp,
-                            image: image, width: processed.width, height: processed.height, thumbnail: thumbnail))
+                    record = try Self.store(newScan, isbns: isbns, settings: settings.identify, in: database)
                 } catch {
                     // Not committed: the press is refused, so its files must not linger as a scan.
                     try? spool.remove(scan: id)
                     throw error
                 }
+                // Done at once from its barcodes: the photo goes, as for any done scan.
+                if record.state == .done { try? spool.remove(scan: id) }
+                return (record, isbns)
             }
             tally.withLock { $0.accepted += 1 }
             feedback.scanSaved(press)
+            announce(record, isbns: isbns)
             logger.info(
                 "scan saved",
                 metadata: [
@@ -111,6 +146,9 @@ public final class ScanPipeline: Sendable {
                     "press_to_frame_ms": "\(Self.milliseconds(frame.timestamp.nanoseconds(since: press.time)))",
                     "press_to_durable_ms": "\(Self.milliseconds(MonotonicInstant.now().nanoseconds(since: press.time)))",
                     "image_bytes": "\(record.imageSize)", "size": "\(record.width)x\(record.height)",
+                    "state": "\(record.state.rawValue)",
+                    "quality": "\(record.quality?.verdict.rawValue ?? "unmeasured")",
+                    "isbns": "\(isbns.joined(separator: ","))",
                 ])
             return .saved(record)
         } catch let error as StoreError {
@@ -125,9 +163,12 @@ public final class ScanPipeline: Sendable {
         var thumbnail: [UInt8]
         var width: Int
         var height: Int
+        /// `nil` when the frame could not be identified (the scan then goes the usual way).
+        var identification: Identification?
     }
 
-    /// Runs on the worker thread: pure CPU work on the frame.
+    /// Runs on the worker thread: pure CPU work on the frame. The frame is identified after
+    /// scaling (at most `maxLongEdge`, 1920 px by default: the size the barcode figures are for).
     static func process(_ frame: YUV420Frame, settings: Settings) throws -> Processed {
         let upright = settings.rotation == .none ? frame : try rotated(frame, by: settings.rotation)
         let scaler = YUV420Scaler()
@@ -135,7 +176,51 @@ public final class ScanPipeline: Sendable {
         let encoder = try JPEGEncoder(quality: settings.jpegQuality)
         let jpeg = try encoder.encode(scaled)
         let thumbnail = try Thumbnail(of: scaled, longEdge: settings.thumbnailLongEdge, encoder: encoder, scaler: scaler)
-        return Processed(jpeg: jpeg, thumbnail: thumbnail.jpeg, width: scaled.width, height: scaled.height)
+        // A ZBar scanner per frame: the identifier is not Sendable and costs microseconds to make.
+        let identification = try? FrameIdentifier(thresholds: settings.identify.thresholds).identify(frame: scaled)
+        return Processed(
+            jpeg: jpeg, thumbnail: thumbnail.jpeg, width: scaled.width, height: scaled.height,
+            identification: identification)
+    }
+
+    /// Commits the scan as what its frame makes it: `done` with its books (ISBN barcodes), kept
+    /// for a person (a poor frame), or `queued`.
+    static func store(
+        _ newScan: NewScan, isbns: [String], settings: IdentifySettings, in database: AppDatabase
+    ) throws(StoreError) -> ScanRecord {
+        if !isbns.isEmpty, !settings.uploadBarcodeScans {
+            return try database.completeIdentifiedScan(newScan, isbns: isbns).scan
+        }
+        if isbns.isEmpty, !settings.uploadPoorFrames, let quality = newScan.quality, let advice = quality.advice {
+            return try database.queue.enqueue(
+                newScan, attention: "the frame is \(advice) (retry the scan to upload it anyway)")
+        }
+        return try database.queue.enqueue(newScan)
+    }
+
+    static func scanQuality(_ identification: Identification) -> ScanQuality {
+        let verdict = ScanQuality.Verdict(rawValue: identification.verdict.rawValue) ?? .good
+        let measured = identification.quality
+        return ScanQuality(
+            verdict: verdict, sharpness: max(0, measured.sharpness),
+            exposure: .init(
+                mean: measured.exposure.mean, shadows: measured.exposure.shadows,
+                highlights: measured.exposure.highlights))
+    }
+
+    static func scanBarcodes(_ identification: Identification) -> [ScanBarcode] {
+        identification.barcodes.map { ScanBarcode(format: $0.format.rawValue, text: $0.text) }
+    }
+
+    /// The sound and the panel notice for what the frame turned out to be.
+    private func announce(_ record: ScanRecord, isbns: [String]) {
+        if !isbns.isEmpty {
+            feedback.notice(.booksLanded)
+            display?.showIdentified(isbns: isbns)
+        } else if record.state == .needsAttention, let quality = record.quality, quality.isPoor {
+            feedback.notice(.scanFailed)
+            display?.showPoorFrame(quality)
+        }
     }
 
     private func freeSpaceProblem() -> String? {

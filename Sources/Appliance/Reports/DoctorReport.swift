@@ -3,6 +3,7 @@ import Controls
 import Foundation
 import HTTPEngine
 import Imaging
+import Panel
 import Talaria
 import Uplink
 import Store
@@ -124,7 +125,7 @@ public struct DoctorReport: Sendable {
 
     private static func libraryVersions() -> String {
         let curl = CurlEngine.versionSummary.split(separator: " ").prefix(2).joined(separator: " ")
-        return "libjpeg API \(LibJPEG.apiVersion), libgpiod \(LibGPIOD.version), \(curl)"
+        return "libjpeg API \(LibJPEG.apiVersion), libgpiod \(LibGPIOD.version), \(curl), cairo \(LibCairo.version)"
     }
 }
 

@@ -130,6 +130,8 @@ public struct QueueReport: Encodable, Sendable {
                 + "\(formatter.string(from: scan.createdAt))  \(scan.width)x\(scan.height)  \(scan.imageSize / 1024) KiB"
             if scan.discardedAt != nil { line += "  discarded" }
             if scan.attempts > 0 { line += "  attempts \(scan.attempts)" }
+            if let quality = scan.quality, quality.isPoor { line += "  \(quality.verdict.rawValue) frame" }
+            if !scan.barcodes.isEmpty { line += "  barcodes " + scan.barcodes.map(\.text).joined(separator: ",") }
             if let error = scan.lastError { line += "  — \(error)" }
             return line
         }.joined(separator: "\n")
@@ -164,7 +166,7 @@ public struct LibraryReport: Encodable, Sendable {
         guard !books.isEmpty else { return "the library is empty" }
         var lines = books.map { book in
             var line = "\((book.isbn13 ?? book.isbn10 ?? "no ISBN").padding(toLength: 13, withPad: " ", startingAt: 0))  "
-                + book.title
+                + (book.title.isEmpty && book.source == .barcode ? "(from its barcode; title pending)" : book.title)
             if !book.authors.isEmpty { line += " — " + book.authors.joined(separator: ", ") }
             if let date = book.publishedDate { line += " (\(date))" }
             if book.needsReview { line += "  [review]" }
