@@ -189,7 +189,10 @@ let package = Package(
         .testTarget(name: "ApplianceTests", dependencies: ["Appliance", "SwiftWingTesting"]),
         .testTarget(
             name: "SwiftWingIntegrationTests",
-            dependencies: ["Imaging", "Store", "SwiftWingCore", "swiftwing", "talaria-reference"]
+            dependencies: [
+                "Imaging", "Store", "SwiftWingCore", "swiftwing", "talaria-reference", "Uplink", "HTTPEngine", "Talaria",
+                .product(name: "Logging", package: "swift-log"),
+            ]
         ),
     ]
 )

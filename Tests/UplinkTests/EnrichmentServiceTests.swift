@@ -1,0 +1,172 @@
+import Foundation
+import HTTPEngine
+import Logging
+import Store
+import SwiftWingTesting
+import Synchronization
+import Talaria
+import Testing
+
+@testable import Uplink
+
+/// An enrichment service over the scripted backend of an ``UplinkHarness`` (its uplink is never
+/// started, so every request is a catalogue lookup), on the harness's manual clock and real SQLite file.
+private final class EnrichmentRig: Sendable {
+    let harness: UplinkHarness
+    let service: EnrichmentService
+    private let task = Mutex<Task<Void, any Error>?>(nil)
+
+    init(
+        provider: CatalogProvider = .openLibrary,
+        script: @escaping @Sendable (HTTPRequest, Int) -> ScriptedBackend.Reply
+    ) throws {
+        harness = try UplinkHarness(script: script)
+        var settings = EnrichmentSettings(
+            provider: provider, base: URL(string: "http://127.0.0.1:9/")!, version: "test")
+        settings.retry = RetryPolicy(backoff: [2, 8, 30], roundInterval: 600, random: { 0.5 })
+        settings.idleInterval = 3600
+        service = EnrichmentService(
+            settings: settings, transport: harness.backend, database: harness.database, logger: Logger(label: "test"),
+            clock: harness.clock)
+    }
+
+    func start() {
+        let service = self.service
+        task.withLock { $0 = Task { try await service.run() } }
+    }
+
+    func stop() async {
+        let running = task.withLock { $0 }
+        running?.cancel()
+        _ = await running?.result
+    }
+
+    /// A book known by its ISBN alone, as a barcode scan leaves it.
+    @discardableResult
+    func addBarcodeBook(_ isbn13: String = "9780131103627") throws -> BookRecord {
+        let book = try harness.database.library.insert(BookRecord(isbn13: isbn13, title: "", addedAt: harness.clock.now))
+        service.wake()
+        return book
+    }
+
+    func book(_ isbn13: String = "9780131103627") throws -> BookRecord {
+        try #require(try harness.database.library.book(isbn13: isbn13))
+    }
+
+    func lookups() -> [Date] {
+        harness.backend.times(.get, pathSuffix: "/api/books") + harness.backend.times(.get, pathSuffix: "/volumes")
+    }
+}
+
+private let found = #"""
+    {"ISBN:9780131103627": {"title": "The C Programming Language", "authors": [{"name": "Brian W. Kernighan"},
+    {"name": "Dennis M. Ritchie"}], "publishers": [{"name": "Prentice Hall"}], "publish_date": "1988",
+    "number_of_pages": 272}}
+    """#
+
+private func gaps(_ times: [Date]) -> [TimeInterval] {
+    zip(times.dropFirst(), times).map { $0.timeIntervalSince($1) }
+}
+
+@Suite("Enrichment over a scripted catalogue on a manual clock")
+struct EnrichmentServiceTests {
+    @Test("a barcode-only book is completed from Open Library; a titled book is never looked up")
+    func completes() async throws {
+        let rig = try EnrichmentRig { _, _ in .response(status: 200, body: found) }
+        try rig.harness.database.library.insert(BookRecord(isbn13: "9780262033848", title: "Introduction to Algorithms"))
+        rig.start()
+        rig.addBarcodeBook()
+        try await rig.harness.eventually("the book is enriched") { try rig.book().enrichmentStatus == .success }
+        await rig.stop()
+        let book = try rig.book()
+        #expect(book.title == "The C Programming Language")
+        #expect(book.authors == ["Brian W. Kernighan", "Dennis M. Ritchie"])
+        #expect(book.publisher == "Prentice Hall")
+        #expect(book.pageCount == 272)
+        #expect(book.publishedDate == "1988")
+        let requests = rig.harness.backend.requests
+        #expect(requests.count == 1)
+        #expect(requests.first?.url.query == "bibkeys=ISBN:9780131103627&format=json&jscmd=data")
+        #expect(try rig.book("9780262033848").enrichmentStatus == .pending)
+    }
+
+    @Test("Google Books: totalItems 0 is not_found, and the book is not asked for again")
+    func notFound() async throws {
+        let rig = try EnrichmentRig(provider: .googleBooks) { _, _ in
+            .response(status: 200, body: #"{"kind": "books#volumes", "totalItems": 0}"#)
+        }
+        rig.start()
+        rig.addBarcodeBook()
+        try await rig.harness.eventually("the book is not found") { try rig.book().enrichmentStatus == .notFound }
+        try await rig.harness.pass(700)
+        await rig.stop()
+        #expect(rig.lookups().count == 1)
+        #expect(try rig.book().title == "")
+    }
+
+    @Test("429 with Retry-After: 30 pauses every lookup for 30 s on the clock, then succeeds")
+    func rateLimited() async throws {
+        let rig = try EnrichmentRig { _, earlier in
+            earlier == 0
+                ? .response(status: 429, headers: [HTTPHeader(name: "Retry-After", value: "30")], body: "{}")
+                : .response(status: 200, body: found)
+        }
+        rig.start()
+        rig.addBarcodeBook()
+        try await rig.harness.eventually("the 429 arrived") { rig.lookups().count == 1 }
+        try await rig.harness.eventually("the pause is set") { rig.service.rateLimitRemainingSeconds > 0 }
+        #expect(rig.service.rateLimitRemainingSeconds == 30)
+        try await rig.harness.advance("enriched after the pause", step: 1, upTo: 120) {
+            try rig.book().enrichmentStatus == .success
+        }
+        await rig.stop()
+        let times = rig.lookups()
+        #expect(times.count == 2)
+        #expect(gaps(times).allSatisfy { $0 >= 30 })
+    }
+
+    @Test("offline: a round of backoff 2 s, 8 s, then `error`; the next round 600 s later succeeds")
+    func offline() async throws {
+        let online = Atomic<Bool>(false)
+        let rig = try EnrichmentRig { _, _ in
+            online.load(ordering: .relaxed)
+                ? .response(status: 200, body: found)
+                : .failure(.couldNotConnect(host: "127.0.0.1", detail: "refused"))
+        }
+        rig.start()
+        rig.addBarcodeBook()
+        try await rig.harness.advance("the round is used up", step: 0.5, upTo: 60) {
+            try rig.book().enrichmentStatus == .error
+        }
+        let round = rig.lookups()
+        #expect(round.count == 3)
+        #expect(gaps(round).map { $0.rounded() } == [2, 8])
+        online.store(true, ordering: .relaxed)
+        try await rig.harness.pass(500, step: 5)
+        #expect(rig.lookups().count == 3)
+        try await rig.harness.advance("enriched in the next round", step: 5, upTo: 300) {
+            try rig.book().enrichmentStatus == .success
+        }
+        await rig.stop()
+        #expect(try rig.book().title == "The C Programming Language")
+    }
+
+    @Test("malformed JSON and a 500 are retried with backoff, then the answer is recorded")
+    func malformedThenServerError() async throws {
+        let rig = try EnrichmentRig { _, earlier in
+            switch earlier {
+            case 0: .response(status: 200, body: #"{"ISBN:9780131103627": {"title": "Unterminat"#)
+            case 1: .response(status: 500, body: #"{"error": {"code": 500, "message": "Backend Error"}}"#)
+            default: .response(status: 200, body: found)
+            }
+        }
+        rig.start()
+        rig.addBarcodeBook()
+        try await rig.harness.advance("enriched on the third attempt", step: 0.5, upTo: 60) {
+            try rig.book().enrichmentStatus == .success
+        }
+        await rig.stop()
+        #expect(rig.lookups().count == 3)
+        #expect(try rig.book().authors.count == 2)
+    }
+}
