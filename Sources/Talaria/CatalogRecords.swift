@@ -37,8 +37,8 @@ public enum CatalogProvider: String, CaseIterable, Hashable, Sendable {
     /// shape at all (a proxy's page, a cut-off reply): the lookup is then retried like a failed request.
     public func read(_ body: [UInt8], isbn: String) throws(TalariaDecodingError) -> CatalogLookup {
         switch self {
-        case .openLibrary: try CatalogLookup.openLibrary(body, isbn: isbn)
-        case .googleBooks: try CatalogLookup.googleBooks(body, isbn: isbn)
+        case .openLibrary: return try CatalogLookup.openLibrary(body, isbn: isbn)
+        case .googleBooks: return try CatalogLookup.googleBooks(body, isbn: isbn)
         }
     }
 }
@@ -153,7 +153,7 @@ public enum CatalogLookup: Hashable, Sendable {
     /// "1988", "1988-03", "1988-03-01" as given; otherwise the first four-digit year in the text.
     static func date(_ raw: String?) -> String? {
         guard let raw else { return nil }
-        let digits = { (part: Substring, count: Int) in part.count == count && part.allSatisfy(\.isASCII) && Int(part) != nil }
+        let digits = { (part: Substring, count: Int) in part.count == count && part.allSatisfy { $0.isASCII && $0.isNumber } }
         let parts = raw.split(separator: "-", omittingEmptySubsequences: false)
         if (1...3).contains(parts.count), digits(parts[0], 4), parts.dropFirst().allSatisfy({ digits($0, 2) }) {
             return raw
