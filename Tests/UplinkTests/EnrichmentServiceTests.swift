@@ -75,7 +75,7 @@ struct EnrichmentServiceTests {
         let rig = try EnrichmentRig { _, _ in .response(status: 200, body: found) }
         try rig.harness.database.library.insert(BookRecord(isbn13: "9780262033848", title: "Introduction to Algorithms"))
         rig.start()
-        rig.addBarcodeBook()
+        try rig.addBarcodeBook()
         try await rig.harness.eventually("the book is enriched") { try rig.book().enrichmentStatus == .success }
         await rig.stop()
         let book = try rig.book()
@@ -96,7 +96,7 @@ struct EnrichmentServiceTests {
             .response(status: 200, body: #"{"kind": "books#volumes", "totalItems": 0}"#)
         }
         rig.start()
-        rig.addBarcodeBook()
+        try rig.addBarcodeBook()
         try await rig.harness.eventually("the book is not found") { try rig.book().enrichmentStatus == .notFound }
         try await rig.harness.pass(700, step: 5)
         await rig.stop()
@@ -112,7 +112,7 @@ struct EnrichmentServiceTests {
                 : .response(status: 200, body: found)
         }
         rig.start()
-        rig.addBarcodeBook()
+        try rig.addBarcodeBook()
         try await rig.harness.eventually("the 429 arrived") { rig.lookups().count == 1 }
         try await rig.harness.eventually("the pause is set") { rig.service.rateLimitRemainingSeconds > 0 }
         #expect(rig.service.rateLimitRemainingSeconds == 30)
@@ -134,7 +134,7 @@ struct EnrichmentServiceTests {
                 : .response(status: 200, body: found)
         }
         rig.start()
-        rig.addBarcodeBook()
+        try rig.addBarcodeBook()
         try await rig.harness.advance("the round is used up", step: 0.25, upTo: 60) {
             try rig.book().enrichmentStatus == .error
         }
@@ -163,7 +163,7 @@ struct EnrichmentServiceTests {
             }
         }
         rig.start()
-        rig.addBarcodeBook()
+        try rig.addBarcodeBook()
         try await rig.harness.advance("enriched on the third attempt", step: 0.5, upTo: 60) {
             try rig.book().enrichmentStatus == .success
         }
