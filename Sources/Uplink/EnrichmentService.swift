@@ -151,7 +151,14 @@ public final class EnrichmentService: Service, Sendable {
                 }
                 return true
             } catch {
-                verdict = .transient(reason: "the catalogue's answer could not be read (\(error)); looked up again")
+                let said: String
+                switch error {
+                case .notJSON(let what, let prefix): said = "\(what) is not JSON: it starts with \(prefix)"
+                case .missingField(let what, let field, _): said = "\(what) has no \"\(field)\""
+                }
+                verdict = .transient(
+                    reason: "the catalogue's answer could not be read (\(said)); check enrichment.base_url if this "
+                        + "persists; looked up again")
             }
         }
         let attempt = pacing.withLock { $0.attempt[id] ?? 1 }
