@@ -25,7 +25,10 @@ let package = Package(
         .package(url: "https://github.com/vapor/multipart-kit", exact: "4.7.1"),
     ],
     targets: [
-        // C libraries, one system-library target each, and the shim for what Swift cannot import.
+        // C libraries, one system-library target each, and the shims for what Swift cannot import. Each is
+        // imported by its one wrapper only: CV4L2 by Camera, CJPEG by Imaging, CTurboJPEG by SwiftWingBench,
+        // CGPIOD by Controls, CCurl by HTTPEngine, CSystemd by Appliance's System/ folder, CCairo by Panel,
+        // CZBar, CPNG and CZXingShim by Identify.
         systemLibrary("CV4L2", pkgConfig: "libv4l2", apt: "libv4l-dev"),
         systemLibrary("CJPEG", pkgConfig: "libjpeg", apt: "libjpeg62-turbo-dev"),
         systemLibrary("CTurboJPEG", pkgConfig: "libturbojpeg", apt: "libturbojpeg0-dev"),
@@ -36,18 +39,27 @@ let package = Package(
         systemLibrary("CCairo", pkgConfig: "cairo", apt: "libcairo2-dev"),
         systemLibrary("CZBar", pkgConfig: "zbar", apt: "libzbar-dev"),
         systemLibrary("CPNG", pkgConfig: "libpng", apt: "libpng-dev"),
+        // V4L2, libjpeg, framebuffer and input-device helpers: imported by Camera, Imaging, Panel, Controls.
         .target(
             name: "CShim",
             linkerSettings: [.linkedLibrary("v4l2"), .linkedLibrary("jpeg")]
         ),
+        // prctl, scheduling and eventfd for SwiftWingCore's system layer; imported by SwiftWingCore only.
+        .target(name: "CLinux"),
 
         // Components, lowest first. Lower components never import higher ones.
-        .target(name: "SwiftWingCore"),
+        // The system layer (device threads, wake events, poll, EINTR, file operations) and shared value
+        // types. May import: CLinux, Glibc, Synchronization.
+        .target(name: "SwiftWingCore", dependencies: ["CLinux"]),
+        // Scaling, rotation, JPEG. May import: SwiftWingCore, CJPEG, CShim.
         .target(name: "Imaging", dependencies: ["SwiftWingCore", "CShim", "CJPEG"]),
+        // Frames from V4L2 or a photo folder, on a device thread. May import: SwiftWingCore, Imaging, CV4L2,
+        // CShim, Logging.
         .target(
             name: "Camera",
             dependencies: ["SwiftWingCore", "Imaging", "CShim", "CV4L2", .product(name: "Logging", package: "swift-log")]
         ),
+        // The queue and library in SQLite, the spool. May import: SwiftWingCore, GRDB, Logging, Foundation.
         .target(
             name: "Store",
             dependencies: [
@@ -56,6 +68,7 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
+        // Shutter inputs (GPIO, key devices) and feedback outputs. May import: SwiftWingCore, CGPIOD, CShim, Logging.
         .target(
             name: "Controls",
             dependencies: ["SwiftWingCore", "CGPIOD", "CShim", .product(name: "Logging", package: "swift-log")]
@@ -64,6 +77,7 @@ let package = Package(
         // Uplink maps its books to library records. May import: Foundation.
         .target(name: "Talaria"),
         // HTTP over libcurl: one multi handle on its own thread; the uplink sees only `HTTPTransport`.
+        // May import: SwiftWingCore, CCurl, Logging, Foundation.
         .target(
             name: "HTTPEngine",
             dependencies: ["SwiftWingCore", "CCurl", .product(name: "Logging", package: "swift-log")]
@@ -82,25 +96,31 @@ let package = Package(
         .target(name: "Identify", dependencies: ["SwiftWingCore", "Imaging", "CZBar", "CZXingShim", "CPNG"]),
         // zxing-cpp (libzxing-dev) is C++ only: a C interface for the codes ZBar cannot read.
         .target(name: "CZXingShim", linkerSettings: [.linkedLibrary("ZXing")]),
+        // The status panel drawn with Cairo into a framebuffer or PNG. May import: SwiftWingCore, CCairo, CShim,
+        // Logging, Foundation.
         .target(
             name: "Panel",
-            dependencies: ["SwiftWingCore", "Imaging", "CCairo", "CShim", .product(name: "Logging", package: "swift-log")]
+            dependencies: ["SwiftWingCore", "CCairo", "CShim", .product(name: "Logging", package: "swift-log")]
         ),
+        // The daemon, its configuration, control socket and reports. May import: every component above,
+        // CSystemd (in System/, its wrapper) but no other C module (library versions come from the wrappers),
+        // Logging, ServiceLifecycle, TOMLKit, Foundation.
         .target(
             name: "Appliance",
             dependencies: [
                 "SwiftWingCore", "Imaging", "Camera", "Store", "Controls", "Panel", "Talaria", "HTTPEngine", "Uplink",
-                "CSystemd", "CGPIOD", "CCurl", "CJPEG",
-                "CShim",
+                "CSystemd",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "TOMLKit", package: "TOMLKit"),
             ]
         ),
+        // The command line. May import: Appliance, Identify, ArgumentParser, Logging, Foundation.
         .executableTarget(
             name: "swiftwing",
             dependencies: ["Appliance", "Identify", .product(name: "ArgumentParser", package: "swift-argument-parser")]
         ),
+        // Benchmarks and probes import the modules they measure, and the C library a baseline needs.
         .executableTarget(
             name: "SwiftWingBench",
             dependencies: ["SwiftWingCore", "Imaging", "Store", "CTurboJPEG"],
@@ -170,6 +190,7 @@ let package = Package(
             ]
         ),
 
+        // Each test target imports the module it tests, SwiftWingTesting's doubles and what its fixtures need.
         .testTarget(name: "SwiftWingCoreTests", dependencies: ["SwiftWingCore"]),
         .testTarget(name: "ImagingTests", dependencies: ["Imaging", "SwiftWingTesting"]),
         .testTarget(name: "CameraTests", dependencies: ["Camera", "SwiftWingTesting"]),

@@ -77,9 +77,11 @@ do {
     let done = DispatchSemaphore(value: 0)
     let samples = Mutex<[Int64]>([])
     let realtime = CommandLine.arguments.contains("--realtime")
-    let thread = Thread {
-        // As the daemon's GPIO thread does (SCHED_FIFO 10, needs root or LimitRTPRIO): --realtime.
-        if realtime { print("  loop thread SCHED_FIFO: \(sw_set_realtime(10) == 0 ? "yes" : "no (not permitted)")") }
+    // As the daemon's GPIO thread does (SCHED_FIFO 10, needs root or LimitRTPRIO): --realtime.
+    let thread = DeviceThread(name: "bench-gpio", realtimePriority: realtime ? 10 : nil) {
+        if realtime {
+            print("  loop thread SCHED_FIFO: \(DeviceThread.isCurrentThreadRealtime ? "yes" : "no (not permitted)")")
+        }
         var detector = PressDetector(timing: timing, source: .gpio)
         var stamp: UInt64 = 0
         while true {
@@ -97,8 +99,6 @@ do {
             done.signal()
         }
     }
-    thread.name = "bench-gpio"
-    thread.start()
     for _ in 0..<presses {
         var stamp = MonotonicInstant.now().nanoseconds
         _ = write(writeFD, &stamp, 8)
@@ -107,6 +107,7 @@ do {
     }
     var zero: UInt64 = 0
     _ = write(writeFD, &zero, 8)
+    thread.join()
     player.stop()
     report("thread wake-up (write→poll→…→set)", samples.withLock { $0 })
     let summary = feedback.latency.summary

@@ -124,7 +124,10 @@ public struct ApplianceDaemon: Sendable {
             longPress: longPress)
         controls.start(router.handle)
 
+        // Graceful shutdown runs through these in reverse order: the uplink and the panel first, the
+        // inputs and the processing worker last, so presses already past their capture are saved.
         var services: [any Service] = [
+            ProcessingDrainService(controls: controls, worker: worker),
             camera,
             ControlSocketService(server: control),
             WatchdogService(notifier: notifier),
@@ -132,28 +135,28 @@ public struct ApplianceDaemon: Sendable {
         if let panelFeeder { services.append(panelFeeder) }
         if let uplink { services.append(uplink.service) }
         if let enrichment { services.append(enrichment.service) }
-        let group = ServiceGroup(
-            configuration: .init(
-                services: services, gracefulShutdownSignals: [.sigterm, .sigint], cancellationSignals: [],
-                logger: Logger(label: "lifecycle")))
+        var lifecycle = ServiceGroupConfiguration(
+            services: services, gracefulShutdownSignals: [.sigterm, .sigint], cancellationSignals: [],
+            logger: Logger(label: "lifecycle"))
+        // Within systemd's TimeoutStopSec=15: a part still busy after 10 s is cancelled, and one that
+        // ignores cancellation for 3 s more ends the process rather than wait for SIGKILL.
+        lifecycle.maximumGracefulShutdownDuration = Self.gracefulShutdownLimit
+        lifecycle.maximumCancellationDuration = .seconds(3)
+        let group = ServiceGroup(configuration: lifecycle)
         notifier.ready(status: "serving presses on \(configuration.controlSocket), camera \(cameraName)")
         logger.info(
             "swiftwing \(ApplianceInfo.version) running",
             metadata: ["camera": "\(cameraName)", "control_socket": "\(configuration.controlSocket)"])
         try await group.run()
         notifier.stopping()
-        controls.stop()
-        // Presses already past their capture finish and are saved before the process exits.
-        let deadline = ContinuousClock.now + .seconds(10)
-        while worker.busy > 0, ContinuousClock.now < deadline {
-            try? await Task.sleep(for: .milliseconds(20))
-        }
-        worker.stop()
         uplink?.engine.shutdown()
         enrichment?.shutdown()
         lock.release()
         logger.info("stopped")
     }
+
+    /// How long graceful shutdown may take before the parts still running are cancelled.
+    static let gracefulShutdownLimit = Duration.seconds(10)
 
     private func pipelineSettings() throws -> ScanPipeline.Settings {
         let rotation: FrameRotation
@@ -208,12 +211,23 @@ struct ControlSocketService: Service {
     let server: ControlSocketServer
 
     func run() async throws {
-        Thread.detachNewThread {
-            ThreadName.set("sw-control")
-            server.serve()
-        }
+        _ = DeviceThread(name: "sw-control") { server.serve() }
         try? await gracefulShutdown()
         server.stop()
+    }
+}
+
+/// At graceful shutdown, the last part to stop: the shutter inputs stop, then the processing worker
+/// finishes the presses already past their capture (they are saved before the process exits).
+struct ProcessingDrainService: Service {
+    let controls: ShutterControls
+    let worker: BoundedWorker
+
+    func run() async throws {
+        try? await gracefulShutdown()
+        controls.stop()
+        worker.stop()
+        await worker.waitUntilFinished()
     }
 }
 

@@ -1,5 +1,4 @@
 #include <curl/curl.h>
-#include <sys/prctl.h>
 
 // Typed wrappers for libcurl's variadic functions and the macros Swift cannot import.
 // Nothing else lives here; HTTPEngine's CurlEngine is the only caller.
@@ -67,6 +66,3 @@ static inline curl_version_info_data *sw_curl_version_info(void) { return curl_v
 static inline size_t sw_curl_write_pause(void) { return CURL_WRITEFUNC_PAUSE; }
 
 static inline int sw_curl_pause_continue(void) { return CURLPAUSE_CONT; }
-
-/// Names the calling thread (top -H, ps -L); prctl is variadic. At most 15 characters are kept.
-static inline int sw_curl_name_current_thread(const char *name) { return prctl(PR_SET_NAME, name, 0, 0, 0); }

@@ -1,12 +1,8 @@
-#if canImport(Glibc)
-import Glibc
-#endif
-import CShim
 import Synchronization
 import SwiftWingCore
 
 /// The meeting point of a camera thread and the async callers: pending captures, the status, its
-/// observers, and an eventfd that wakes the thread (for stop, and for a new capture's deadline).
+/// observers, and the event that wakes the thread (for stop, and for a new capture's deadline).
 ///
 /// Callers never wait on the thread and the thread never waits on a caller: the thread resumes
 /// continuations, callers only take the lock for bookkeeping.
@@ -37,19 +33,17 @@ final class CaptureHub: Sendable {
 
     let device: String
     let state: Mutex<State>
-    /// Written by callers to wake the thread's poll; read (drained) by the thread.
-    let wakeDescriptor: Int32
+    /// Signalled by callers to wake the thread's poll; drained by the thread.
+    let wakeEvent: WakeEvent
 
     init(device: String) {
         self.device = device
         self.state = Mutex(State(status: CameraStatus(device: device)))
-        let descriptor = eventfd(0, Int32(EFD_CLOEXEC | EFD_NONBLOCK))
-        precondition(descriptor >= 0, "eventfd failed: \(String(cString: strerror(errno)))")
-        self.wakeDescriptor = descriptor
-    }
-
-    deinit {
-        close(wakeDescriptor)
+        do {
+            self.wakeEvent = try WakeEvent()
+        } catch {
+            preconditionFailure("\(error): the process is out of file descriptors")
+        }
     }
 
     // MARK: caller side
@@ -139,8 +133,7 @@ final class CaptureHub: Sendable {
     }
 
     func wake() {
-        var one: UInt64 = 1
-        _ = write(wakeDescriptor, &one, MemoryLayout<UInt64>.size)
+        wakeEvent.signal()
     }
 
     // MARK: thread side
@@ -168,10 +161,9 @@ final class CaptureHub: Sendable {
         }
     }
 
-    /// Empties the eventfd counter after the poll reported it readable.
+    /// Resets the wake event after the poll reported it readable.
     func drainWakeups() {
-        var value: UInt64 = 0
-        _ = read(wakeDescriptor, &value, MemoryLayout<UInt64>.size)
+        wakeEvent.drain()
     }
 
     func wantsFrame(at timestamp: MonotonicInstant) -> Bool {
@@ -245,7 +237,7 @@ final class CaptureHub: Sendable {
         for waiter in exitWaiters { waiter.resume() }
     }
 
-    /// Sleeps on the eventfd until `until` (or a wake-up), failing captures whose deadline passes.
+    /// Sleeps on the wake event until `until` (or a wake-up), failing captures whose deadline passes.
     func sleep(until: MonotonicInstant) {
         while !isStopRequested {
             let now = MonotonicInstant.now()
@@ -253,53 +245,7 @@ final class CaptureHub: Sendable {
             if now >= until { return }
             var target = until
             if let deadline = nextDeadline, deadline < target { target = deadline }
-            var descriptor = pollfd(fd: wakeDescriptor, events: Int16(POLLIN), revents: 0)
-            let result = poll(&descriptor, 1, pollTimeout(until: target))
-            if result > 0 { drainWakeups() }
+            if let ready = try? waitReadable([wakeEvent.descriptor], until: target), !ready.isEmpty { drainWakeups() }
         }
-    }
-}
-
-/// Milliseconds from now until `instant` for `poll`, rounded up, at least 0.
-func pollTimeout(until instant: MonotonicInstant?) -> Int32 {
-    guard let instant else { return -1 }
-    let nanoseconds = instant.nanoseconds(since: .now())
-    if nanoseconds <= 0 { return 0 }
-    return Int32(min((nanoseconds + 999_999) / 1_000_000, Int64(Int32.max)))
-}
-
-/// A named, joinable POSIX thread for blocking device work (never the cooperative pool).
-final class DeviceThread: @unchecked Sendable {
-    private var handle = pthread_t()
-    private let joined = Mutex(false)
-
-    private final class Box {
-        let name: String
-        let body: () -> Void
-        init(name: String, body: @escaping () -> Void) {
-            self.name = name
-            self.body = body
-        }
-    }
-
-    /// Starts `body` on a new thread named `name` (at most 15 characters show in `top -H`).
-    init(name: String, body: @escaping @Sendable () -> Void) {
-        let box = Unmanaged.passRetained(Box(name: name, body: body)).toOpaque()
-        let result = pthread_create(&handle, nil, { argument in
-            let box = Unmanaged<Box>.fromOpaque(argument!).takeRetainedValue()
-            _ = sw_set_current_thread_name(String(box.name.prefix(15)))
-            box.body()
-            return nil
-        }, box)
-        precondition(result == 0, "pthread_create failed: \(String(cString: strerror(result)))")
-    }
-
-    /// Waits for the thread to end; only the first call joins.
-    func join() {
-        let first = joined.withLock { joined -> Bool in
-            defer { joined = true }
-            return !joined
-        }
-        if first { pthread_join(handle, nil) }
     }
 }

@@ -114,20 +114,19 @@ private final class CaptureLoop: CameraLoop, @unchecked Sendable {
     /// One poll round: wait for a frame, a wake-up, a capture deadline or the stall limit.
     private func stream() {
         guard let session else { return }
-        var descriptors = [
-            pollfd(fd: session.device.descriptor, events: Int16(POLLIN), revents: 0),
-            pollfd(fd: hub.wakeDescriptor, events: Int16(POLLIN), revents: 0),
-        ]
+        let device = session.device.descriptor
         var wakeAt = lastFrame.adding(configuration.stallTimeout)
         if let deadline = hub.nextDeadline, deadline < wakeAt { wakeAt = deadline }
-        let result = poll(&descriptors, 2, pollTimeout(until: wakeAt))
-        if result < 0 && errno != EINTR {
-            lose(reason: "poll failed: \(String(cString: strerror(errno)))")
+        let ready: [Int32: Int16]
+        do {
+            ready = try waitReadable([device, hub.wakeEvent.descriptor], until: wakeAt)
+        } catch {
+            lose(reason: "poll failed: \(error.reason)")
             return
         }
-        if descriptors[1].revents & Int16(POLLIN) != 0 { hub.drainWakeups() }
+        if (ready[hub.wakeEvent.descriptor] ?? 0) & Int16(POLLIN) != 0 { hub.drainWakeups() }
         hub.expireRequests()
-        let events = descriptors[0].revents
+        let events = ready[device] ?? 0
         if events & Int16(POLLIN) != 0 {
             guard dequeueAll(session) else { return }
         } else if events & Int16(POLLERR | POLLHUP | POLLNVAL) != 0 {
@@ -147,8 +146,7 @@ private final class CaptureLoop: CameraLoop, @unchecked Sendable {
     private func dequeueAll(_ session: Session) -> Bool {
         for attempt in 0..<max(session.format.bufferCount, 1) {
             if attempt > 0 {
-                var ready = pollfd(fd: session.device.descriptor, events: Int16(POLLIN), revents: 0)
-                guard poll(&ready, 1, 0) > 0, ready.revents & Int16(POLLIN) != 0 else { return true }
+                guard isReadable(session.device.descriptor) else { return true }
             }
             let buffer: V4L2Device.DequeuedBuffer?
             do {

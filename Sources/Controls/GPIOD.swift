@@ -8,6 +8,12 @@ import SwiftWingCore
 import Glibc
 #endif
 
+/// The libgpiod this module is linked with.
+public enum LibGPIOD {
+    /// e.g. "1.6.3". The corresponding C function is `gpiod_version_string`.
+    public static var version: String { String(cString: gpiod_version_string()) }
+}
+
 /// A resistor the kernel enables on an input line (needs kernel 5.5+ and a driver that can do it).
 public enum LineBias: String, Sendable, Equatable, CaseIterable {
     /// Pull-up: a button wired between the pin and GND reads inactive until pressed (with active-low).

@@ -1,4 +1,3 @@
-import CShim
 import Logging
 #if canImport(Glibc)
 import Glibc
@@ -41,7 +40,7 @@ public final class GPIOShutter: ShutterInput {
     public let timing: PressTiming
     private let logger: Logger
     private let stats = Mutex(ShutterStatistics())
-    private let running = Mutex<(wake: WakeUp, thread: ThreadHandle)?>(nil)
+    private let running = Mutex<PollLoopThread?>(nil)
 
     private let realtimePriority: RealtimePriority?
 
@@ -62,7 +61,6 @@ public final class GPIOShutter: ShutterInput {
     /// Requests the line (throws ``GPIOError`` with the fix when it cannot) and starts the thread.
     public func start(_ handler: @escaping @Sendable (ShutterEvent) -> Void) throws {
         let line = try GPIOInputLine(spec: spec)
-        let wake = try WakeUp()
         let timer = try DeadlineTimer()
         let held = (try? line.isActive()) ?? false
         logger.info(
@@ -71,31 +69,25 @@ public final class GPIOShutter: ShutterInput {
                 "chip": "\(line.chipName) [\(line.chipLabel)]", "line": "\(spec.line)", "active_low": "\(spec.activeLow)",
                 "bias": "\(spec.bias.rawValue)", "held_at_start": "\(held)",
             ])
-        let thread = spawnThread(name: "swiftwing-gpio", realtimePriority: realtimePriority) { [self] in
+        let thread = try PollLoopThread(name: "swiftwing-gpio", realtimePriority: realtimePriority) { [self] wake in
             run(line: line, wake: wake, timer: timer, handler: handler)
             line.release()
         }
-        running.withLock { $0 = (wake, thread) }
+        running.withLock { $0 = thread }
     }
 
     /// Wakes the loop and waits until it has released the line (milliseconds).
     public func stop() {
-        let running = running.withLock { running in
-            defer { running = nil }
-            return running
-        }
-        guard let running else { return }
-        running.wake.signal()
-        running.thread.join()
+        running.withLock { $0.take() }?.stop()
     }
 
     /// Whether the loop got `SCHED_FIFO` (nil before it started).
-    public var isRealtime: Bool? { running.withLock { $0?.thread.isRealtime } }
+    public var isRealtime: Bool? { running.withLock { $0?.isRealtime } }
 
-    private func run(line: GPIOInputLine, wake: WakeUp, timer: DeadlineTimer, handler: @Sendable (ShutterEvent) -> Void) {
+    private func run(line: GPIOInputLine, wake: WakeEvent, timer: DeadlineTimer, handler: @Sendable (ShutterEvent) -> Void) {
         var detector = PressDetector(timing: timing, source: .gpio)
         let lineFD = line.fileDescriptor
-        if realtimePriority != nil, sw_is_realtime() == 0 {
+        if realtimePriority != nil, !DeviceThread.isCurrentThreadRealtime {
             logger.notice(
                 "the GPIO shutter thread could not get SCHED_FIFO and runs at normal priority. Fix: LimitRTPRIO=10 in the systemd unit (or CAP_SYS_NICE)")
         }
@@ -134,19 +126,19 @@ public final class GPIOShutter: ShutterInput {
             timer.arm(detector.nextDeadline)
             let ready: [Int32: Int16]
             do {
-                ready = try waitReadable([lineFD, timer.fd, wake.fd])
+                ready = try waitReadable([lineFD, timer.fd, wake.descriptor])
             } catch {
                 logger.error("the GPIO shutter stopped: \(error)")
                 return
             }
-            if ready[wake.fd] != nil { return }
+            if ready[wake.descriptor] != nil { return }
             if ready[lineFD] != nil {
                 guard readLine() else { return }
             }
             if ready[timer.fd] != nil {
                 timer.drain()
                 // An edge stamped before the deadline may be queued but unread: read it first.
-                if let revents = try? waitReadable([lineFD], timeoutMilliseconds: 0), revents[lineFD] != nil {
+                if let revents = try? waitReadable([lineFD], until: .now()), revents[lineFD] != nil {
                     guard readLine() else { return }
                 }
                 // The v1 uAPI reads the level in its IRQ thread, and changes that come faster than that

@@ -21,7 +21,7 @@ public final class KeyShutter: ShutterInput {
     public let timing: PressTiming
     private let logger: Logger
     private let realtimePriority: RealtimePriority?
-    private let running = Mutex<(wake: WakeUp, thread: ThreadHandle)?>(nil)
+    private let running = Mutex<PollLoopThread?>(nil)
     private let openDevices = Mutex<[String: String]>([:])
     private let stats = Mutex(ShutterStatistics())
 
@@ -48,27 +48,26 @@ public final class KeyShutter: ShutterInput {
     public var statistics: ShutterStatistics { stats.withLock { $0 } }
 
     public func start(_ handler: @escaping @Sendable (ShutterEvent) -> Void) throws {
-        let wake = try WakeUp()
         let timer = try DeadlineTimer()
         let inotify = try retryingOnInterrupt("inotify_init1") { inotify_init1(Int32(IN_CLOEXEC | IN_NONBLOCK)) }
-        let thread = spawnThread(name: "swiftwing-keys", realtimePriority: realtimePriority) { [self] in
-            var loop = Loop(owner: self, inotify: inotify, handler: handler)
-            loop.run(wake: wake, timer: timer)
-            loop.closeAll()
+        let thread: PollLoopThread
+        do {
+            thread = try PollLoopThread(name: "swiftwing-keys", realtimePriority: realtimePriority) { [self] wake in
+                var loop = Loop(owner: self, inotify: inotify, handler: handler)
+                loop.run(wake: wake, timer: timer)
+                loop.closeAll()
+                close(inotify)
+            }
+        } catch {
             close(inotify)
+            throw error
         }
-        running.withLock { $0 = (wake, thread) }
+        running.withLock { $0 = thread }
     }
 
     /// Wakes the loop and waits until it has closed its devices.
     public func stop() {
-        let running = running.withLock { running in
-            defer { running = nil }
-            return running
-        }
-        guard let running else { return }
-        running.wake.signal()
-        running.thread.join()
+        running.withLock { $0.take() }?.stop()
     }
 
     /// One open event device.
@@ -98,18 +97,18 @@ public final class KeyShutter: ShutterInput {
 
         var logger: Logger { owner.logger }
 
-        mutating func run(wake: WakeUp, timer: DeadlineTimer) {
+        mutating func run(wake: WakeEvent, timer: DeadlineTimer) {
             watchDirectory()
             while true {
                 timer.arm(devices.values.flatMap { $0.detectors.values.compactMap(\.nextDeadline) }.min())
                 let ready: [Int32: Int16]
                 do {
-                    ready = try waitReadable([wake.fd, timer.fd, inotify] + devices.keys.sorted())
+                    ready = try waitReadable([wake.descriptor, timer.fd, inotify] + devices.keys.sorted())
                 } catch {
                     logger.error("the key shutter stopped: \(error)")
                     return
                 }
-                if ready[wake.fd] != nil { return }
+                if ready[wake.descriptor] != nil { return }
                 if ready[inotify] != nil { readNotifications() }
                 for (fd, revents) in ready where devices[fd] != nil {
                     readDevice(fd, revents: revents)
@@ -236,12 +235,14 @@ public final class KeyShutter: ShutterInput {
             let size = InputEventDecoder.nativeSize
             var buffer = [UInt8](repeating: 0, count: size * 64)
             while true {
-                let count = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
-                if count < 0 {
-                    let code = errno
-                    if code == EINTR { continue }
-                    if code == EAGAIN { return }
-                    drop(fd, reason: code == ENODEV ? "removed" : String(cString: strerror(code)))
+                let count: Int
+                do {
+                    count = try retryingOnInterrupt("read") {
+                        buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+                    }
+                } catch {
+                    if error.errno == EAGAIN { return }
+                    drop(fd, reason: error.errno == ENODEV ? "removed" : error.reason)
                     return
                 }
                 if count == 0 {

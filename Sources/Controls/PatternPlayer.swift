@@ -1,4 +1,3 @@
-import CShim
 import Logging
 import Synchronization
 import SwiftWingCore
@@ -62,7 +61,7 @@ public final class PatternPlayer: Sendable {
     private let clock: any FeedbackClock
     private let logger: Logger
     private let state = Mutex(State())
-    private let stopper = Mutex<(wake: WakeUp, thread: ThreadHandle)?>(nil)
+    private let stopper = Mutex<PollLoopThread?>(nil)
 
     private let realtimePriority: RealtimePriority?
 
@@ -177,24 +176,23 @@ public final class PatternPlayer: Sendable {
 
     // MARK: The timer thread
 
-    /// Runs the pattern timer on a thread of its own ("swiftwing-buzzer") until `stop()`.
+    /// Runs the pattern timer on a thread of its own ("swiftwing-buzz") until `stop()`.
     public func start() throws(SystemCallError) {
         let timer = try DeadlineTimer()
-        let wake = try WakeUp()
         state.withLock { state in
             state.timer = timer
             rearm(&state)
         }
-        let thread = spawnThread(name: "swiftwing-buzzer", realtimePriority: realtimePriority) { [self] in
+        let thread = try PollLoopThread(name: "swiftwing-buzz", realtimePriority: realtimePriority) { [self] wake in
             while true {
                 let ready: [Int32: Int16]
                 do {
-                    ready = try waitReadable([timer.fd, wake.fd])
+                    ready = try waitReadable([timer.fd, wake.descriptor])
                 } catch {
                     logger.error("buzzer timer stopped: \(error)")
                     break
                 }
-                if ready[wake.fd] != nil { break }
+                if ready[wake.descriptor] != nil { break }
                 if ready[timer.fd] != nil {
                     timer.drain()
                     advance()
@@ -202,22 +200,15 @@ public final class PatternPlayer: Sendable {
             }
             state.withLock { $0.timer = nil }
         }
-        stopper.withLock { $0 = (wake, thread) }
+        stopper.withLock { $0 = thread }
     }
 
     /// Whether the timer thread got `SCHED_FIFO` (nil before it started).
-    public var isRealtime: Bool? { stopper.withLock { $0?.thread.isRealtime } }
+    public var isRealtime: Bool? { stopper.withLock { $0?.isRealtime } }
 
     /// Stops the timer thread, silences the buzzer and puts out the light.
     public func stop() {
-        let running = stopper.withLock { running in
-            defer { running = nil }
-            return running
-        }
-        if let running {
-            running.wake.signal()
-            running.thread.join()
-        }
+        stopper.withLock { $0.take() }?.stop()
         state.withLock { state in
             state.pattern = nil
             drive(&state, buzzer: false)

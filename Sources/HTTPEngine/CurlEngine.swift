@@ -114,6 +114,10 @@ public final class CurlEngine: HTTPTransport {
         return AsyncThrowingStream(unfolding: { try await subscription.next() })
     }
 
+    /// libcurl's own summary, e.g. "libcurl/7.88.1 OpenSSL/3.0.17 zlib/1.2.13 …".
+    /// The corresponding C function is `curl_version`.
+    public static var versionSummary: String { String(cString: curl_version()) }
+
     public static var versionInfo: VersionInfo {
         guard let data = sw_curl_version_info()?.pointee else {
             return VersionInfo(libcurl: "unknown", sslBackend: "none", supportsHTTP2: false, supportsTLS13: false)

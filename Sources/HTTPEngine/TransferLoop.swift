@@ -2,10 +2,7 @@ import CCurl
 import Foundation
 import Logging
 import Synchronization
-
-#if canImport(Glibc)
-import Glibc
-#endif
+import SwiftWingCore
 
 /// `curl_global_init` is not thread-safe; a Swift global's initializer runs exactly once per process.
 private let curlGlobalInitResult: CURLcode = sw_curl_global_init_default()
@@ -32,8 +29,8 @@ final class TransferLoop: @unchecked Sendable {
     private let queue = Mutex(Queue())
     private let configuration: CurlEngine.Configuration
     private let logger: Logger
-    private var thread = pthread_t()
-    private let joined = Mutex(false)
+    // Set once at the end of `init`, before any other thread can see this loop.
+    private var thread: DeviceThread?
 
     // Transfer-thread state.
     private var active: [UnsafeMutableRawPointer: Transfer] = [:]
@@ -46,14 +43,8 @@ final class TransferLoop: @unchecked Sendable {
         self.logger = logger
         _ = sw_curl_multi_setopt_long(multi, CURLMOPT_MAX_TOTAL_CONNECTIONS, max(1, configuration.maximumConcurrentConnections))
 
-        let context = Unmanaged.passRetained(self).toOpaque()
-        let result = pthread_create(&thread, nil, { raw in
-            let loop = Unmanaged<TransferLoop>.fromOpaque(raw!).takeRetainedValue()
-            _ = sw_curl_name_current_thread("swiftwing-http")
-            loop.run()
-            return nil
-        }, context)
-        precondition(result == 0, "pthread_create failed: \(result)")
+        // The thread holds the loop until `run()` returns, so `deinit` never meets a running thread.
+        thread = DeviceThread(name: "swiftwing-http") { self.run() }
     }
 
     deinit {
@@ -80,8 +71,8 @@ final class TransferLoop: @unchecked Sendable {
         _ = enqueue(.resume(transfer))
     }
 
-    /// Fails every transfer with `.engineStopped`, ends the thread and waits for it. Idempotent.
-    /// The corresponding C function is `pthread_join`.
+    /// Fails every transfer with `.engineStopped`, ends the thread and waits for it. Idempotent;
+    /// from the transfer thread itself it does not wait.
     func stop() {
         let first = queue.withLock { queue in
             guard !queue.stopping else { return false }
@@ -90,12 +81,7 @@ final class TransferLoop: @unchecked Sendable {
             return true
         }
         if first { curl_multi_wakeup(multi) }
-        guard pthread_equal(pthread_self(), thread) == 0 else { return }
-        let mustJoin = joined.withLock { joined in
-            defer { joined = true }
-            return !joined
-        }
-        if mustJoin { pthread_join(thread, nil) }
+        thread?.join()
     }
 
     private func enqueue(_ command: Command) -> Bool {

@@ -1,12 +1,6 @@
 import Imaging
 import SwiftWingCore
 
-#if canImport(Glibc)
-    import Glibc
-#elseif canImport(Darwin)
-    import Darwin
-#endif
-
 /// Reads a JPEG or PNG picture file into a frame, whatever its extension says: the first bytes
 /// decide.
 public enum PictureFile {
@@ -24,18 +18,10 @@ public enum PictureFile {
     }
 
     private static func contents(of path: String) throws(IdentifyError) -> [UInt8] {
-        guard let file = fopen(path, "rb") else {
-            throw .unreadableFile(path: path, reason: String(cString: strerror(errno)))
+        do {
+            return try FileOperations.readFile(path)
+        } catch {
+            throw .unreadableFile(path: path, reason: error.reason)
         }
-        defer { fclose(file) }
-        var bytes: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 1 << 16)
-        while true {
-            let count = chunk.withUnsafeMutableBytes { fread($0.baseAddress, 1, $0.count, file) }
-            bytes.append(contentsOf: chunk.prefix(count))
-            if count < chunk.count { break }
-        }
-        guard ferror(file) == 0 else { throw .unreadableFile(path: path, reason: "read error") }
-        return bytes
     }
 }

@@ -329,34 +329,13 @@ func acquireBuffer(from pool: BufferPool, bytes: Int) throws(ImagingError) -> Pi
     return buffer
 }
 
-/// The whole file at `path`. The corresponding C functions are `open`, `fstat` and `read`.
+/// The whole file at `path`; the error names the call that failed.
 func readWholeFile(_ path: String) throws(ImagingError) -> [UInt8] {
-    func failure(_ call: String, _ code: Int32) -> ImagingError {
-        .unreadableFile(path: path, reason: "\(call): \(String(cString: strerror(code)))")
-    }
-    let fd: Int32
     do {
-        fd = try retryingOnInterrupt("open", subject: path) { open(path, O_RDONLY | O_CLOEXEC) }
+        return try FileOperations.readFile(path)
     } catch {
-        throw failure("open", error.errno)
+        throw .unreadableFile(path: path, reason: "\(error.call): \(error.reason)")
     }
-    defer { close(fd) }
-    var status = stat()
-    guard fstat(fd, &status) == 0 else { throw failure("fstat", errno) }
-    let size = Int(status.st_size)
-    var bytes = [UInt8](repeating: 0, count: size)
-    var done = 0
-    while done < size {
-        let count = bytes.withUnsafeMutableBytes { buffer in read(fd, buffer.baseAddress! + done, size - done) }
-        if count < 0 {
-            if errno == EINTR { continue }
-            throw failure("read", errno)
-        }
-        if count == 0 { break }  // the file shrank while we read it
-        done += count
-    }
-    if done < size { bytes.removeLast(size - done) }
-    return bytes
 }
 
 /// Runs `body` on the bytes of `array`, keeping `body`'s typed error.

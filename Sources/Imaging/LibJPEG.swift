@@ -5,6 +5,12 @@ import CShim
 // wrapper in CShim (setjmp there, since Swift cannot), and `check` turns its -1 into a typed error
 // carrying libjpeg's own message. Pointers to libjpeg state never leave this file's types.
 
+/// The libjpeg this module is built against.
+public enum LibJPEG {
+    /// The API version of its headers: 62 for libjpeg-turbo's libjpeg 6b interface (`JPEG_LIB_VERSION`).
+    public static let apiVersion = Int(JPEG_LIB_VERSION)
+}
+
 /// A libjpeg failure before it is given a context (which file, encode or decode).
 struct LibJPEGFailure: Error {
     /// libjpeg's message, e.g. "Not a JPEG file: starts with 0x89 0x50".

@@ -92,8 +92,7 @@ public final class StatusPanel: Sendable {
         let renderer: PanelRenderer
     }
     private let owned: ThreadOwned
-    private let finished = NSCondition()
-    private let done = Mutex(false)
+    private let thread = Mutex<DeviceThread?>(nil)
 
     /// A panel drawing to `sink`. Call ``start()`` to begin drawing.
     public init(sink: any PanelOutputSink, maximumFramesPerSecond: Int = defaultMaximumFramesPerSecond, logger: Logger)
@@ -147,24 +146,15 @@ public final class StatusPanel: Sendable {
 
     /// Starts the panel thread.
     public func start() {
-        let thread = Thread { [self] in
-            loop()
-            done.withLock { $0 = true }
-            finished.lock()
-            finished.broadcast()
-            finished.unlock()
-        }
-        thread.name = "swiftwing-panel"
-        thread.start()
+        let started = DeviceThread(name: "swiftwing-panel") { [self] in loop() }
+        thread.withLock { $0 = started }
     }
 
     /// Stops the panel thread after its current frame and waits for it.
     public func stop() {
         state.withLock { $0.stopped = true }
         signal()
-        finished.lock()
-        while !done.withLock({ $0 }) { _ = finished.wait(until: Date(timeIntervalSinceNow: 0.05)) }
-        finished.unlock()
+        thread.withLock { $0 }?.join()
     }
 
     private func loop() {

@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import Logging
+import SwiftWingCore
 
 /// The SwiftWing database: the scan queue and the library, in one SQLite file.
 ///

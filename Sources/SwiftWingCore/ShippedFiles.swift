@@ -45,13 +45,7 @@ public enum ShippedFiles {
         return String(decoding: buffer[0..<length].map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 
-    private static func isDirectory(_ path: String) -> Bool {
-        var info = stat()
-        return stat(path, &info) == 0 && (info.st_mode & S_IFMT) == S_IFDIR
-    }
+    private static func isDirectory(_ path: String) -> Bool { FileOperations.isDirectory(path) }
 
-    private static func parent(_ path: String) -> String {
-        guard let slash = path.lastIndex(of: "/") else { return "." }
-        return slash == path.startIndex ? "/" : String(path[..<slash])
-    }
+    private static func parent(_ path: String) -> String { FileOperations.parentDirectory(of: path) }
 }

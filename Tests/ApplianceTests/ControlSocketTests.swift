@@ -1,5 +1,7 @@
 import Foundation
 import Logging
+import SwiftWingCore
+import Synchronization
 import Testing
 @testable import Appliance
 
@@ -81,8 +83,40 @@ func offThePool<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async t
     @Test func jobsRunOffTheCallersThread() async throws {
         let worker = BoundedWorker(name: "sw-test-thread", capacity: 1)
         defer { worker.stop() }
-        let name = try await #require(worker.reserve()).run { ThreadName.current }
+        let name = try await #require(worker.reserve()).run { DeviceThread.currentName }
         #expect(name == "sw-test-thread")
+    }
+
+    @Test func stoppingWaitsForTheJobInFlightWithoutPolling() async throws {
+        let worker = BoundedWorker(name: "sw-test-drain", capacity: 1)
+        let reservation = try #require(worker.reserve())
+        final class Flag: Sendable { let raised = Atomic<Bool>(false) }
+        let jobDone = Flag()
+        let job = Task {
+            try await reservation.run {
+                usleep(100_000)
+                jobDone.raised.store(true, ordering: .releasing)
+            }
+        }
+        while worker.busy == 0 { await Task.yield() }
+        worker.stop()
+        #expect(worker.reserve() == nil, "a stopped worker takes no new press")
+        await worker.waitUntilFinished()
+        let finishedFirst = jobDone.raised.load(ordering: .acquiring)
+        #expect(finishedFirst, "the job past its capture finished before the worker did")
+        try await job.value
+        await worker.waitUntilFinished()  // a second wait returns at once
+    }
+
+    @Test func waitingForTheWorkerEndsWhenTheTaskIsCancelled() async throws {
+        let worker = BoundedWorker(name: "sw-test-cancel", capacity: 1)
+        let reservation = try #require(worker.reserve())  // held: the worker cannot finish
+        worker.stop()
+        let waiter = Task { await worker.waitUntilFinished() }
+        waiter.cancel()
+        await waiter.value
+        reservation.release()
+        await worker.waitUntilFinished()
     }
 
     @Test func errorsFromTheJobReachTheCaller() async throws {

@@ -65,7 +65,9 @@ final class VirtualKeyboard {
             try await Task.sleep(for: .milliseconds(10))
             waited += 1
         }
-        #expect(shutter.examined == 1)  // seen through the watch on the new directory
+        // Seen through the watch on the new directory; the first scan of that directory may see it too
+        // when the file appears right after the directory, which examines it twice, harmlessly.
+        #expect((1...2).contains(shutter.examined))
         #expect(shutter.devices.isEmpty)  // and let go: it offers no keys (EVIOCGBIT fails on a file)
     }
 }

@@ -62,9 +62,10 @@ private func readLine(from fd: Int32, limit: Int = 1 << 20) -> [UInt8]? {
     var line: [UInt8] = []
     var chunk = [UInt8](repeating: 0, count: 4096)
     while line.count < limit {
-        let count = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
-        if count < 0 && errno == EINTR { continue }
-        if count <= 0 { return line.isEmpty ? nil : line }
+        let count = try? retryingOnInterrupt("read") {
+            chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+        }
+        guard let count, count > 0 else { return line.isEmpty ? nil : line }
         if let newline = chunk[0..<count].firstIndex(of: UInt8(ascii: "\n")) {
             line.append(contentsOf: chunk[0..<newline])
             return line
@@ -75,14 +76,7 @@ private func readLine(from fd: Int32, limit: Int = 1 << 20) -> [UInt8]? {
 }
 
 private func writeAll(_ bytes: [UInt8], to fd: Int32) -> Bool {
-    var offset = 0
-    while offset < bytes.count {
-        let count = bytes[offset...].withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
-        if count < 0 && errno == EINTR { continue }
-        if count <= 0 { return false }
-        offset += count
-    }
-    return true
+    (try? bytes.withUnsafeBytes { try FileOperations.writeAll(fd, $0, path: "control socket") }) != nil
 }
 
 /// The client side: one request, one reply, one connection.
@@ -105,7 +99,7 @@ public enum ControlClient {
 
 /// The daemon side: a Unix stream socket (mode 0660) served by a thread of its own.
 ///
-/// The accept loop polls the listening socket together with an eventfd, so `stop()` wakes it at
+/// The accept loop polls the listening socket together with a wake event, so `stop()` wakes it at
 /// once. Each connection gets a short-lived thread: clients are few (the CLI), and a slow client
 /// must never hold up the next press.
 public final class ControlSocketServer: Sendable {
@@ -113,8 +107,8 @@ public final class ControlSocketServer: Sendable {
 
     public let path: String
     private let listeningSocket: Int32
-    /// A pipe whose read end the accept loop polls; writing a byte wakes it.
-    private let wakeup: (read: Int32, write: Int32)
+    /// Polled by the accept loop beside the socket; `stop()` signals it.
+    private let wakeup: WakeEvent
     private let handler: Handler
     private let logger: Logger
 
@@ -139,27 +133,21 @@ public final class ControlSocketServer: Sendable {
             throw .cannotListen(path, error)
         }
         self.listeningSocket = fd
-        var ends: [Int32] = [-1, -1]
-        guard pipe(&ends) == 0 else {
-            let error = SystemCallError("pipe", subject: path, errno: errno)
+        do {
+            self.wakeup = try WakeEvent()
+        } catch {
             close(fd)
             throw .cannotListen(path, error)
         }
-        for end in ends + [fd] { _ = fcntl(end, F_SETFD, FD_CLOEXEC) }
-        self.wakeup = (ends[0], ends[1])
     }
 
     /// Serves until `stop()`; runs on the calling thread (give it one of its own).
     public func serve() {
-        var descriptors = [
-            pollfd(fd: listeningSocket, events: Int16(POLLIN), revents: 0),
-            pollfd(fd: wakeup.read, events: Int16(POLLIN), revents: 0),
-        ]
         while true {
-            let ready = poll(&descriptors, 2, -1)
-            if ready < 0 && errno == EINTR { continue }
-            if descriptors[1].revents != 0 || ready < 0 { break }
-            guard descriptors[0].revents & Int16(POLLIN) != 0 else { continue }
+            guard let ready = try? waitReadable([listeningSocket, wakeup.descriptor]),
+                ready[wakeup.descriptor] == nil
+            else { break }
+            guard (ready[listeningSocket] ?? 0) & Int16(POLLIN) != 0 else { continue }
             let connection = accept(listeningSocket, nil, nil)
             guard connection >= 0 else { continue }
             _ = fcntl(connection, F_SETFD, FD_CLOEXEC)
@@ -167,7 +155,8 @@ public final class ControlSocketServer: Sendable {
             setsockopt(connection, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
             let handler = self.handler
             let logger = self.logger
-            Thread.detachNewThread {
+            // Not joined: it ends with its connection and frees itself.
+            _ = DeviceThread(name: "sw-control-peer") {
                 Self.answer(connection, handler: handler, logger: logger)
             }
         }
@@ -175,15 +164,9 @@ public final class ControlSocketServer: Sendable {
         unlink(path)
     }
 
-    deinit {
-        close(wakeup.read)
-        close(wakeup.write)
-    }
-
     /// Wakes the accept loop so `serve()` returns; safe from any thread.
     public func stop() {
-        var byte: UInt8 = 1
-        _ = write(wakeup.write, &byte, 1)
+        wakeup.signal()
     }
 
     private static func answer(_ connection: Int32, handler: @escaping Handler, logger: Logger) {

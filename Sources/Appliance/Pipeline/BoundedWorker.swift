@@ -1,5 +1,6 @@
 import Foundation
 import Synchronization
+import SwiftWingCore
 
 /// A fixed number of slots and one thread of its own for blocking, CPU-heavy work (scaling,
 /// encoding, fsync), so that work never runs on the cooperative pool or the capture thread.
@@ -19,15 +20,17 @@ public final class BoundedWorker: Sendable {
 
     private let state = Mutex(State())
     private let condition = NSCondition()
+    /// The thread has run its last job and ended.
+    private let finished = CompletionSignal()
 
     public init(name: String, capacity: Int) {
         precondition(capacity > 0)
         self.name = name
         self.capacity = capacity
-        Thread.detachNewThread { [weak self] in
-            // Named from inside: shows in `top -H` and crash reports (Linux takes the first 15 bytes).
-            ThreadName.set(name)
+        // Not joined: `waitUntilFinished()` awaits its end without blocking a caller's thread.
+        _ = DeviceThread(name: name) { [weak self] in
             self?.runLoop()
+            self?.finished.complete()
         }
     }
 
@@ -50,6 +53,12 @@ public final class BoundedWorker: Sendable {
         condition.lock()
         condition.broadcast()
         condition.unlock()
+    }
+
+    /// Returns once the thread has run the last job and ended (after ``stop()``, when every
+    /// reservation is released), or when the calling task is cancelled.
+    public func waitUntilFinished() async {
+        await finished.wait()
     }
 
     fileprivate func release() {

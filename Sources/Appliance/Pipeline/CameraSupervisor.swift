@@ -16,14 +16,14 @@ public final class CameraSupervisor: Service, Sendable {
     private struct State {
         var camera: (any FrameSource)?
         var problem: String? = "the camera is starting"
-        /// Until the first attempt to open the camera has ended.
-        var firstStart = true
     }
 
     private let makeCamera: Factory
     private let device: String
     private let logger: Logger
     private let state = Mutex(State())
+    /// The first attempt to open the camera has ended (streaming, or failed with a problem).
+    private let firstStartEnded = CompletionSignal()
 
     public init(device: String, logger: Logger, makeCamera: @escaping Factory) {
         self.device = device
@@ -37,14 +37,13 @@ public final class CameraSupervisor: Service, Sendable {
     /// synthetic camera decodes its photos first, a USB camera needs a few hundred ms).
     public func capture(after t0: MonotonicInstant, timeout: Duration) async throws -> YUV420Frame {
         let deadline = ContinuousClock.now + timeout
-        while true {
-            let (camera, problem, starting) = state.withLock { ($0.camera, $0.problem, $0.firstStart) }
-            if let camera { return try await camera.capture(after: t0, timeout: deadline - ContinuousClock.now) }
-            guard starting, ContinuousClock.now < deadline else {
-                throw CameraSupervisorError(reason: problem ?? "no camera")
-            }
-            try await Task.sleep(for: .milliseconds(20))
+        if !firstStartEnded.isComplete {
+            _ = await firstStartEnded.wait(until: deadline)
+            try Task.checkCancellation()
         }
+        let (camera, problem) = state.withLock { ($0.camera, $0.problem) }
+        if let camera { return try await camera.capture(after: t0, timeout: deadline - ContinuousClock.now) }
+        throw CameraSupervisorError(reason: problem ?? "no camera")
     }
 
     /// One line for `swiftwing status`.
@@ -61,15 +60,14 @@ public final class CameraSupervisor: Service, Sendable {
             do {
                 let camera = try makeCamera()
                 try await camera.start()
-                state.withLock { $0 = State(camera: camera, problem: nil, firstStart: false) }
+                state.withLock { $0 = State(camera: camera, problem: nil) }
+                firstStartEnded.complete()
                 logger.info("camera streaming", metadata: ["status": "\(camera.status)"])
                 break
             } catch {
                 let problem = "\(error)"
-                state.withLock {
-                    $0.problem = problem
-                    $0.firstStart = false
-                }
+                state.withLock { $0.problem = problem }
+                firstStartEnded.complete()
                 if problem != lastProblem {
                     logger.error("camera cannot start; retrying with backoff", metadata: ["reason": "\(problem)"])
                 }
@@ -80,9 +78,10 @@ public final class CameraSupervisor: Service, Sendable {
         }
         try? await gracefulShutdown()
         let camera = state.withLock { state -> (any FrameSource)? in
-            defer { state = State(camera: nil, problem: "the daemon is stopping", firstStart: false) }
+            defer { state = State(camera: nil, problem: "the daemon is stopping") }
             return state.camera
         }
+        firstStartEnded.complete()  // a capture still waiting for the first start learns it never comes
         await camera?.stop()
     }
 }

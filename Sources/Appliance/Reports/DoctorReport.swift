@@ -1,9 +1,8 @@
-import CCurl
-import CGPIOD
-import CJPEG
 import Camera
+import Controls
 import Foundation
 import HTTPEngine
+import Imaging
 import Talaria
 import Uplink
 import Store
@@ -124,9 +123,8 @@ public struct DoctorReport: Sendable {
     }
 
     private static func libraryVersions() -> String {
-        let curl = String(cString: curl_version())
-        let gpiod = String(cString: gpiod_version_string())
-        return "libjpeg API \(JPEG_LIB_VERSION), libgpiod \(gpiod), \(curl.split(separator: " ").prefix(2).joined(separator: " "))"
+        let curl = CurlEngine.versionSummary.split(separator: " ").prefix(2).joined(separator: " ")
+        return "libjpeg API \(LibJPEG.apiVersion), libgpiod \(LibGPIOD.version), \(curl)"
     }
 }
 

@@ -1,16 +1,14 @@
 // Input and timer helpers for the Controls module: what Swift cannot import from <linux/input.h>
 // (EVIOC* request numbers are function-like macros built with _IOC and sizeof) plus the headers of
-// the descriptors the shutter threads poll (inotify, timerfd, eventfd). Nothing else lives here;
-// all logic is in Sources/Controls.
+// the descriptors the shutter threads poll (inotify, timerfd). Nothing else lives here; all logic
+// is in Sources/Controls.
 #ifndef SWIFTWING_SW_INPUT_H
 #define SWIFTWING_SW_INPUT_H
 
-#include <sched.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <errno.h>
 #include <time.h>
-#include <sys/eventfd.h>
 #include <sys/inotify.h>
 #include <sys/ioctl.h>
 #include <sys/timerfd.h>
@@ -41,22 +39,6 @@ static inline unsigned long sw_UI_SET_KEYBIT(void) { return UI_SET_KEYBIT; }
 static inline unsigned long sw_UI_DEV_SETUP(void) { return UI_DEV_SETUP; }
 static inline unsigned long sw_UI_DEV_CREATE(void) { return UI_DEV_CREATE; }
 static inline unsigned long sw_UI_DEV_DESTROY(void) { return UI_DEV_DESTROY; }
-
-#ifndef SCHED_RESET_ON_FORK
-#define SCHED_RESET_ON_FORK 0x40000000 /* <linux/sched.h>; <sched.h> shows it only with _GNU_SOURCE */
-#endif
-
-/// Whether the calling thread runs on SCHED_FIFO. The corresponding C function is `sched_getscheduler`.
-static inline int sw_is_realtime(void) { return (sched_getscheduler(0) & ~SCHED_RESET_ON_FORK) == SCHED_FIFO; }
-
-/// Puts the calling thread on SCHED_FIFO at `priority` with SCHED_RESET_ON_FORK, so threads it
-/// creates (the Swift concurrency runtime grows its pool from whichever thread enqueues work) start
-/// at normal priority. Returns 0 or an errno. The corresponding C function is `sched_setscheduler`.
-static inline int sw_set_realtime(int priority) {
-    struct sched_param param = {0};
-    param.sched_priority = priority;
-    return sched_setscheduler(0, SCHED_FIFO | SCHED_RESET_ON_FORK, &param) == 0 ? 0 : errno;
-}
 
 /// Arms a timerfd at an absolute CLOCK_MONOTONIC instant (0 disarms). The corresponding C function is
 /// `timerfd_settime` with `TFD_TIMER_ABSTIME`.

@@ -1,16 +1,13 @@
 // V4L2 helpers for the Camera module: what Swift cannot import from <linux/videodev2.h> and
 // <libv4l2.h>. ioctl request numbers are function-like macros (_IOWR with sizeof), fourcc codes
-// are built by a macro, and v4l2_open / v4l2_ioctl / ioctl / open / prctl are variadic; the
-// eventfd header (the camera thread's wake-up descriptor) is not in Swift's Glibc module. Nothing
-// else lives here; all logic is in Sources/Camera.
+// are built by a macro, and v4l2_open / v4l2_ioctl / ioctl / open are variadic. Nothing else lives
+// here; all logic is in Sources/Camera.
 #ifndef SWIFTWING_SW_V4L2_H
 #define SWIFTWING_SW_V4L2_H
 
 #include <fcntl.h>
 #include <stdint.h>
-#include <sys/eventfd.h>
 #include <sys/ioctl.h>
-#include <sys/prctl.h>
 #include <libv4l2.h>
 #include <linux/videodev2.h>
 
@@ -59,9 +56,5 @@ static inline int sw_libc_open(const char *file, int oflag) { return open(file, 
 
 /// The corresponding C function is `ioctl` (libc). See `sw_libc_open`.
 static inline int sw_libc_ioctl(int fd, unsigned long request, void *arg) { return ioctl(fd, request, arg); }
-
-/// Names the calling thread (15 characters at most, as `top -H` shows it). The corresponding C
-/// function is `prctl(PR_SET_NAME, …)`, which is variadic.
-static inline int sw_set_current_thread_name(const char *name) { return prctl(PR_SET_NAME, name, 0, 0, 0); }
 
 #endif

@@ -1,23 +1,22 @@
-// Thin wrappers over the libc calls the Store uses, one per call, each throwing SystemCallError with
-// the path it acted on. EINTR is retried everywhere except `close`.
-import SwiftWingCore
-
+// Thin wrappers over the libc file calls (the Store's durable writes, whole-file reads), one per
+// call, each throwing SystemCallError with the path it acted on. EINTR is retried everywhere except
+// `close`.
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
 
-enum FileOperations {
+public enum FileOperations {
     /// The corresponding C function is `open`.
-    static func open(_ path: String, _ flags: Int32, mode: mode_t = 0) throws(SystemCallError) -> Int32 {
+    public static func open(_ path: String, _ flags: Int32, mode: mode_t = 0) throws(SystemCallError) -> Int32 {
         try retryingOnInterrupt("open", subject: path) { Glibc.open(path, flags, mode) }
     }
 
     /// Closes `fd`, reporting a deferred write error (NFS, some FUSE file systems report them here).
     /// Never retried: on Linux the descriptor is gone even when `close` returns `EINTR`.
     /// The corresponding C function is `close`.
-    static func close(_ fd: Int32, path: String) throws(SystemCallError) {
+    public static func close(_ fd: Int32, path: String) throws(SystemCallError) {
         if Glibc.close(fd) == -1 {
             let code = errno
             if code != EINTR { throw SystemCallError("close", subject: path, errno: code) }
@@ -25,7 +24,7 @@ enum FileOperations {
     }
 
     /// Writes every byte, looping over short writes. The corresponding C function is `write`.
-    static func writeAll(_ fd: Int32, _ bytes: UnsafeRawBufferPointer, path: String) throws(SystemCallError) {
+    public static func writeAll(_ fd: Int32, _ bytes: UnsafeRawBufferPointer, path: String) throws(SystemCallError) {
         var offset = 0
         while offset < bytes.count {
             let remaining = bytes.count - offset
@@ -36,12 +35,26 @@ enum FileOperations {
         }
     }
 
-    /// Reads up to `limit` bytes from the start of `path`. The corresponding C function is `read`.
-    static func readFile(_ path: String, limit: Int) throws(SystemCallError) -> [UInt8] {
+    /// Reads the file at `path` from its start: all of it, or its first `limit` bytes.
+    /// The corresponding C functions are `open`, `fstat` and `read`.
+    public static func readFile(_ path: String, limit: Int = .max) throws(SystemCallError) -> [UInt8] {
         let fd = try open(path, O_RDONLY | O_CLOEXEC)
         defer { _ = Glibc.close(fd) }
-        var result: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 64 << 10)  // a 1 MB photo in 16 reads, not 250
+        var info = stat()
+        _ = try retryingOnInterrupt("fstat", subject: path) { fstat(fd, &info) }
+        // Sized by fstat, so a photo is one read; what a growing file gains meanwhile is read in chunks after it.
+        var result = [UInt8](repeating: 0, count: min(max(Int(info.st_size), 0), limit))
+        var filled = 0
+        while filled < result.count {
+            let wanted = result.count - filled
+            let count = try retryingOnInterrupt("read", subject: path) {
+                result.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress! + filled, wanted) }
+            }
+            if count == 0 { break }  // it shrank
+            filled += count
+        }
+        result.removeLast(result.count - filled)
+        var chunk = [UInt8](repeating: 0, count: min(64 << 10, limit - result.count))
         while result.count < limit {
             let wanted = min(chunk.count, limit - result.count)
             let count = try retryingOnInterrupt("read", subject: path) {
@@ -54,7 +67,9 @@ enum FileOperations {
     }
 
     /// Reads `count` bytes at `offset` (fewer at the end of the file). The corresponding C function is `pread`.
-    static func read(_ fd: Int32, count: Int, at offset: Int64, path: String) throws(SystemCallError) -> [UInt8] {
+    public static func read(
+        _ fd: Int32, count: Int, at offset: Int64, path: String
+    ) throws(SystemCallError) -> [UInt8] {
         var buffer = [UInt8](repeating: 0, count: count)
         let got = try retryingOnInterrupt("pread", subject: path) {
             buffer.withUnsafeMutableBytes { Glibc.pread(fd, $0.baseAddress!, count, off_t(offset)) }
@@ -63,29 +78,29 @@ enum FileOperations {
     }
 
     /// The corresponding C function is `fsync`.
-    static func fsync(_ fd: Int32, path: String) throws(SystemCallError) {
+    public static func fsync(_ fd: Int32, path: String) throws(SystemCallError) {
         _ = try retryingOnInterrupt("fsync", subject: path) { Glibc.fsync(fd) }
     }
 
     /// Makes a directory's entries (a rename, an unlink) durable. The corresponding C function is `fsync`.
-    static func fsyncDirectory(_ path: String) throws(SystemCallError) {
+    public static func fsyncDirectory(_ path: String) throws(SystemCallError) {
         let fd = try open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         defer { _ = Glibc.close(fd) }
         try fsync(fd, path: path)
     }
 
     /// The corresponding C function is `fchmod`.
-    static func fchmod(_ fd: Int32, _ mode: mode_t, path: String) throws(SystemCallError) {
+    public static func fchmod(_ fd: Int32, _ mode: mode_t, path: String) throws(SystemCallError) {
         _ = try retryingOnInterrupt("fchmod", subject: path) { Glibc.fchmod(fd, mode) }
     }
 
     /// The corresponding C function is `rename`.
-    static func rename(_ from: String, to: String) throws(SystemCallError) {
+    public static func rename(_ from: String, to: String) throws(SystemCallError) {
         _ = try retryingOnInterrupt("rename", subject: "\(from) to \(to)") { Glibc.rename(from, to) }
     }
 
     /// Removes a file; a file that is already gone is not an error. The corresponding C function is `unlink`.
-    static func unlink(_ path: String) throws(SystemCallError) {
+    public static func unlink(_ path: String) throws(SystemCallError) {
         if Glibc.unlink(path) == -1 {
             let code = errno
             if code != ENOENT { throw SystemCallError("unlink", subject: path, errno: code) }
@@ -93,7 +108,7 @@ enum FileOperations {
     }
 
     /// Creates a directory; an existing directory is fine. The corresponding C function is `mkdir`.
-    static func makeDirectory(_ path: String, mode: mode_t) throws(SystemCallError) {
+    public static func makeDirectory(_ path: String, mode: mode_t) throws(SystemCallError) {
         if Glibc.mkdir(path, mode) == -1 {
             let code = errno
             if code == EEXIST, isDirectory(path) { return }
@@ -102,23 +117,23 @@ enum FileOperations {
     }
 
     /// The corresponding C function is `stat`.
-    static func status(_ path: String) throws(SystemCallError) -> stat {
+    public static func status(_ path: String) throws(SystemCallError) -> stat {
         var info = stat()
         _ = try retryingOnInterrupt("stat", subject: path) { stat(path, &info) }
         return info
     }
 
-    static func exists(_ path: String) -> Bool {
+    public static func exists(_ path: String) -> Bool {
         access(path, F_OK) == 0
     }
 
-    static func isDirectory(_ path: String) -> Bool {
+    public static func isDirectory(_ path: String) -> Bool {
         guard let info = try? status(path) else { return false }
         return (info.st_mode & S_IFMT) == S_IFDIR
     }
 
     /// The names in a directory, without `.` and `..`. The corresponding C function is `readdir`.
-    static func directoryEntries(_ path: String) throws(SystemCallError) -> [String] {
+    public static func directoryEntries(_ path: String) throws(SystemCallError) -> [String] {
         guard let dir = opendir(path) else { throw SystemCallError("opendir", subject: path, errno: errno) }
         defer { closedir(dir) }
         var names: [String] = []
@@ -135,7 +150,7 @@ enum FileOperations {
     /// a temporary file in the same directory (`O_CREAT|O_EXCL|O_CLOEXEC`, `mode`) → full write →
     /// `fsync` → `rename` → `fsync` of the directory. On any failure no temporary file remains, and
     /// `path` is left as it was (or absent).
-    static func writeDurably(
+    public static func writeDurably(
         _ bytes: UnsafeRawBufferPointer, to path: String, temporaryPath: String, mode: mode_t
     ) throws(SystemCallError) {
         let directory = parentDirectory(of: path)
@@ -162,13 +177,13 @@ enum FileOperations {
         }
     }
 
-    static func parentDirectory(of path: String) -> String {
+    public static func parentDirectory(of path: String) -> String {
         guard let slash = path.lastIndex(of: "/") else { return "." }
         return slash == path.startIndex ? "/" : String(path[..<slash])
     }
 
     /// A short random hex string for temporary file names.
-    static func randomSuffix() -> String {
+    public static func randomSuffix() -> String {
         String(UInt64.random(in: 0...UInt64.max), radix: 16)
     }
 }

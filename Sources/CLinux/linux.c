@@ -1,0 +1,26 @@
+#define _GNU_SOURCE
+#include "CLinux.h"
+
+#include <errno.h>
+#include <sched.h>
+#include <string.h>
+#include <sys/prctl.h>
+
+#ifndef SCHED_RESET_ON_FORK
+#define SCHED_RESET_ON_FORK 0x40000000 /* <linux/sched.h> */
+#endif
+
+int sw_thread_set_name(const char *name) { return prctl(PR_SET_NAME, name, 0, 0, 0); }
+
+int sw_thread_get_name(char *buffer) {
+    memset(buffer, 0, 16);
+    return prctl(PR_GET_NAME, buffer, 0, 0, 0);
+}
+
+int sw_thread_set_realtime(int priority) {
+    struct sched_param param = {0};
+    param.sched_priority = priority;
+    return sched_setscheduler(0, SCHED_FIFO | SCHED_RESET_ON_FORK, &param) == 0 ? 0 : errno;
+}
+
+int sw_thread_is_realtime(void) { return (sched_getscheduler(0) & ~SCHED_RESET_ON_FORK) == SCHED_FIFO; }

@@ -1,0 +1,129 @@
+import Synchronization
+import Testing
+@testable import SwiftWingCore
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A deadline far enough away that reaching it means the test failed.
+private func farDeadline() -> MonotonicInstant { MonotonicInstant.now().advanced(byNanoseconds: 30_000_000_000) }
+
+@Suite struct SystemLayerTests {
+    @Test func threadNamesLongerThanTheKernelKeepsAreRefused() {
+        #expect(DeviceThread.nameProblem("swiftwing-panel") == nil, "15 bytes is the most Linux keeps")
+        let problem = DeviceThread.nameProblem("swiftwing-buzzer")
+        #expect(problem?.contains("\"swiftwing-buzze\"") == true, "the error shows the name as the kernel would cut it")
+        #expect(DeviceThread.nameProblem("") != nil)
+    }
+
+    @Test func aDeviceThreadRunsUnderItsNameAndJoins() {
+        let seen = Mutex<String?>(nil)
+        let thread = DeviceThread(name: "swiftwing-panel") { seen.withLock { $0 = DeviceThread.currentName } }
+        thread.join()
+        thread.join()  // a second join returns at once
+        #expect(seen.withLock { $0 } == "swiftwing-panel")
+        #expect(thread.isRealtime == nil, "no priority was asked for")
+    }
+
+    @Test func aWakeEventWakesAThreadBlockedInPoll() throws {
+        let wake = try WakeEvent()
+        let ready = Mutex<[Int32: Int16]?>(nil)
+        // A deadline far away: returning with the event readable proves the signal woke the wait.
+        let thread = DeviceThread(name: "test-wake") {
+            ready.withLock { $0 = try? waitReadable([wake.descriptor], until: farDeadline()) }
+        }
+        usleep(20_000)
+        wake.signal()
+        thread.join()
+        #expect(ready.withLock { $0 }?[wake.descriptor] != nil)
+        #expect(isReadable(wake.descriptor), "the event stays readable until drained")
+        wake.drain()
+        #expect(!isReadable(wake.descriptor))
+    }
+
+    @Test func waitReadableReturnsNothingAtItsDeadline() throws {
+        let wake = try WakeEvent()
+        let start = MonotonicInstant.now()
+        let deadline = start.advanced(byNanoseconds: 30_000_000)
+        let ready = try waitReadable([wake.descriptor], until: deadline)
+        #expect(ready.isEmpty)
+        #expect(MonotonicInstant.now() >= deadline, "poll's timeout is rounded up, never short")
+        #expect(try waitReadable([wake.descriptor], until: start).isEmpty, "a past deadline only looks")
+    }
+
+    @Test func pollTimeoutsRoundUpAndNeverGoNegative() {
+        let now = MonotonicInstant(nanoseconds: 5_000_000_000)
+        #expect(pollTimeout(until: nil, now: now) == -1)
+        #expect(pollTimeout(until: now.advanced(byNanoseconds: -5_000_000), now: now) == 0)
+        #expect(pollTimeout(until: now, now: now) == 0)
+        #expect(pollTimeout(until: now.advanced(byNanoseconds: 1), now: now) == 1, "a nanosecond away waits 1 ms")
+        #expect(pollTimeout(until: now.advanced(byNanoseconds: 1_000_000), now: now) == 1)
+        #expect(pollTimeout(until: now.advanced(byNanoseconds: 1_000_001), now: now) == 2)
+        #expect(pollTimeout(until: MonotonicInstant(nanoseconds: .max / 2), now: now) == Int32.max)
+    }
+
+    @Test func interruptedCallsAreRetriedAndOtherErrorsThrown() throws {
+        var calls = 0
+        let result = try retryingOnInterrupt("test") { () -> Int32 in
+            calls += 1
+            if calls < 3 {
+                errno = EINTR
+                return -1
+            }
+            return 7
+        }
+        #expect(result == 7 && calls == 3)
+        #expect(throws: SystemCallError("open", subject: "/nowhere", errno: ENOENT)) {
+            try retryingOnInterrupt("open", subject: "/nowhere") { () -> Int32 in
+                errno = ENOENT
+                return -1
+            }
+        }
+    }
+
+    @Test func aSignalDuringPollDoesNotEndTheWait() throws {
+        // A handler without SA_RESTART: poll returns EINTR whenever the signal lands during it.
+        var action = sigaction()
+        action.__sigaction_handler.sa_handler = { _ in }
+        sigemptyset(&action.sa_mask)
+        action.sa_flags = 0
+        var previous = sigaction()
+        sigaction(SIGUSR2, &action, &previous)
+        defer { sigaction(SIGUSR2, &previous, nil) }
+
+        let wake = try WakeEvent()
+        let target = Mutex<pthread_t?>(nil)
+        let outcome = Mutex<Result<[Int32: Int16], SystemCallError>?>(nil)
+        let thread = DeviceThread(name: "test-eintr") {
+            target.withLock { $0 = pthread_self() }
+            let result = Result { () throws(SystemCallError) in
+                try waitReadable([wake.descriptor], until: farDeadline())
+            }
+            outcome.withLock { $0 = result }
+        }
+        for _ in 0..<20 {
+            usleep(5_000)
+            if let handle = target.withLock({ $0 }) { pthread_kill(handle, SIGUSR2) }
+        }
+        #expect(outcome.withLock { $0 } == nil, "the signals must not end the wait")
+        wake.signal()
+        thread.join()
+        let ready = try outcome.withLock { $0 }?.get()
+        #expect(ready?[wake.descriptor] != nil)
+    }
+
+    @Test func readFileReadsAllOrAPrefix() throws {
+        let path = "/tmp/swiftwing-core-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+        defer { unlink(path) }
+        let bytes = (0..<300_000).map { UInt8(truncatingIfNeeded: $0 &* 31) }
+        try bytes.withUnsafeBytes {
+            try FileOperations.writeDurably($0, to: path, temporaryPath: path + ".tmp", mode: 0o600)
+        }
+        #expect(try FileOperations.readFile(path) == bytes)
+        #expect(try FileOperations.readFile(path, limit: 1000) == Array(bytes.prefix(1000)))
+        // /proc files report size 0 and are read until their end.
+        #expect(try !FileOperations.readFile("/proc/self/stat").isEmpty)
+        #expect(throws: SystemCallError.self) { try FileOperations.readFile(path + ".missing") }
+    }
+}
