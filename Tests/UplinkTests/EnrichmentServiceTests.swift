@@ -14,7 +14,7 @@ import Testing
 private final class EnrichmentRig: Sendable {
     let harness: UplinkHarness
     let service: EnrichmentService
-    private let task = Mutex<Task<Void, any Error>?>(nil)
+    private let running = ServiceTask()
 
     init(
         provider: CatalogProvider = .openLibrary,
@@ -32,14 +32,10 @@ private final class EnrichmentRig: Sendable {
 
     func start() {
         let service = self.service
-        task.withLock { $0 = Task { try await service.run() } }
+        running.start { try await service.run() }
     }
 
-    func stop() async {
-        let running = task.withLock { $0 }
-        running?.cancel()
-        _ = await running?.result
-    }
+    func stop() async { await running.stop() }
 
     /// A book known by its ISBN alone, as a barcode scan leaves it.
     @discardableResult
@@ -85,10 +81,6 @@ private let found = #"""
     {"name": "Dennis M. Ritchie"}], "publishers": [{"name": "Prentice Hall"}], "publish_date": "1988",
     "number_of_pages": 272}}
     """#
-
-private func gaps(_ times: [Date]) -> [TimeInterval] {
-    zip(times.dropFirst(), times).map { $0.timeIntervalSince($1) }
-}
 
 @Suite("Enrichment over a scripted catalogue on a manual clock")
 struct EnrichmentServiceTests {

@@ -24,15 +24,7 @@ struct DaemonEnrichment: Sendable {
         }
         var base: URL?
         if let raw = settings.baseURL {
-            guard let url = URL(string: raw), let host = url.host, !host.isEmpty else {
-                throw ApplianceError("enrichment.base_url \"\(raw)\" is not a URL: write e.g. https://openlibrary.org")
-            }
-            guard TalariaEndpoints.allowsPlainHTTP(url) else {
-                throw ApplianceError(
-                    "enrichment.base_url \(raw) is plain http:// to \(host), which is not this machine: use https:// "
-                        + "(plain http is only for a development catalogue on 127.0.0.1)")
-            }
-            base = url
+            base = try serviceURL(raw, key: "enrichment.base_url", example: "https://openlibrary.org", service: "catalogue")
         }
         let engine = uplinkEngine ?? CurlEngine(
             configuration: CurlEngine.Configuration(userAgent: "swiftwing/\(ApplianceInfo.version)"),
@@ -47,4 +39,17 @@ struct DaemonEnrichment: Sendable {
     func shutdown() {
         if ownsEngine { engine.shutdown() }
     }
+}
+
+/// A configured service's URL: https, or plain http to this machine only (a development server).
+func serviceURL(_ raw: String, key: String, example: String, service: String) throws(ApplianceError) -> URL {
+    guard let url = URL(string: raw), let host = url.host, !host.isEmpty else {
+        throw ApplianceError("\(key) \"\(raw)\" is not a URL: write e.g. \(example)")
+    }
+    guard TalariaEndpoints.allowsPlainHTTP(url) else {
+        throw ApplianceError(
+            "\(key) \(raw) is plain http:// to \(host), which is not this machine: use https:// "
+                + "(plain http is only for a development \(service) on 127.0.0.1)")
+    }
+    return url
 }
