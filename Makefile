@@ -44,11 +44,14 @@ bench: deps
 	$(SWIFT) build -c release --product UplinkBench
 	$(SWIFT) build -c release --product talaria-reference
 	.build/release/UplinkBench --scans 50 --drain 500 --delay-ms 100
+	$(SWIFT) run -c release ExportBench
 
 install: release
 	install -D -m 0755 .build/release/swiftwing $(DESTDIR)$(PREFIX)/bin/swiftwing
 	install -D -m 0644 systemd/swiftwing.service $(DESTDIR)/etc/systemd/system/swiftwing.service
 	install -D -m 0644 udev/70-swiftwing.rules $(DESTDIR)/etc/udev/rules.d/70-swiftwing.rules
+	install -D -m 0644 systemd/swiftwing-export@.service $(DESTDIR)/etc/systemd/system/swiftwing-export@.service
+	install -D -m 0644 udev/71-swiftwing-export.rules $(DESTDIR)/etc/udev/rules.d/71-swiftwing-export.rules
 	install -D -m 0644 config/swiftwing.example.toml $(DESTDIR)/etc/swiftwing/swiftwing.toml.example
 	install -d $(DESTDIR)$(PREFIX)/share/swiftwing/shelves
 	install -m 0644 Fixtures/shelves/*.jpg Fixtures/shelves/LICENSE Fixtures/shelves/README.md \

@@ -23,6 +23,7 @@ let package = Package(
         .package(url: "https://github.com/hummingbird-project/hummingbird", exact: "2.28.1"),
         .package(url: "https://github.com/apple/swift-nio", exact: "2.101.3"),
         .package(url: "https://github.com/vapor/multipart-kit", exact: "4.7.1"),
+        .package(url: "https://github.com/yaslab/CSV.swift", exact: "2.5.2"),
     ],
     targets: [
         // C libraries, one system-library target each, and the shims for what Swift cannot import. Each is
@@ -118,7 +119,9 @@ let package = Package(
         // The command line. May import: Appliance, Identify, ArgumentParser, Logging, Foundation.
         .executableTarget(
             name: "swiftwing",
-            dependencies: ["Appliance", "Identify", .product(name: "ArgumentParser", package: "swift-argument-parser")]
+            dependencies: [
+                "Appliance", "Identify", "Store", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
         ),
         // Benchmarks and probes import the modules they measure, and the C library a baseline needs.
         .executableTarget(
@@ -142,6 +145,11 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ],
             path: "Benchmarks/UplinkBench"),
+        // The export against CSV.swift's writer and against reading the rows, in one run; `seed` fills a
+        // state directory with known books for the VM rig's export test.
+        .executableTarget(
+            name: "ExportBench", dependencies: ["Store", .product(name: "CSV", package: "CSV.swift")],
+            path: "Benchmarks/ExportBench"),
         .executableTarget(
             name: "PanelBench", dependencies: ["Panel", "Imaging", "SwiftWingCore", .product(name: "Logging", package: "swift-log")],
             path: "Benchmarks/PanelBench"),
@@ -149,6 +157,17 @@ let package = Package(
             name: "IdentifyBench", dependencies: ["Identify", "Imaging", "SwiftWingCore"], path: "Benchmarks/IdentifyBench"),
         // Renders panel states into a framebuffer device and/or PNGs: the VM rig's vfb test drives it.
         .executableTarget(name: "PanelProbe", dependencies: ["Panel"], path: "Tests/PanelProbe"),
+
+        // libFuzzer targets (Fuzz/README.md): scripts/fuzz.sh builds them with -sanitize=fuzzer -DFUZZING;
+        // an ordinary build makes each a replay tool for inputs it found.
+        .target(name: "FuzzSupport", path: "Fuzz/FuzzSupport"),
+        .executableTarget(name: "FuzzSSE", dependencies: ["FuzzSupport", "Talaria"], path: "Fuzz/FuzzSSE"),
+        .executableTarget(
+            name: "FuzzStreamEvents", dependencies: ["FuzzSupport", "Talaria"], path: "Fuzz/FuzzStreamEvents"),
+        .executableTarget(
+            name: "FuzzUploadEnvelope", dependencies: ["FuzzSupport", "Talaria"], path: "Fuzz/FuzzUploadEnvelope"),
+        .executableTarget(
+            name: "FuzzConfiguration", dependencies: ["FuzzSupport", "Appliance"], path: "Fuzz/FuzzConfiguration"),
 
         // Test doubles ship as their own module and implement the same protocols as the real parts.
         .target(
@@ -194,14 +213,15 @@ let package = Package(
         .testTarget(name: "SwiftWingCoreTests", dependencies: ["SwiftWingCore"]),
         .testTarget(name: "ImagingTests", dependencies: ["Imaging", "SwiftWingTesting"]),
         .testTarget(name: "CameraTests", dependencies: ["Camera", "SwiftWingTesting"]),
-        .testTarget(name: "StoreTests", dependencies: ["Store", "SwiftWingCore"]),
+        .testTarget(
+            name: "StoreTests", dependencies: ["Store", "SwiftWingCore", .product(name: "CSV", package: "CSV.swift")]),
         .testTarget(name: "ControlsTests", dependencies: ["Controls", "SwiftWingTesting"]),
         .testTarget(
             name: "UplinkTests",
             dependencies: [
                 "Uplink", "Store", "Talaria", "HTTPEngine", "SwiftWingTesting", .product(name: "Logging", package: "swift-log"),
             ]),
-        .testTarget(name: "TalariaTests", dependencies: ["Talaria"], exclude: ["Fixtures"]),
+        .testTarget(name: "TalariaTests", dependencies: ["Talaria", "SwiftWingTesting"], exclude: ["Fixtures"]),
         .testTarget(name: "HTTPEngineTests", dependencies: ["HTTPEngine", "SwiftWingCore", .product(name: "Logging", package: "swift-log")]),
         .testTarget(
             name: "PanelTests", dependencies: ["Panel", "SwiftWingCore", .product(name: "Logging", package: "swift-log")],
@@ -211,8 +231,8 @@ let package = Package(
         .testTarget(
             name: "SwiftWingIntegrationTests",
             dependencies: [
-                "Imaging", "Store", "SwiftWingCore", "swiftwing", "talaria-reference", "Uplink", "HTTPEngine", "Talaria",
-                .product(name: "Logging", package: "swift-log"),
+                "Imaging", "Store", "SwiftWingCore", "SwiftWingTesting", "swiftwing", "talaria-reference", "Uplink",
+                "HTTPEngine", "Talaria", .product(name: "Logging", package: "swift-log"),
             ]
         ),
     ]

@@ -3,17 +3,18 @@
 #   1. repository  scripts/check-repo.sh: nothing outside the checkout is named, licences are there
 #   2. unit        every module's tests (Swift Testing / XCTest), in-process
 #   3. integration the real binaries as processes (daemon, CLI, reference backend) on loopback
-#   4. vm          the VM rig: real kernel drivers under QEMU (scripts/vm/test-all.sh)
+#   4. fuzz        each libFuzzer target for FUZZ_SECONDS (default 25; scripts/fuzz.sh): one test each
+#   5. vm          the VM rig: real kernel drivers under QEMU (scripts/vm/test-all.sh)
 # Skipped tests are listed with their reason, never counted as passed. The last line is
 #   N passed, N failed, N skipped
-# Usage: scripts/test.sh [STAGE...]   (default: all four, in that order)
+# Usage: scripts/test.sh [STAGE...]   (default: all five, in that order)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 export PATH="/opt/swift/usr/bin:$PATH"
 swift=${SWIFT:-swift}
 read -r -a swift_flags <<<"${SWIFT_FLAGS:-}"
 stages=("$@")
-[ ${#stages[@]} -gt 0 ] || stages=(repository unit integration vm)
+[ ${#stages[@]} -gt 0 ] || stages=(repository unit integration fuzz vm)
 
 results="$(mktemp -d "${TMPDIR:-/tmp}/swiftwing-test.XXXXXX")"
 trap 'rm -rf "$results"' EXIT
@@ -101,6 +102,16 @@ for stage in "${stages[@]}"; do
             build_tests || continue
             swift_stage integration --filter SwiftWingIntegrationTests
             ;;
+        fuzz)
+            start=$(now); before_p=$passed; before_f=$failed
+            scripts/fuzz.sh "${FUZZ_SECONDS:-25}" | tee "$results/fuzz.log"
+            # One test per target: "ok" passed, "crash" or "no-run" (its build failed) failed.
+            p=$(grep -c '^fuzz-result [A-Za-z]* ok' "$results/fuzz.log")
+            f=$(grep -cE '^fuzz-result [A-Za-z]* (crash|no-run)' "$results/fuzz.log")
+            passed=$((passed + p)); failed=$((failed + f))
+            [ $((p + f)) -gt 0 ] || { failed=$((failed + 1)); problems+=("fuzz: scripts/fuzz.sh ran no target"); }
+            summary+=("$(printf '%-12s %4d passed, %d failed, 0 skipped  (%d s)' fuzz $((passed - before_p)) $((failed - before_f)) $(($(now) - start)))")
+            ;;
         vm)
             start=$(now)
             scripts/install-deps.sh vm || { failed=$((failed + 1)); summary+=("vm           FAILED to install its packages"); continue; }
@@ -124,7 +135,7 @@ for stage in "${stages[@]}"; do
                 END { if (pending != "") print pending " — no reason given" }' "$results/vm.log")
             summary+=("$(printf '%-12s %4d passed, %d failed, %d skipped  (%d s)' vm "$p" "$f" "$s" $(($(now) - start)))")
             ;;
-        *) echo "test.sh: unknown stage '$stage' (repository, unit, integration, vm)" >&2; exit 2 ;;
+        *) echo "test.sh: unknown stage '$stage' (repository, unit, integration, fuzz, vm)" >&2; exit 2 ;;
     esac
 done
 

@@ -99,6 +99,10 @@ public struct ApplianceDaemon: Sendable {
                 case .retry, .discard:
                     return await QueueCommands(database: database, spool: SpoolDirectory(state), uplink: uplink?.service)
                         .handle(request)
+                case .exportStarted, .exportFinished, .exportFailed:
+                    return ExportNotices(
+                        show: { panelFeeder?.show($0, for: $1) }, feedback: feedback, logger: Logger(label: "export")
+                    ).handle(request)
                 }
             }
         } catch {

@@ -9,7 +9,9 @@ struct SwiftWingCommand: AsyncParsableCommand {
         commandName: "swiftwing",
         abstract: "Book-scanning kiosk: press the shutter, the shelf becomes a library.",
         version: ApplianceInfo.version,
-        subcommands: [Run.self, Shutter.self, Status.self, Queue.self, Library.self, Doctor.self, IdentifyPictures.self]
+        subcommands: [
+            Run.self, Shutter.self, Status.self, Queue.self, Library.self, Export.self, Doctor.self, IdentifyPictures.self,
+        ]
     )
 }
 

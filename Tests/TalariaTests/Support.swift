@@ -1,23 +1,10 @@
 import Foundation
+import SwiftWingTesting
 
 @testable import Talaria
 
-/// SplitMix64: a seeded generator, so a failing chunking can be replayed from its seed.
-struct SeededGenerator: RandomNumberGenerator {
-    var state: UInt64
-
-    init(seed: UInt64) {
-        state = seed
-    }
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
+/// The seeded generator the chunking tests replay from.
+typealias SeededGenerator = SwiftWingTesting.SeededGenerator
 
 enum Fixtures {
     /// The recorded job stream (progress, results with books, pings, malformed and unknown events,

@@ -72,6 +72,12 @@ public enum ConfigurationLoader {
 
     /// Applies a TOML document; every unknown key or wrong type is an error naming its line.
     static func apply(toml text: String, path: String, to configuration: inout ApplianceConfiguration) throws(ConfigurationError) {
+        if let header = TOMLHeaderCheck.firstHeaderWithoutName(in: text) {
+            throw ConfigurationError(
+                origin: .file(path: path, line: header.line), key: "",
+                problem: "is not valid TOML at column \(header.column) (a table header must start with a name)",
+                fix: "write the section name right after the bracket, e.g. [camera]; quote a name with other characters")
+        }
         let table: TOMLTable
         do {
             table = try TOMLTable(string: text)

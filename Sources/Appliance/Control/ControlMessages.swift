@@ -12,16 +12,45 @@ public struct ControlRequest: Codable, Equatable, Sendable {
         case retry
         /// Discard the scan in `scanId`: its work stops and its photo is deleted.
         case discard
+        /// `swiftwing export --device` began writing `books` books to a USB stick: "do not remove".
+        case exportStarted
+        /// The export wrote `books` books into `file` and unmounted the stick: "safe to remove".
+        case exportFinished
+        /// The export ended without a file: `reason` is the short text for the panel.
+        case exportFailed
     }
 
     public var command: Command
     public var scanId: String?
     public var all: Bool?
+    /// For the export messages.
+    public var books: Int? = nil
+    public var file: String? = nil
+    public var reason: String? = nil
 
     public init(command: Command, scanId: String? = nil, all: Bool? = nil) {
         self.command = command
         self.scanId = scanId
         self.all = all
+    }
+
+    public static func exportStarted(books: Int) -> ControlRequest {
+        var request = ControlRequest(command: .exportStarted)
+        request.books = books
+        return request
+    }
+
+    public static func exportFinished(books: Int, file: String) -> ControlRequest {
+        var request = ControlRequest(command: .exportFinished)
+        request.books = books
+        request.file = file
+        return request
+    }
+
+    public static func exportFailed(reason: String) -> ControlRequest {
+        var request = ControlRequest(command: .exportFailed)
+        request.reason = reason
+        return request
     }
 }
 

@@ -1,0 +1,123 @@
+// The library export against its baseline in the same run: 10,000 books in a real SQLite file
+// (WAL, read through a read-only connection as `swiftwing export` does), written by the export's
+// own RFC 4180 writer and, for comparison, by CSV.swift's CSVWriter (the same bytes).
+//   ExportBench [--books N] [--runs R]            the benchmark (figures in Benchmarks/README.md)
+//   ExportBench seed STATE_DIR N EXPECTED.json    a state directory with N known books, and those
+//                                                 books as JSON for an independent check (the VM rig)
+import CSV
+import Foundation
+import Store
+
+/// Deterministic books with the awkward parts real ones have: commas, quotes, line breaks,
+/// non-ASCII titles, several authors, formula-like starts, missing fields.
+func sampleBooks(_ count: Int, addedAt: Date) -> [BookRecord] {
+    let titles = [
+        "Dune", "Eats, Shoots & Leaves", "The \"Annotated\" Alice", "Cien años de soledad", "Война и мир",
+        "吾輩は猫である", "=1+1 and other sums", "Le Petit Prince 🦊", "Notes\non a line break", "@home",
+    ]
+    let authors = ["Frank Herbert", "Lynne Truss", "Lewis Carroll", "Gabriel García Márquez", "Лев Толстой"]
+    return (0..<count).map { index in
+        let isbn12 = String(format: "978%09d", index)
+        var check = 0
+        for (offset, digit) in isbn12.compactMap(\.wholeNumberValue).enumerated() {
+            check += digit * (offset % 2 == 0 ? 1 : 3)
+        }
+        let isbn13: String? = index % 7 == 6 ? nil : isbn12 + String((10 - check % 10) % 10)
+        let names: [String] = Array(authors[(index % authors.count)...].prefix(1 + index % 3))
+        let publisher: String? = index % 5 == 0 ? nil : "Publisher, \(index % 13)"
+        let pages: Int? = index % 11 == 0 ? nil : 100 + index % 900
+        let confidence = Double(index % 100) / 100
+        return BookRecord(
+            isbn13: isbn13, title: "\(titles[index % titles.count]) #\(index)", authors: names,
+            format: index % 2 == 0 ? "Paperback" : "Hardcover", publisher: publisher,
+            publishedDate: String(1900 + index % 125), pageCount: pages,
+            coverURL: "https://covers.example/\(index).jpg", confidence: confidence,
+            addedAt: addedAt.addingTimeInterval(Double(index)))
+    }
+}
+
+func seed(stateDirectory: String, count: Int, expectedPath: String) throws {
+    let state = StateDirectory(path: stateDirectory)
+    try state.create()
+    let database = try AppDatabase.open(state)
+    var saved: [BookRecord] = []
+    for book in sampleBooks(count, addedAt: Date(timeIntervalSince1970: 1_795_000_000)) {
+        saved.append(try database.library.insert(book))
+    }
+    let encoder = JSONEncoder()
+    encoder.outputFormatting = [.sortedKeys]
+    encoder.dateEncodingStrategy = .iso8601
+    try encoder.encode(saved).write(to: URL(fileURLWithPath: expectedPath))
+    print("seeded \(saved.count) books into \(state.databasePath)")
+}
+
+func milliseconds(_ body: () throws -> Void) rethrows -> Double {
+    let start = ContinuousClock.now
+    try body()
+    let elapsed = ContinuousClock.now - start
+    return Double(elapsed.components.seconds) * 1000 + Double(elapsed.components.attoseconds) / 1e15
+}
+
+func median(_ values: [Double]) -> Double { values.sorted()[values.count / 2] }
+
+func bench(books count: Int, runs: Int) throws {
+    let directory = FileManager.default.temporaryDirectory.appendingPathComponent("swiftwing-exportbench-\(getpid())")
+    defer { try? FileManager.default.removeItem(at: directory) }
+    let state = StateDirectory(path: directory.path)
+    try state.create()
+    let writer = try AppDatabase.open(state)
+    try writer.writer.write { db in
+        for var book in sampleBooks(count, addedAt: Date(timeIntervalSince1970: 1_795_000_000)) {
+            try book.insert(db)
+        }
+    }
+    let export = LibraryExport(library: try AppDatabase.openReadOnly(state).library)
+    var read: [Double] = [], cells: [Double] = [], swiftwing: [Double] = [], goodreads: [Double] = []
+    var file: [Double] = [], library: [Double] = []
+    var size = 0
+    for _ in 0..<runs {
+        read.append(try milliseconds { _ = try export.books() })
+        cells.append(try milliseconds { _ = try export.books().map { LibraryCSV.row(for: $0, format: .swiftwing) } })
+        swiftwing.append(try milliseconds { size = try LibraryCSV.encode(export.books(), format: .swiftwing).count })
+        goodreads.append(try milliseconds { _ = try LibraryCSV.encode(export.books(), format: .goodreads) })
+        file.append(try milliseconds { try export.write(.swiftwing, to: directory.path + "/out.csv") })
+        var same = false
+        library.append(try milliseconds {
+            let books = try export.books()
+            same = try csvSwiftBytes(books) == LibraryCSV.encode(books, format: .swiftwing)
+        })
+        precondition(same, "CSV.swift's CSVWriter and the export's writer disagree")
+    }
+    let baseline = median(read)
+    print("ExportBench: \(count) books, \(runs) runs, medians (ms); ratio to reading the rows")
+    print(String(format: "  read the rows (baseline)               %8.1f ms   1.00x", baseline))
+    for (name, values) in [
+        ("read + cells, swiftwing (no CSV)", cells), ("read + CSV, swiftwing (\(size / 1024) KiB)", swiftwing),
+        ("read + CSV, goodreads", goodreads), ("read + CSV + durable file (fsync)", file),
+        ("read + CSV.swift CSVWriter, swiftwing", library),
+    ] {
+        let label = name.padding(toLength: 38, withPad: " ", startingAt: 0)
+        print("  \(label)" + String(format: " %8.1f ms  %5.2fx", median(values), median(values) / baseline))
+    }
+}
+
+/// The same file written by CSV.swift's CSVWriter (to memory; the final CRLF, which it leaves out, added).
+func csvSwiftBytes(_ books: [BookRecord]) throws -> [UInt8] {
+    let stream = OutputStream(toMemory: ())
+    let writer = try CSVWriter(stream: stream, newline: .crlf)
+    try writer.write(row: ExportFormat.swiftwing.columns)
+    for book in books { try writer.write(row: LibraryCSV.row(for: book, format: .swiftwing)) }
+    stream.close()
+    let data = stream.property(forKey: .dataWrittenToMemoryStreamKey) as? Data ?? Data()
+    return [UInt8](data) + [0x0D, 0x0A]
+}
+
+let arguments = Array(CommandLine.arguments.dropFirst())
+if arguments.first == "seed", arguments.count == 4, let count = Int(arguments[2]) {
+    try seed(stateDirectory: arguments[1], count: count, expectedPath: arguments[3])
+} else {
+    func value(_ flag: String, _ fallback: Int) -> Int {
+        arguments.firstIndex(of: flag).flatMap { Int(arguments[$0 + 1]) } ?? fallback
+    }
+    try bench(books: value("--books", 10_000), runs: value("--runs", 5))
+}
