@@ -113,7 +113,8 @@ public enum CatalogLookup: Hashable, Sendable {
         guard root.objectValue != nil, root["items"] != nil || root["totalItems"] != nil else {
             throw .missingField(what: what, field: "totalItems", prefix: TalariaDecodingError.quotedPrefix(of: body))
         }
-        let volumes = (root["items"]?.arrayValue ?? []).compactMap { $0["volumeInfo"] }.filter { text($0["title"]) != nil }
+        let volumes = (root["items"]?.arrayValue ?? []).compactMap { $0["volumeInfo"] }
+            .filter { text($0["title"]) != nil }
         // The volume that carries the ISBN asked for, else the first the search returned.
         let identifiers = { (volume: JSONValue) in
             (volume["industryIdentifiers"]?.arrayValue ?? []).compactMap { text($0["identifier"]) }
@@ -153,7 +154,9 @@ public enum CatalogLookup: Hashable, Sendable {
     /// "1988", "1988-03", "1988-03-01" as given; otherwise the first four-digit year in the text.
     static func date(_ raw: String?) -> String? {
         guard let raw else { return nil }
-        let digits = { (part: Substring, count: Int) in part.count == count && part.allSatisfy { $0.isASCII && $0.isNumber } }
+        let digits = { (part: Substring, count: Int) in
+            part.count == count && part.allSatisfy { $0.isASCII && $0.isNumber }
+        }
         let parts = raw.split(separator: "-", omittingEmptySubsequences: false)
         if (1...3).contains(parts.count), digits(parts[0], 4), parts.dropFirst().allSatisfy({ digits($0, 2) }) {
             return raw

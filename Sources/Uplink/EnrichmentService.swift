@@ -130,7 +130,8 @@ public final class EnrichmentService: Service, Sendable {
             let response = try await transport.send(request)
             outcome = .response(
                 status: response.status,
-                headers: HTTPFields(response.head.headers.map { (name: $0.name, value: $0.value) }), body: response.body)
+                headers: HTTPFields(response.head.headers.map { (name: $0.name, value: $0.value) }),
+                body: response.body)
         } catch {
             outcome = TalariaClient.outcome(of: error)
         }

@@ -9,13 +9,14 @@ struct CatalogRecordTests {
     static let openLibrary = #"""
         {"ISBN:9780131103627": {"url": "https://openlibrary.org/books/OL2030327M/The_C_programming_language",
         "key": "/books/OL2030327M", "title": "The C programming language", "subtitle": "ANSI C",
-        "authors": [{"url": "https://openlibrary.org/authors/OL1819940A/Brian_W._Kernighan", "name": "Brian W. Kernighan"},
+        "authors": [{"url": "https://openlibrary.org/authors/OL1819940A", "name": "Brian W. Kernighan"},
         {"url": "https://openlibrary.org/authors/OL1820020A/Dennis_M._Ritchie", "name": "Dennis M. Ritchie"}],
         "number_of_pages": 272, "identifiers": {"isbn_10": ["0131103628"], "isbn_13": ["9780131103627"]},
         "publishers": [{"name": "Prentice Hall"}], "publish_date": "1988",
         "subjects": [{"name": "C (Computer program language)", "url": "https://openlibrary.org/subjects/c"}],
         "cover": {"small": "https://covers.openlibrary.org/b/id/1-S.jpg",
-        "medium": "https://covers.openlibrary.org/b/id/1-M.jpg", "large": "https://covers.openlibrary.org/b/id/1-L.jpg"}}}
+        "medium": "https://covers.openlibrary.org/b/id/1-M.jpg",
+        "large": "https://covers.openlibrary.org/b/id/1-L.jpg"}}}
         """#
 
     static let googleBooks = #"""
@@ -77,7 +78,9 @@ struct CatalogRecordTests {
         #expect(
             try CatalogProvider.openLibrary.read(Array(sparse.utf8), isbn: "9780131103627")
                 == .found(CatalogRecord(title: "Sparse", publishedDate: "1988")))
-        let volume = #"{"totalItems": 1, "items": [{"volumeInfo": {"title": "T", "pageCount": "310", "authors": "A"}}]}"#
+        let volume = #"""
+            {"totalItems": 1, "items": [{"volumeInfo": {"title": "T", "pageCount": "310", "authors": "A"}}]}
+            """#
         #expect(
             try CatalogProvider.googleBooks.read(Array(volume.utf8), isbn: "9780131103627")
                 == .found(CatalogRecord(title: "T", pageCount: 310)))

@@ -40,7 +40,8 @@ private final class EnrichmentRig: Sendable {
     /// A book known by its ISBN alone, as a barcode scan leaves it.
     @discardableResult
     func addBarcodeBook(_ isbn13: String = "9780131103627") throws -> BookRecord {
-        let book = try harness.database.library.insert(BookRecord(isbn13: isbn13, title: "", addedAt: harness.clock.now))
+        let book = try harness.database.library.insert(
+            BookRecord(isbn13: isbn13, title: "", addedAt: harness.clock.now))
         service.wake()
         return book
     }
@@ -87,7 +88,8 @@ struct EnrichmentServiceTests {
     @Test("a barcode-only book is completed from Open Library; a titled book is never looked up")
     func completes() async throws {
         let rig = try EnrichmentRig { _, _ in .response(status: 200, body: found) }
-        try rig.harness.database.library.insert(BookRecord(isbn13: "9780262033848", title: "Introduction to Algorithms"))
+        try rig.harness.database.library.insert(
+            BookRecord(isbn13: "9780262033848", title: "Introduction to Algorithms"))
         rig.start()
         try rig.addBarcodeBook()
         try await rig.harness.eventually("the book is enriched") { try rig.book().enrichmentStatus == .success }

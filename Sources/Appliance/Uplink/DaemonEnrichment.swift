@@ -24,7 +24,8 @@ struct DaemonEnrichment: Sendable {
         }
         var base: URL?
         if let raw = settings.baseURL {
-            base = try serviceURL(raw, key: "enrichment.base_url", example: "https://openlibrary.org", service: "catalogue")
+            base = try serviceURL(
+                raw, key: "enrichment.base_url", example: "https://openlibrary.org", service: "catalogue")
         }
         let engine = uplinkEngine ?? CurlEngine(
             configuration: CurlEngine.Configuration(userAgent: "swiftwing/\(ApplianceInfo.version)"),
