@@ -6,7 +6,7 @@ SWIFT_FLAGS ?=
 BIN = .build/$(CONFIGURATION)/swiftwing
 export SWIFT SWIFT_FLAGS
 
-.PHONY: all deps build release test unit-test vm-test demo bench install clean
+.PHONY: all deps build release test unit-test vm-test demo bench install deb clean
 
 all: build
 
@@ -46,18 +46,16 @@ bench: deps
 	.build/release/UplinkBench --scans 50 --drain 500 --delay-ms 100
 	$(SWIFT) run -c release ExportBench
 
+# scripts/install.sh: binary, units, udev rules, shelf photos, licences; as root also the swiftwing
+# user, the config from the example (when none exists) and the enabled service. DESTDIR stages files only.
 install: release
-	install -D -m 0755 .build/release/swiftwing $(DESTDIR)$(PREFIX)/bin/swiftwing
-	install -D -m 0644 systemd/swiftwing.service $(DESTDIR)/etc/systemd/system/swiftwing.service
-	install -D -m 0644 udev/70-swiftwing.rules $(DESTDIR)/etc/udev/rules.d/70-swiftwing.rules
-	install -D -m 0644 systemd/swiftwing-export@.service $(DESTDIR)/etc/systemd/system/swiftwing-export@.service
-	install -D -m 0644 udev/71-swiftwing-export.rules $(DESTDIR)/etc/udev/rules.d/71-swiftwing-export.rules
-	install -D -m 0644 config/swiftwing.example.toml $(DESTDIR)/etc/swiftwing/swiftwing.toml.example
-	install -d $(DESTDIR)$(PREFIX)/share/swiftwing/shelves
-	install -m 0644 Fixtures/shelves/*.jpg Fixtures/shelves/LICENSE Fixtures/shelves/README.md \
-		$(DESTDIR)$(PREFIX)/share/swiftwing/shelves/
-	install -D -m 0644 LICENSE $(DESTDIR)$(PREFIX)/share/doc/swiftwing/LICENSE
-	install -D -m 0644 NOTICE $(DESTDIR)$(PREFIX)/share/doc/swiftwing/NOTICE
+	PREFIX=$(PREFIX) DESTDIR=$(DESTDIR) scripts/install.sh --binary .build/release/swiftwing
+
+# A .deb for this machine's architecture (dpkg-deb, offline) in .build/deb/; the Swift runtime is
+# linked in so the package needs only Debian's libraries.
+deb: deps
+	$(MAKE) build CONFIGURATION=release SWIFT_FLAGS="$(SWIFT_FLAGS) --static-swift-stdlib"
+	scripts/build-deb.sh --binary .build/release/swiftwing
 
 clean:
 	rm -rf .build

@@ -40,8 +40,27 @@ cited_docs() {  # every docs/ page a tracked file cites exists
     done
 }
 
+# The daemon's unit: `systemd-analyze verify` clean and an exposure of at most 2.5. verify needs the
+# ExecStart= binary to exist, so a copy naming /bin/true is checked (only the path differs).
+unit_hardening() {
+    local unit=systemd/swiftwing.service limit=2.5 scratch score
+    command -v systemd-analyze >/dev/null || { echo "systemd-analyze is missing: apt-get install systemd"; return; }
+    scratch="$(mktemp -d)"
+    sed 's|^ExecStart=[^ ]*|ExecStart=/bin/true|' "$unit" >"$scratch/swiftwing.service"
+    systemd-analyze verify "$scratch/swiftwing.service" 2>&1
+    score="$(systemd-analyze security --offline=true --no-pager "$scratch/swiftwing.service" 2>&1 |
+        sed -n 's/.*Overall exposure level for [^:]*: \([0-9.]*\).*/\1/p')"
+    rm -rf "$scratch"
+    if [ -z "$score" ]; then
+        echo "$unit: systemd-analyze security printed no exposure level"
+    elif awk -v s="$score" -v l="$limit" 'BEGIN { exit !(s > l) }'; then
+        echo "$unit: exposure $score is above $limit: see \`systemd-analyze security --offline=true $unit\`"
+    fi
+}
+
 check "no tracked file names a path outside the repository ($above/, ../shared)" outside_paths
 check "every fixture folder carries its licence; LICENSE and NOTICE present" missing_licences
 check "every cited docs/ page exists" cited_docs
+check "systemd/swiftwing.service: verify clean, exposure <= 2.5" unit_hardening
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]

@@ -48,6 +48,13 @@ final class BackendLink: Sendable {
     /// after scan, until the key file changes or a person retries.
     func refuse(key: String?, reason: String) { apply { $0.refuse(key: key, reason: reason, at: $1) } }
 
+    /// The key file cannot be used: uploads wait as for a refused key; a missing key is also
+    /// announced, so the panel can say "no key" rather than "refused".
+    func hold(keyError: UplinkError) {
+        refuse(key: nil, reason: keyError.description)
+        if case .apiKeyMissing = keyError { events(.apiKeyMissing(reason: keyError.description)) }
+    }
+
     func liftKeyHold() { apply { $0.liftKeyHold(at: $1) } }
 
     /// Lifts the hold when the key file now holds another key than the refused one.

@@ -91,7 +91,7 @@ struct ScanJourney: Sendable {
             do {
                 apiKey = try settings.apiKey.read()
             } catch {
-                link.refuse(key: nil, reason: error.description)
+                link.hold(keyError: error)
                 return
             }
 

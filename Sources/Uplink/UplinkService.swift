@@ -139,6 +139,7 @@ public final class UplinkService: Service, Sendable {
             "backend": "\(UplinkLog.redacted(settings.endpoints.base))", "concurrency": "\(settings.concurrency)",
             "api_key": "\(settings.apiKey.path == nil ? "none configured" : "from a credential file")",
         ])
+        checkKeyAtStart()
         await withDiscardingTaskGroup { group in
             group.addTask { await self.cleanupLoop() }
             group.addTask { await self.probeLoop() }
@@ -152,6 +153,17 @@ public final class UplinkService: Service, Sendable {
         for task in running { task.cancel() }
         for task in running { await task.value }
         logger.info("uplink stopped", metadata: ["jobs_interrupted": "\(running.count)"])
+    }
+
+    /// A key that is missing or unreadable holds uploads from the start, so `status` and the panel say
+    /// why before the first press rather than after it.
+    private func checkKeyAtStart() {
+        do {
+            _ = try settings.apiKey.read()
+        } catch {
+            logger.warning("uploads are held until the API key can be read", metadata: ["problem": "\(error)"])
+            link.hold(keyError: error)
+        }
     }
 
     private func scheduleLoop() async {

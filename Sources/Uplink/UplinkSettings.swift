@@ -74,7 +74,8 @@ public struct APIKeySource: Sendable, Hashable {
         }
         guard data.count <= 4096 else { throw .apiKeyUnreadable(path: path, reason: "it is larger than 4 KiB") }
         let key = String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
-        guard !key.isEmpty else { throw .apiKeyUnreadable(path: path, reason: "it is empty") }
+        // Empty is how the unit passes "no key installed" (its SetCredential= default), as on a fresh install.
+        guard !key.isEmpty else { throw .apiKeyMissing(path: path) }
         guard !key.contains(where: { $0.isNewline || $0 == "\0" }) else {
             throw .apiKeyUnreadable(path: path, reason: "it holds more than one line")
         }
@@ -84,6 +85,8 @@ public struct APIKeySource: Sendable, Hashable {
 
 public enum UplinkError: Error, Hashable, Sendable, CustomStringConvertible {
     case apiKeyUnreadable(path: String, reason: String)
+    /// The key file is empty: no key has been installed yet.
+    case apiKeyMissing(path: String)
     case backendURLRefused(String)
 
     public var description: String {
@@ -91,6 +94,10 @@ public enum UplinkError: Error, Hashable, Sendable, CustomStringConvertible {
         case .apiKeyUnreadable(let path, let reason):
             "the API key file \(path) cannot be used (\(reason)): put the key alone in that file "
                 + "(systemd: LoadCredentialEncrypted=api-key), readable by the swiftwing user; scans wait in the queue"
+        case .apiKeyMissing(let path):
+            "no API key is installed (\(path) is empty), so nothing is uploaded and scans wait on the device: "
+                + "encrypt the key with `systemd-creds encrypt --name=api-key KEYFILE /etc/swiftwing/api-key.cred` "
+                + "and `systemctl restart swiftwing` (or put it in the file backend.api_key_file names)"
         case .backendURLRefused(let reason):
             "backend.url cannot be used: \(reason)"
         }

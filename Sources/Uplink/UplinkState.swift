@@ -59,4 +59,6 @@ public enum UplinkEvent: Sendable {
     case scanFailed(scanID: UUID, reason: String)
     /// A scan changed state (uploading, analyzing, queued again…): the panel's strip may redraw.
     case scanChanged(scanID: UUID)
+    /// No API key is installed: uploads are held (connectivity `unauthorized`) until one is.
+    case apiKeyMissing(reason: String)
 }

@@ -98,6 +98,30 @@ import Testing
         #expect(throws: ConfigurationError.self) {
             try ConfigurationLoader.load(path: "/nonexistent/swiftwing.toml", environment: [:])
         }
+        // A fresh install has no file at the default path: the defaults, with the environment on top.
+        let missing = NSTemporaryDirectory() + "swiftwing-absent-\(UUID().uuidString)/swiftwing.toml"
+        let configuration = try ConfigurationLoader.load(
+            path: nil, environment: ["SWIFTWING_CAMERA_DEVICE": "synthetic"], defaultPath: missing)
+        var expected = ApplianceConfiguration()
+        expected.camera.device = .synthetic(folder: nil)
+        #expect(configuration == expected)
+    }
+
+    @Test func theDefaultPathIsReadWhenItExists() throws {
+        let path = NSTemporaryDirectory() + "swiftwing-default-\(UUID().uuidString).toml"
+        _ = FileManager.default.createFile(atPath: path, contents: Data("[camera]\nwidth = 1280\n".utf8))
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let configuration = try ConfigurationLoader.load(path: nil, environment: [:], defaultPath: path)
+        #expect(configuration.camera.width == 1280)
+    }
+
+    @Test func theUnitStartsWithoutNamingAConfigFile() throws {
+        // `--config` makes a missing file fatal; the unit relies on the default path instead.
+        let unit = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("systemd/swiftwing.service").path
+        let text = try String(contentsOfFile: unit, encoding: .utf8)
+        let execStart = try #require(text.split(separator: "\n").first { $0.hasPrefix("ExecStart=") })
+        #expect(!execStart.contains("--config"))
     }
 
     @Test func cameraDeviceParsing() throws {

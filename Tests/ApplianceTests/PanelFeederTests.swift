@@ -1,4 +1,5 @@
 import Foundation
+import Controls
 import Imaging
 import Logging
 import Panel
@@ -82,18 +83,26 @@ struct PanelFeederTests {
         _ = await run.result
     }
 
-    @Test("the long press's notice shows over the others for its duration, then goes")
-    func aShownNoticeExpires() async throws {
+    /// A feeder over an empty database and a camera that never opens; the caller removes `directory`.
+    private func idleFeeder(connectivity: @escaping @Sendable () -> Connectivity = { .offline }) throws
+        -> (panel: StatusPanel, feeder: PanelFeeder, directory: String)
+    {
         let directory = NSTemporaryDirectory() + "panel-feeder-\(UUID().uuidString)"
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(atPath: directory) }
         let state = StateDirectory(path: directory)
         try state.create()
         let camera = CameraSupervisor(device: "/dev/video9", logger: Logger(label: "test")) { throw ApplianceError("no camera") }
         let panel = try StatusPanel(sink: NullSink(), logger: Logger(label: "test"))
         let feeder = PanelFeeder(
             panel: panel, database: try AppDatabase.inMemory(), stateDirectory: state, camera: camera, cameraName: "/dev/video9",
-            settings: PanelFeeder.Settings(), logger: Logger(label: "test"))
+            settings: PanelFeeder.Settings(), logger: Logger(label: "test"), connectivity: connectivity)
+        return (panel, feeder, directory)
+    }
+
+    @Test("the long press's notice shows over the others for its duration, then goes")
+    func aShownNoticeExpires() async throws {
+        let (panel, feeder, directory) = try idleFeeder()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
         let notice = PanelNotice.message(title: "THIS DEVICE", detail: "swiftwing · no network · queue empty")
         feeder.show(notice, for: .milliseconds(300))
         feeder.refresh()
@@ -101,5 +110,19 @@ struct PanelFeederTests {
         try await Task.sleep(for: .milliseconds(400))
         feeder.refresh()
         #expect(panel.model.notice == nil)
+    }
+
+    @Test("a refused key and a missing key each show their own notice")
+    func unauthorizedNoticeSaysWhy() async throws {
+        let (panel, feeder, directory) = try idleFeeder(connectivity: { .unauthorized })
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        feeder.refresh()
+        #expect(panel.model.notice == .backendUnauthorized)
+        let router = UplinkEventRouter()
+        router.connect(feedback: FeedbackFanOut([]), panel: feeder)
+        router.handle(.apiKeyMissing(reason: "no API key is installed"))
+        feeder.refresh()
+        #expect(panel.model.notice == PanelFeeder.apiKeyMissingNotice)
+        #expect(panel.model.notice?.title == "NO API KEY")
     }
 }

@@ -206,6 +206,39 @@ struct UplinkServiceTests {
         #expect(!"\(harness.service.snapshot)".contains("good-key"))
     }
 
+    @Test("an empty key file (no key installed) holds uploads from the start and says why; a key put there resumes them")
+    func missingKey() async throws {
+        let harness = try UplinkHarness(apiKey: "", tweak: { $0.concurrency = 1 }) { request, _ in
+            if request.method == .post {
+                return .response(status: 202, body: Talk.accepted(job: "job-\(UUID().uuidString.prefix(8))", stream: false))
+            }
+            if request.url.path.hasSuffix("/results") {
+                return .response(status: 200, body: #"{"success":true,"data":{"status":"completed","results":[\#(Talk.book1)]}}"#)
+            }
+            if request.method == .get { return .response(status: 200, body: #"{"success":true,"data":{"status":"completed"}}"#) }
+            return .response(status: 204, body: "")
+        }
+        harness.start()
+        try await harness.eventually("uploads are held before any press") {
+            if case .unauthorized = harness.connectivity { return true }
+            return false
+        }
+        #expect(harness.service.snapshot.lastProblem?.contains("no API key is installed") == true)
+        #expect(harness.service.snapshot.lastProblem?.contains("systemd-creds encrypt") == true)
+        #expect(harness.events.all.contains { if case .apiKeyMissing = $0 { true } else { false } })
+        let waiting = try harness.queueScan()
+        try await Task.sleep(for: .milliseconds(300))
+        #expect(try harness.scan(waiting.id).state == .queued)
+        #expect(harness.uploads().isEmpty)
+
+        try Data("sk-installed\n".utf8).write(to: URL(fileURLWithPath: harness.keyFile))
+        harness.service.wake()
+        try await harness.eventually("the waiting scan went out with the new key and is done") {
+            try harness.scan(waiting.id).state == .done
+        }
+        await harness.stop()
+    }
+
     @Test("a retryable failed job is sent again as a new job under a new key; a final one fails and keeps the photo")
     func failedJobs() async throws {
         let harness = try UplinkHarness { request, index in

@@ -31,16 +31,18 @@ public struct ConfigurationError: Error, Equatable, Sendable, CustomStringConver
 /// Builds an ``ApplianceConfiguration`` from defaults, a TOML file, the environment and flags.
 public enum ConfigurationLoader {
     /// - Parameters:
-    ///   - path: the TOML file; `nil` means ``ApplianceConfiguration/defaultPath`` if it exists.
+    ///   - path: the TOML file, which must exist; `nil` means `defaultPath` if it exists, else the
+    ///     defaults (a fresh install has no file).
     ///   - environment: usually `ProcessInfo.processInfo.environment`; `SWIFTWING_SECTION_KEY` overrides.
     ///   - overrides: values from flags, as (`section.key`, text, flag name), applied last.
     public static func load(
         path: String?,
         environment: [String: String],
-        overrides: [(key: String, value: String, flag: String)] = []
+        overrides: [(key: String, value: String, flag: String)] = [],
+        defaultPath: String = ApplianceConfiguration.defaultPath
     ) throws(ConfigurationError) -> ApplianceConfiguration {
         var configuration = ApplianceConfiguration()
-        let filePath = path ?? ApplianceConfiguration.defaultPath
+        let filePath = path ?? defaultPath
         if FileManager.default.fileExists(atPath: filePath) {
             let text: String
             do {

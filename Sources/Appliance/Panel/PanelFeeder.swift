@@ -42,6 +42,8 @@ final class PanelFeeder: Service, PressFeedback, Sendable {
         var refreshNow = false
         /// Since when the camera has been unavailable (the notice waits `cameraGraceTime`).
         var cameraMissingSince: ContinuousClock.Instant?
+        /// The uplink holds uploads because no API key is installed (not because the backend refused one).
+        var apiKeyMissing = false
         /// A notice asked for by the operator (the long press), up until the instant.
         var shown: (notice: PanelNotice, until: ContinuousClock.Instant)?
     }
@@ -78,6 +80,14 @@ final class PanelFeeder: Service, PressFeedback, Sendable {
     /// Something changed (books landed, a scan moved on): redraw at the next tick, not in 500 ms.
     func refreshSoon() {
         state.withLock { $0.refreshNow = true }
+    }
+
+    /// Uploads are held for want of a key: the unauthorized notice says so instead of "refused".
+    func noteAPIKeyMissing() {
+        state.withLock {
+            $0.apiKeyMissing = true
+            $0.refreshNow = true
+        }
     }
 
     // MARK: PressFeedback (returns at once: the panel thread draws)
@@ -197,9 +207,14 @@ final class PanelFeeder: Service, PressFeedback, Sendable {
             return state.cameraMissingSince
         }
         if let since, ContinuousClock.now - since >= settings.cameraGraceTime { return .cameraMissing(device: cameraName) }
-        if connectivity == .unauthorized { return .backendUnauthorized }
+        if connectivity == .unauthorized {
+            return state.withLock { $0.apiKeyMissing } ? Self.apiKeyMissingNotice : .backendUnauthorized
+        }
         return nil
     }
+
+    static let apiKeyMissingNotice = PanelNotice.message(
+        title: "NO API KEY", detail: "Scans stay on the device. Install the key and restart (see swiftwing status).")
 
     /// Whether `CameraSupervisor.statusDescription` says no picture is coming: "DEVICE: not available
     /// (why)" while no camera streams, except while it first opens ("the camera is starting"), or

@@ -30,6 +30,8 @@ final class UplinkEventRouter: Sendable {
             targets.feedback?.notice(.scanFailed)
         case .connectivityChanged(.rateLimited):
             targets.feedback?.notice(.rateLimited)
+        case .apiKeyMissing:
+            targets.panel?.noteAPIKeyMissing()
         case .connectivityChanged, .progress, .scanChanged:
             break
         }

@@ -1,0 +1,105 @@
+#!/usr/bin/env bash
+# Builds swiftwing_VERSION_ARCH.deb for this machine's architecture with dpkg-deb, offline, from a
+# built binary: the files scripts/install.sh installs (with PREFIX=/usr, units in /lib/systemd/system,
+# udev rules in /lib/udev/rules.d) and maintainer scripts that create the user, write the config
+# when there is none and enable and start the service. `remove` keeps the library in
+# /var/lib/swiftwing; `purge` deletes it with the config and the user.
+#
+# Usage: scripts/build-deb.sh [--binary PATH] [--out DIR]
+# The Depends: line lists the Debian packages that own the libraries the binary links. A library
+# no package owns (a Swift runtime from a toolchain folder) is refused: build with
+# `SWIFT_FLAGS=--static-swift-stdlib`; SWIFTWING_DEB_ALLOW_UNPACKAGED=1 lets it through (the VM
+# rig's guests see the host's toolchain).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+binary=.build/release/swiftwing
+out=.build/deb
+while [ $# -gt 0 ]; do
+    case "$1" in
+        --binary) binary="$2"; shift 2 ;;
+        --out) out="$2"; shift 2 ;;
+        *) echo "usage: $0 [--binary PATH] [--out DIR]" >&2; exit 2 ;;
+    esac
+done
+[ -x "$binary" ] || { echo "build-deb: $binary is not built: run \`make release\` first" >&2; exit 1; }
+
+version=$(sed -n 's/.*static let string = "\([^"]*\)".*/\1/p' Sources/SwiftWingCore/Version.swift)
+arch=$(dpkg --print-architecture)
+stage=$(mktemp -d)
+chmod 0755 "$stage"
+trap 'rm -rf "$stage"' EXIT
+
+PREFIX=/usr DESTDIR="$stage" UNITDIR=/lib/systemd/system UDEVRULESDIR=/lib/udev/rules.d \
+    scripts/install.sh --binary "$binary" --files-only >/dev/null
+
+# Depends: the package of every shared library the binary loads.
+depends=() unpackaged=()
+while read -r library; do
+    owner=$(dpkg-query -S "$library" 2>/dev/null || dpkg-query -S "$(readlink -f "$library")" 2>/dev/null || true)
+    if [ -z "$owner" ]; then
+        unpackaged+=("$library")
+    else
+        depends+=("${owner%%:*}")
+    fi
+done < <(ldd "$binary" | sed -n 's/.*=> \(\/[^ ]*\) .*/\1/p')
+if [ ${#unpackaged[@]} -gt 0 ] && [ "${SWIFTWING_DEB_ALLOW_UNPACKAGED:-0}" != 1 ]; then
+    echo "build-deb: $binary links libraries no Debian package provides: ${unpackaged[*]}" >&2
+    echo "build-deb: build it with \`make release SWIFT_FLAGS=--static-swift-stdlib\` and run make deb again" >&2
+    exit 1
+fi
+depends_line=$(printf '%s\n' "${depends[@]}" systemd passwd | sort -u | paste -sd, | sed 's/,/, /g')
+
+install -d "$stage/DEBIAN"
+cat >"$stage/DEBIAN/control" <<EOF
+Package: swiftwing
+Version: $version
+Architecture: $arch
+Maintainer: SwiftWing <swiftwing@localhost>
+Section: misc
+Priority: optional
+Depends: $depends_line
+Installed-Size: $(du -sk --exclude=DEBIAN "$stage" | cut -f1)
+Description: book-scanning kiosk daemon
+ Press the shutter at a bookshelf: the photo is queued durably, sent to a recognition
+ backend, and the books land in the device's library. Runs as the systemd service swiftwing.
+EOF
+echo /etc/swiftwing/swiftwing.toml.example >"$stage/DEBIAN/conffiles"
+
+cat >"$stage/DEBIAN/postinst" <<'EOF'
+#!/bin/sh
+set -e
+if [ "$1" = configure ]; then
+    /usr/lib/swiftwing/swiftwing-setup
+fi
+EOF
+cat >"$stage/DEBIAN/prerm" <<'EOF'
+#!/bin/sh
+set -e
+if [ -d /run/systemd/system ] && [ "$1" = remove ]; then
+    systemctl stop swiftwing.service || true
+fi
+if [ "$1" = remove ]; then
+    systemctl disable swiftwing.service >/dev/null 2>&1 || true
+fi
+EOF
+cat >"$stage/DEBIAN/postrm" <<'EOF'
+#!/bin/sh
+set -e
+# remove: the library (/var/lib/swiftwing) and the config stay; purge deletes them and the user.
+if [ -d /run/systemd/system ]; then
+    systemctl daemon-reload || true
+fi
+if [ "$1" = purge ]; then
+    rm -rf /var/lib/swiftwing /var/lib/private/swiftwing /etc/swiftwing/swiftwing.toml
+    rmdir /etc/swiftwing 2>/dev/null || true
+    if getent passwd swiftwing >/dev/null; then userdel swiftwing || true; fi
+    if getent group swiftwing >/dev/null; then groupdel swiftwing || true; fi
+fi
+EOF
+chmod 0755 "$stage/DEBIAN/postinst" "$stage/DEBIAN/prerm" "$stage/DEBIAN/postrm"
+
+mkdir -p "$out"
+package="$out/swiftwing_${version}_${arch}.deb"
+dpkg-deb --root-owner-group -Zxz --build "$stage" "$package" >/dev/null
+echo "$package"

@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# Installs SwiftWing on this machine in one step: the binary, the systemd units, the udev rules,
+# the shelf photos and the licences, then (scripts/swiftwing-setup.sh) the `swiftwing` user and
+# its groups, a config file from the example when there is none, and the enabled service.
+# Idempotent: running it again replaces the files and keeps the config and the library.
+#
+# Usage: scripts/install.sh [--binary PATH] [--files-only] [--no-start]
+# Environment: PREFIX (/usr/local), DESTDIR (a staging root: files only), UNITDIR
+# (/etc/systemd/system), UDEVRULESDIR (/etc/udev/rules.d), SYSCONFDIR (/etc).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+binary=.build/release/swiftwing
+files_only=0
+setup_flags=()
+while [ $# -gt 0 ]; do
+    case "$1" in
+        --binary) binary="$2"; shift 2 ;;
+        --files-only) files_only=1; shift ;;
+        --no-start) setup_flags+=(--no-start); shift ;;
+        *) echo "usage: $0 [--binary PATH] [--files-only] [--no-start]" >&2; exit 2 ;;
+    esac
+done
+
+PREFIX=${PREFIX:-/usr/local}
+DESTDIR=${DESTDIR:-}
+UNITDIR=${UNITDIR:-/etc/systemd/system}
+UDEVRULESDIR=${UDEVRULESDIR:-/etc/udev/rules.d}
+SYSCONFDIR=${SYSCONFDIR:-/etc}
+
+[ -x "$binary" ] || { echo "install: $binary is not built: run \`make release\` first (or pass --binary)" >&2; exit 1; }
+if [ -z "$DESTDIR" ] && [ "$files_only" -eq 0 ] && [ "$(id -u)" -ne 0 ]; then
+    echo "install: run as root (sudo make install), or set DESTDIR to stage the files" >&2
+    exit 1
+fi
+
+root="$DESTDIR"
+install -D -m 0755 "$binary" "$root$PREFIX/bin/swiftwing"
+# The units name /usr/local/bin and /usr/local/share; another PREFIX is written into them.
+for unit in systemd/*.service; do
+    sed -e "s|/usr/local/bin/swiftwing|$PREFIX/bin/swiftwing|g" -e "s|/usr/local/share/|$PREFIX/share/|g" "$unit" |
+        install -D -m 0644 /dev/stdin "$root$UNITDIR/$(basename "$unit")"
+done
+for rule in udev/*.rules; do
+    sed "s|/usr/local/bin/swiftwing|$PREFIX/bin/swiftwing|g" "$rule" |
+        install -D -m 0644 /dev/stdin "$root$UDEVRULESDIR/$(basename "$rule")"
+done
+install -D -m 0644 config/swiftwing.example.toml "$root$SYSCONFDIR/swiftwing/swiftwing.toml.example"
+install -d "$root$PREFIX/share/swiftwing/shelves"
+install -m 0644 Fixtures/shelves/*.jpg Fixtures/shelves/LICENSE Fixtures/shelves/README.md \
+    "$root$PREFIX/share/swiftwing/shelves/"
+install -D -m 0644 LICENSE "$root$PREFIX/share/doc/swiftwing/LICENSE"
+install -D -m 0644 NOTICE "$root$PREFIX/share/doc/swiftwing/NOTICE"
+install -D -m 0644 README.md "$root$PREFIX/share/doc/swiftwing/README.md"
+install -D -m 0755 scripts/swiftwing-setup.sh "$root$PREFIX/lib/swiftwing/swiftwing-setup"
+
+if [ -n "$DESTDIR" ] || [ "$files_only" -eq 1 ]; then
+    echo "install: files staged under ${DESTDIR:-/};" \
+        "the user, config and service are set up by $PREFIX/lib/swiftwing/swiftwing-setup"
+    exit 0
+fi
+SYSCONFDIR="$SYSCONFDIR" "$PREFIX/lib/swiftwing/swiftwing-setup" "${setup_flags[@]}"
