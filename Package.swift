@@ -237,7 +237,10 @@ let package = Package(
         .testTarget(name: "ApplianceTests", dependencies: ["Appliance", "SwiftWingTesting", "Identify"]),
         .testTarget(
             name: "SwiftWingIntegrationTests",
-            dependencies: ["Imaging", "Identify", "SwiftWingCore", "SwiftWingTesting", "swiftwing", "talaria-reference"]
+            dependencies: [
+                "Imaging", "Identify", "Store", "SwiftWingCore", "SwiftWingTesting", "swiftwing", "talaria-reference",
+                "Uplink", "HTTPEngine", "Talaria", .product(name: "Logging", package: "swift-log"),
+            ]
         ),
     ]
 )

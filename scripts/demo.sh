@@ -26,6 +26,8 @@ url = "$url"
 api_key_file = "$demo/api-key"
 probe_interval_seconds = 1.0
 round_interval_seconds = 5.0
+[enrichment]
+base_url = "$url"
 EOF
 args+=(--config "$demo/swiftwing.toml")
 

@@ -59,6 +59,9 @@ public struct ApplianceDaemon: Sendable {
         let uplink = try DaemonUplink.make(
             configuration: configuration, database: database, state: state, deviceID: deviceID, router: uplinkEvents,
             logger: logger)
+        // Books known only by their ISBN are completed from a public catalogue, with or without a backend.
+        let enrichment = try DaemonEnrichment.make(
+            configuration: configuration, database: database, sharing: uplink?.engine, logger: logger)
         // The status panel (none, a framebuffer or a PNG file); without one the daemon runs headless.
         let panelFeeder = makePanel(logger: logger).map { panel in
             PanelFeeder(
@@ -136,6 +139,7 @@ public struct ApplianceDaemon: Sendable {
         ]
         if let panelFeeder { services.append(panelFeeder) }
         if let uplink { services.append(uplink.service) }
+        if let enrichment { services.append(enrichment.service) }
         var lifecycle = ServiceGroupConfiguration(
             services: services, gracefulShutdownSignals: [.sigterm, .sigint], cancellationSignals: [],
             logger: Logger(label: "lifecycle"))
@@ -151,6 +155,7 @@ public struct ApplianceDaemon: Sendable {
         try await group.run()
         notifier.stopping()
         uplink?.engine.shutdown()
+        enrichment?.shutdown()
         lock.release()
         logger.info("stopped")
     }

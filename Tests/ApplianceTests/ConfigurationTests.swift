@@ -32,6 +32,17 @@ import Testing
         #expect(error("[backend]\njob_lost_after_seconds = 1.0\n")?.key == "backend.job_lost_after_seconds")
     }
 
+    @Test func enrichmentNamesItsCatalogueAndRefusesAnUnknownOne() throws {
+        #expect(ApplianceConfiguration().enrichment.provider.rawValue == "openlibrary")
+        let google = try load("[enrichment]\nprovider = \"googlebooks\"\nbase_url = \"http://127.0.0.1:8787\"\n")
+        #expect(google.enrichment.provider.rawValue == "googlebooks")
+        #expect(google.enrichment.baseURL == "http://127.0.0.1:8787")
+        #expect(try load("", environment: ["SWIFTWING_ENRICHMENT_ENABLED": "false"]).enrichment.enabled == false)
+        let problem = try #require(error("[enrichment]\nprovider = \"amazon\"\n"))
+        #expect(problem.key == "enrichment.provider")
+        #expect(problem.problem.contains("\"openlibrary\" or \"googlebooks\""))
+    }
+
     @Test func fileThenEnvironmentThenFlagsOverrideEachOther() throws {
         let configuration = try load(
             "[camera]\nwidth = 1280\nheight = 720\ndevice = \"/dev/video2\"\n",

@@ -68,6 +68,11 @@ final class DaemonHarness: @unchecked Sendable {
         environment["SWIFTWING_CAMERA_WIDTH"] = "\(width)"
         environment["SWIFTWING_CAMERA_HEIGHT"] = "\(height)"
         environment["SWIFTWING_CAMERA_FRAMES_PER_SECOND"] = "30"
+        // Tests never reach a public catalogue: barcode-only books are looked up on loopback, where
+        // nothing listens unless a test sets its own catalogue (the device is then "offline" for it).
+        if environment["SWIFTWING_ENRICHMENT_BASE_URL"] == nil && !configText.contains("[enrichment]") {
+            environment["SWIFTWING_ENRICHMENT_BASE_URL"] = "http://127.0.0.1:9/"
+        }
         environment.removeValue(forKey: "NOTIFY_SOCKET")
         process.environment = environment
         if !FileManager.default.fileExists(atPath: logPath) {

@@ -20,7 +20,7 @@ final class UplinkHarness: Sendable {
     let backend: ScriptedBackend
     let service: UplinkService
     let events: UplinkEventRecorder
-    private let task = Mutex<Task<Void, any Error>?>(nil)
+    private let running = ServiceTask()
 
     /// `script` answers each request and how many of the same method+path came before it.
     init(
@@ -51,14 +51,10 @@ final class UplinkHarness: Sendable {
 
     func start() {
         let service = self.service
-        task.withLock { $0 = Task { try await service.run() } }
+        running.start { try await service.run() }
     }
 
-    func stop() async {
-        let running = task.withLock { $0 }
-        running?.cancel()
-        _ = await running?.result
-    }
+    func stop() async { await running.stop() }
 
     @discardableResult
     func queueScan(bytes: [UInt8] = [0xFF, 0xD8, 0xFF, 0xE0, 1, 2, 3, 0xFF, 0xD9]) throws -> ScanRecord {
@@ -125,4 +121,19 @@ final class UplinkHarness: Sendable {
     }
 
     deinit { try? FileManager.default.removeItem(atPath: directory) }
+}
+
+/// A service's `run()` in a task of its own, stopped by cancelling it.
+final class ServiceTask: Sendable {
+    private let task = Mutex<Task<Void, any Error>?>(nil)
+
+    func start(_ run: @escaping @Sendable () async throws -> Void) {
+        task.withLock { $0 = Task { try await run() } }
+    }
+
+    func stop() async {
+        let running = task.withLock { $0 }
+        running?.cancel()
+        _ = await running?.result
+    }
 }

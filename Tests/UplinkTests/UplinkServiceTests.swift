@@ -8,7 +8,7 @@ import Testing
 @testable import Uplink
 
 /// The gaps between consecutive instants.
-private func gaps(_ times: [Date]) -> [TimeInterval] {
+func gaps(_ times: [Date]) -> [TimeInterval] {
     zip(times.dropFirst(), times).map { $0.timeIntervalSince($1) }
 }
 

@@ -153,6 +153,10 @@ EOF
         no_final_file "$stick"
     done
 
+    if [ "${SWIFTWING_USB_EXPORT_SLOW:-0}" != 1 ]; then
+        wait_file finished 300
+        exit "$fail"
+    fi
     wait_file plug-slow 300 || { host_not_ok "the guest never asked for the slow stick"; exit 1; }
     plug slow slow || exit 1
     # a throttled stick is slow from the start: its export may need minutes to reach its first write
@@ -286,6 +290,14 @@ expect_failure full "is full: the export needs" "The stick is full"
 cp /run/swiftwing/panel.png "$out/panel-full.png" 2>/dev/null
 touch "$out/done-full"
 wait_for 60 test -e "$out/unplugged-full"
+
+if [ "${SWIFTWING_USB_EXPORT_SLOW:-0}" != 1 ]; then
+    # Part 4 takes 5-15 minutes under TCG: it runs with SWIFTWING_USB_EXPORT_SLOW=1 (scripts/vm/README.md).
+    vm_note "the slow stick, the second stick and the mid-write pull were not run (SWIFTWING_USB_EXPORT_SLOW=1 runs them)"
+    vm_check "the daemon is still running after all of it" running
+    touch "$out/finished"
+    vm_finish
+fi
 
 # 4. a slow stick (writes throttled by QEMU to 2 KiB/s: its first file alone takes ~160 s). Once
 # its writes have begun, a second stick is plugged in and refused, a press is saved, and the slow

@@ -1,5 +1,6 @@
 import Identify
 import Logging
+import Talaria
 
 /// Where frames come from: a V4L2 device node, or the synthetic camera for development.
 public enum CameraDevice: Equatable, Sendable, CustomStringConvertible {
@@ -126,6 +127,14 @@ public struct ApplianceConfiguration: Equatable, Sendable {
         public var jobLostAfterSeconds = 120.0
     }
 
+    /// Books known only by their ISBN completed from a public catalogue (`[enrichment]`).
+    public struct Enrichment: Equatable, Sendable {
+        public var enabled = true
+        public var provider: CatalogProvider = .openLibrary
+        /// The catalogue's base URL; `nil`: the provider's public service.
+        public var baseURL: String?
+    }
+
     /// The shutter button on a GPIO line and shutter keys on input devices (`[shutter]`).
     public struct Shutter: Equatable, Sendable {
         /// The GPIO chip's label (`pinctrl-bcm2835`, Pi 5: `pinctrl-rp1`) or name (`gpiochip0`); empty: no GPIO button.
@@ -169,6 +178,7 @@ public struct ApplianceConfiguration: Equatable, Sendable {
     public var imaging = Imaging()
     public var identify = Identify()
     public var backend = Backend()
+    public var enrichment = Enrichment()
     public var panel: PanelOutput = .none
     public var shutter = Shutter()
     public var buzzer = Buzzer()

@@ -1,5 +1,6 @@
 import Controls
 import Logging
+import Talaria
 
 /// A value's problem, without knowing where the value came from; ``ConfigurationKey`` adds that.
 public struct ConfigurationValueError: Error, Equatable, Sendable {
@@ -245,6 +246,25 @@ extension ConfigurationKey {
         },
         ConfigurationKey(section: "backend", name: "job_lost_after_seconds", kind: .double, example: "120.0") {
             $0.backend.jobLostAfterSeconds = try double($1, in: 10...86_400)
+        },
+        ConfigurationKey(section: "enrichment", name: "enabled", kind: .bool, example: "true") {
+            $0.enrichment.enabled = try bool($1)
+        },
+        ConfigurationKey(section: "enrichment", name: "provider", kind: .string, example: "\"openlibrary\"") {
+            let name = try string($1)
+            guard let provider = CatalogProvider(rawValue: name) else {
+                throw ConfigurationValueError(
+                    "\"\(name)\" is not a catalogue this device knows: use "
+                        + CatalogProvider.allCases.map { "\"\($0.rawValue)\"" }.joined(separator: " or "))
+            }
+            $0.enrichment.provider = provider
+        },
+        ConfigurationKey(section: "enrichment", name: "base_url", kind: .string, example: "\"https://openlibrary.org\"") {
+            let url = try string($1)
+            guard url.hasPrefix("https://") || url.hasPrefix("http://") else {
+                throw ConfigurationValueError("\"\(url)\" is not an http(s) URL: write e.g. https://openlibrary.org")
+            }
+            $0.enrichment.baseURL = url
         },
         ConfigurationKey(section: "panel", name: "output", kind: .string, example: "\"fb:/dev/fb0\"") {
             $0.panel = try PanelOutput(parsing: string($1))

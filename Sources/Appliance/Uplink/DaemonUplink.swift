@@ -53,14 +53,7 @@ struct DaemonUplink: Sendable {
             logger.notice("no backend.url is configured: scans are queued and stay on the device until one is set")
             return nil
         }
-        guard let url = URL(string: raw), let host = url.host, !host.isEmpty else {
-            throw ApplianceError("backend.url \"\(raw)\" is not a URL: write e.g. https://talaria.example/")
-        }
-        guard TalariaEndpoints.allowsPlainHTTP(url) else {
-            throw ApplianceError(
-                "backend.url \(raw) is plain http:// to \(host), which is not this machine: use https:// "
-                    + "(plain http is only for a development backend on 127.0.0.1)")
-        }
+        let url = try serviceURL(raw, key: "backend.url", example: "https://talaria.example/", service: "backend")
         if let caFile = configuration.backend.caFile, !FileManager.default.isReadableFile(atPath: caFile) {
             throw ApplianceError("backend.ca_file \(caFile) cannot be read: put the PEM certificates there or remove the setting")
         }
