@@ -224,7 +224,8 @@ mkdir -p /var/lib/swiftwing /usr/local/bin
 cp -a "$SWIFTWING_EXPORT_DIR/state/." /var/lib/swiftwing/
 chown -R swiftwing:swiftwing /var/lib/swiftwing
 chmod 0750 /var/lib/swiftwing
-ln -sf "$bin" /usr/local/bin/swiftwing
+# A copy, not a link: the export unit's PrivateTmp= and ProtectHome= hide a checkout under /tmp or /home.
+install -m 0755 "$bin" /usr/local/bin/swiftwing
 cp /etc/systemd/system/swiftwing-export@.service /tmp/swiftwing-export@sda1.service
 vm_check "systemd-analyze verify: swiftwing-export@sda1.service" systemd-analyze verify /tmp/swiftwing-export@sda1.service
 vm_note "systemd-analyze security: $(systemd-analyze security --no-pager swiftwing-export@sda1.service 2>/dev/null | tail -1)"
