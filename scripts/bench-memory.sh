@@ -1,41 +1,81 @@
 #!/usr/bin/env bash
-# Peak resident memory (VmHWM) of the daemon with N scans queued (default 1000): the daemon on the
-# synthetic camera at 1920x1080, N presses through `swiftwing shutter`, then a restart that
-# reconciles the N-scan queue. Prints a Markdown table. Usage: scripts/bench-memory.sh [N] [binary]
+# Peak resident memory (VmHWM) of the daemon with N scans queued (default 1000) and 3 progress
+# streams open: the reference backend in a slow mode (recognition takes an hour, a ping every 2 s)
+# keeps the first 3 uploaded jobs streaming while the rest wait in the queue; the daemon runs on the
+# synthetic camera (or CAMERA, e.g. vivid's /dev/video0 in the VM rig) at 1920x1080. N presses go
+# through `swiftwing shutter`, then a restart reconciles the queue and resumes the 3 streams.
+# Prints a Markdown table (RSS split into anonymous memory and mapped files, from /proc/PID/status).
+# Usage: scripts/bench-memory.sh [N] [swiftwing binary] [talaria-reference binary] [CAMERA]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 count=${1:-1000}
 bin=${2:-.build/release/swiftwing}
+backend_bin=${3:-$(dirname "$bin")/talaria-reference}
+camera=${4:-synthetic}
 work=$(mktemp -d /tmp/swiftwing-membench.XXXXXX)
-trap 'kill -9 ${daemon:-0} 2>/dev/null || true; rm -rf "$work"' EXIT
-: > "$work/swiftwing.toml"
+daemon=""; backend=""
+stop_all() { for pid in $daemon $backend; do kill -9 "$pid" 2>/dev/null || true; done; rm -rf "$work"; }
+trap stop_all EXIT
+
+head -c 24 /dev/urandom | od -An -tx1 | tr -d ' \n' > "$work/api-key"; chmod 600 "$work/api-key"
+"$backend_bin" --port 0 --port-file "$work/port" --api-key-file "$work/api-key" \
+  --recognition-delay-ms 3600000 --ping-interval-ms 2000 --log-level warning >"$work/backend.log" 2>&1 &
+backend=$!
+until [ -s "$work/port" ]; do kill -0 "$backend" || { cat "$work/backend.log"; exit 1; }; sleep 0.1; done
+port=$(cat "$work/port")
+url="http://127.0.0.1:$port/"
+cat > "$work/swiftwing.toml" <<EOF
+[backend]
+url = "$url"
+api_key_file = "$work/api-key"
+[enrichment]
+enabled = false
+EOF
 args=(--config "$work/swiftwing.toml" --state-dir "$work/state" --control-socket "$work/control.sock")
 
 start() {
-  SWIFTWING_CAMERA_WIDTH=1920 SWIFTWING_CAMERA_HEIGHT=1080 "$bin" run "${args[@]}" --camera synthetic >>"$work/log" 2>&1 &
+  SWIFTWING_CAMERA_WIDTH=1920 SWIFTWING_CAMERA_HEIGHT=1080 \
+    "$bin" run "${args[@]}" --camera "$camera" >>"$work/log" 2>&1 &
   daemon=$!
   until "$bin" status "${args[@]}" 2>/dev/null | grep -q '^camera: .*streaming'; do sleep 0.1; done
 }
-hwm() { awk '/VmHWM/ {print $2}' "/proc/$daemon/status"; }
-rss() { awk '/VmRSS/ {print $2}' "/proc/$daemon/status"; }
+field() { awk -v key="$1:" '$1 == key {print $2}' "/proc/$daemon/status"; }
+# Established connections from the daemon to the backend: the open progress streams (and any upload).
+connections() { ss -Htn state established "( dport = :$port )" | wc -l; }
+streams_opened() { curl -fsS "$url"_stats | grep -o '"streamsOpened" *: *[0-9]*' | grep -o '[0-9]*$'; }
+# Waits up to 20 s for the backend to have seen `want` streams in all.
+wait_streams() {
+  for _ in $(seq 1 200); do [ "$(streams_opened)" -ge "$1" ] && return 0; sleep 0.1; done
+  echo "only $(streams_opened) of $1 streams opened; daemon log:" >&2; tail -20 "$work/log" >&2; exit 1
+}
 
 start
-idle_hwm=$(hwm)
+idle_hwm=$(field VmHWM)
 began=$(date +%s.%N)
 for _ in $(seq 1 "$count"); do "$bin" shutter "${args[@]}" >/dev/null; done
 ended=$(date +%s.%N)
-press_hwm=$(hwm); press_rss=$(rss)
+wait_streams 3
+sleep 3
+press_hwm=$(field VmHWM); press_rss=$(field VmRSS); press_anon=$(field RssAnon); press_file=$(field RssFile)
+press_threads=$(field Threads); press_connections=$(connections)
 kill -TERM "$daemon"; wait "$daemon" || true
 start
-sleep 1
-restart_hwm=$(hwm)
+wait_streams 6
+sleep 3
+restart_hwm=$(field VmHWM); restart_anon=$(field RssAnon); restart_file=$(field RssFile)
+restart_connections=$(connections)
 kill -TERM "$daemon"; wait "$daemon" || true
 queued=$("$bin" queue --json "${args[@]}" | grep -c '"state" : "queued"')
+analyzing=$("$bin" queue --json "${args[@]}" | grep -c '"state" : "analyzing"')
 echo "| measure | value |"
 echo "|---|---|"
-echo "| scans queued | $queued |"
+echo "| camera | $camera |"
+echo "| scans queued / analyzing (streams) at the end | $queued / $analyzing |"
 echo "| peak RSS after start, idle (KiB) | $idle_hwm |"
-echo "| peak RSS over $count presses (KiB) | $press_hwm (RSS at end $press_rss) |"
-echo "| peak RSS after restart with $queued queued (KiB) | $restart_hwm |"
+echo "| peak RSS over $count presses with the streams open (KiB) | $press_hwm |"
+echo "| then: RSS, of it anonymous + files (KiB) | $press_rss = $press_anon + $press_file |"
+echo "| then: threads, connections to the backend | $press_threads, $press_connections |"
+echo "| peak RSS after restart, streams resumed (KiB) | $restart_hwm (anonymous $restart_anon, files $restart_file) |"
+echo "| then: connections to the backend | $restart_connections |"
 rate=$(awk -v n="$count" -v a="$began" -v b="$ended" 'BEGIN {printf "%.1f", n / (b - a)}')
 echo "| presses per second, one at a time through the CLI | $rate |"

@@ -19,9 +19,13 @@ public struct ApplianceDaemon: Sendable {
     }
 
     public func run() async throws {
+        let allocatorTuned = AllocatorTuning.apply()
         let level = configuration.logLevel
         LoggingSystem.bootstrap { JournalLogHandler(label: $0, logLevel: level) }
         let logger = Logger(label: "appliance")
+        if !allocatorTuned {
+            logger.notice("glibc refused the malloc settings (mallopt); the daemon runs on, using more memory")
+        }
         let notifier = SystemdNotifier()
 
         // The state directory first: one daemon per directory, then the database and the spool.

@@ -2,6 +2,7 @@
 #include "CLinux.h"
 
 #include <errno.h>
+#include <malloc.h>
 #include <sched.h>
 #include <string.h>
 #include <sys/prctl.h>
@@ -24,3 +25,11 @@ int sw_thread_set_realtime(int priority) {
 }
 
 int sw_thread_is_realtime(void) { return (sched_getscheduler(0) & ~SCHED_RESET_ON_FORK) == SCHED_FIFO; }
+
+int sw_malloc_tune(int arenas, int mmap_threshold) {
+    if (mallopt(M_ARENA_MAX, arenas) != 1) return M_ARENA_MAX;
+    if (mallopt(M_MMAP_THRESHOLD, mmap_threshold) != 1) return M_MMAP_THRESHOLD;
+    return 0;
+}
+
+long sw_malloc_mapped_blocks(void) { return (long)mallinfo2().hblks; }

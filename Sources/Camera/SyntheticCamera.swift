@@ -141,6 +141,8 @@ private final class SyntheticLoop: CameraLoop, @unchecked Sendable {
     }
 
     func run() {
+        var firstFrame = FirstFrameNotice()
+        firstFrame.opening()
         let photos: [YUV420Frame]
         do {
             photos = try prepare()
@@ -166,11 +168,13 @@ private final class SyntheticLoop: CameraLoop, @unchecked Sendable {
         let start = MonotonicInstant.now()
         var frameNumber: Int64 = 0
         while !hub.isStopRequested {
-            frameNumber += 1
+            // The first frame comes at once, like a driver's first buffer, not one period late.
             hub.sleep(until: start.advanced(byNanoseconds: frameNumber * period))
+            frameNumber += 1
             if hub.isStopRequested { break }
             let timestamp = MonotonicInstant.now()
             hub.count { $0.framesReceived += 1 }
+            firstFrame.frame(at: timestamp, sequence: UInt32(truncatingIfNeeded: frameNumber), logger: logger)
             guard hub.wantsFrame(at: timestamp) else { continue }
             guard let pixels = pool.acquire() else {
                 hub.fail(satisfiedBy: timestamp, with: .noFreeBuffer(device: hub.device, poolSize: pool.maximumBuffers))

@@ -72,6 +72,7 @@ private final class CaptureLoop: CameraLoop, @unchecked Sendable {
     private var retryAt = MonotonicInstant.now()
     private var lastFrame = MonotonicInstant.now()
     private var awaitingFirstFrame = true
+    private var firstFrame = FirstFrameNotice()
     /// Messages already logged: a repeated device complaint is logged once, not per frame or retry.
     private var logged: Set<String> = []
 
@@ -187,6 +188,7 @@ private final class CaptureLoop: CameraLoop, @unchecked Sendable {
         if awaitingFirstFrame {
             awaitingFirstFrame = false
             backoff.reset()
+            firstFrame.frame(at: timestamp, sequence: buffer.sequence, logger: logger)
         }
         hub.count { $0.framesReceived += 1 }
         guard hub.wantsFrame(at: timestamp) else { return }
@@ -243,6 +245,7 @@ private final class CaptureLoop: CameraLoop, @unchecked Sendable {
     // MARK: opening
 
     private func openSession() throws(CameraError) -> Session {
+        firstFrame.opening()
         let access = configuration.access.resolved(preload: getenv("LD_PRELOAD").map { String(cString: $0) })
         let (device, capabilities) = try V4L2Device.open(path: configuration.device, access: access)
         logOnce(

@@ -40,6 +40,21 @@ import Testing
     }
 
     @Test
+    func theFirstFrameComesAtOnceNotOnePeriodLate() async throws {
+        // At 1 fps a first frame one period late would come a whole second after the start.
+        let camera = try SyntheticCamera(
+            configuration: SyntheticCameraConfiguration(folder: Self.fixtures, width: 640, height: 480, framesPerSecond: 1))
+        let beforeStart = MonotonicInstant.now()
+        try await camera.start()
+        let started = MonotonicInstant.now()
+        let frame = try await camera.capture(after: beforeStart, timeout: .seconds(3))
+        await camera.stop()
+        #expect(frame.sequence == 1)
+        let late = frame.timestamp.nanoseconds(since: started)
+        #expect(late < 500_000_000, "the first frame came \(late / 1_000_000) ms after start() returned")
+    }
+
+    @Test
     func framesOlderThanThePressAreNeverReturnedAndPressesAreServedInParallel() async throws {
         let camera = try makeCamera()
         try await camera.start()

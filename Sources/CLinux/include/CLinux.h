@@ -1,6 +1,7 @@
 // What Swift cannot import from the C library for SwiftWingCore's system layer: the variadic `prctl`,
-// `SCHED_RESET_ON_FORK` (shown by <sched.h> only with _GNU_SOURCE) and the eventfd header, which
-// Swift's Glibc module leaves out. Nothing else lives here; all logic is in Sources/SwiftWingCore.
+// `SCHED_RESET_ON_FORK` (shown by <sched.h> only with _GNU_SOURCE), the eventfd header and glibc's
+// <malloc.h>, which Swift's Glibc module leaves out. Nothing else lives here; all logic is in
+// Sources/SwiftWingCore.
 #ifndef SWIFTWING_CLINUX_H
 #define SWIFTWING_CLINUX_H
 
@@ -22,5 +23,14 @@ int sw_thread_set_realtime(int priority);
 
 /// Whether the calling thread runs on SCHED_FIFO. The corresponding C function is `sched_getscheduler`.
 int sw_thread_is_realtime(void);
+
+/// Sets glibc's malloc tunables for a long-running process: at most `arenas` arenas, and blocks of
+/// `mmap_threshold` bytes or more in mappings of their own, unmapped when freed. Returns 0, or the
+/// first option glibc refused. The corresponding C function is `mallopt`.
+int sw_malloc_tune(int arenas, int mmap_threshold);
+
+/// How many blocks malloc currently serves from mappings of their own. The corresponding C function
+/// is `mallinfo2` (its `hblks`).
+long sw_malloc_mapped_blocks(void);
 
 #endif

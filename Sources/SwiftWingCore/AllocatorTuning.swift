@@ -1,0 +1,27 @@
+import CLinux
+
+/// glibc's allocator, tuned for the daemon: a few busy threads that live for months and handle
+/// frame-sized blocks (3 MiB at 1920x1080, 18 MiB at 12 MP).
+///
+/// glibc's defaults suit short programs with many threads: up to 8 arenas per core, each keeping the
+/// memory its thread freed, and a "dynamic" mmap threshold that rises to the size of the largest
+/// block freed (up to 32 MiB), after which frame-sized blocks come from an arena and stay resident
+/// once freed. With two arenas and a fixed 128 KiB threshold every frame, decoded photo and scaled
+/// picture is a mapping of its own that goes back to the kernel when freed, and peak resident memory
+/// stays near what is in use (Benchmarks/README.md, "Daemon memory").
+public enum AllocatorTuning {
+    public static let arenas: Int32 = 2
+    public static let mmapThreshold: Int32 = 128 * 1024
+
+    /// Applies the settings; call once at start, before other threads allocate. Returns `false` when
+    /// glibc refused one (the process then runs with glibc's defaults, only using more memory).
+    @discardableResult
+    public static func apply() -> Bool {
+        sw_malloc_tune(arenas, mmapThreshold) == 0
+    }
+
+    /// Blocks malloc serves from mappings of their own right now.
+    public static var mappedBlocks: Int {
+        Int(sw_malloc_mapped_blocks())
+    }
+}
