@@ -19,34 +19,37 @@ args=(--config "$work/swiftwing.toml" --state-dir "$work/state" --control-socket
 
 microseconds() { local t=${1/./}; echo $((10#$t)); }
 
-# Prints "total_ms camera_ms": from just before exec to the "first frame" line, and its since_open_ms.
+# Prints "total_ms camera_ms cpu_ms": from just before exec to the "first frame" line, its
+# since_open_ms, and the daemon's CPU time (user + system) by then, in 10 ms clock ticks.
 daemon_run() {
-    local began line ended="" opening=""
+    local began line ended="" opening="" ticks=""
     began=$EPOCHREALTIME
     coproc DAEMON { exec "$bin" run "${args[@]}" --camera "$camera" 2>&1; }
     daemon=$DAEMON_PID
     while IFS= read -r -t 30 line <&"${DAEMON[0]}"; do
         if [[ $line == *"first frame"* ]]; then
             ended=$EPOCHREALTIME
+            ticks=$(awk '{print $14 + $15}' "/proc/$daemon/stat")
             opening=$(grep -o 'since_open_ms=[0-9.]*' <<<"$line" | cut -d= -f2)
             break
         fi
     done
-    # Drain the rest of the log so the daemon never blocks on a full pipe while it stops.
-    cat <&"${DAEMON[0]}" >/dev/null &
+    # What the daemon logs while it stops stays in the pipe (a few lines, far below its 64 KiB).
     kill -TERM "$daemon"; wait "$daemon" || true
     daemon=""
     [ -n "$ended" ] || { echo "the daemon logged no 'first frame' within 30 s" >&2; exit 1; }
-    awk -v a="$(microseconds "$began")" -v b="$(microseconds "$ended")" -v c="$opening" \
-        'BEGIN {printf "%.1f %s\n", (b - a) / 1000, c}'
+    awk -v a="$(microseconds "$began")" -v b="$(microseconds "$ended")" -v c="$opening" -v t="$ticks" \
+        -v hz="$(getconf CLK_TCK)" 'BEGIN {printf "%.1f %s %.0f\n", (b - a) / 1000, c, t * 1000 / hz}'
 }
 
+# Prints "wall_ms cpu_ms" of `swiftwing --version`.
 floor_run() {
-    local began ended
+    local began ended cpu
     began=$EPOCHREALTIME
-    "$bin" --version >/dev/null
+    cpu=$( { TIMEFORMAT='%3U %3S'; time "$bin" --version >/dev/null; } 2>&1 )
     ended=$EPOCHREALTIME
-    awk -v a="$(microseconds "$began")" -v b="$(microseconds "$ended")" 'BEGIN {printf "%.1f\n", (b - a) / 1000}'
+    awk -v a="$(microseconds "$began")" -v b="$(microseconds "$ended")" -v c="$cpu" \
+        'BEGIN {split(c, t, " "); printf "%.1f %.0f\n", (b - a) / 1000, (t[1] + t[2]) * 1000}'
 }
 
 daemon_run >/dev/null  # creates the state directory and the database
@@ -64,7 +67,9 @@ median() { cut -d' ' -f"$2" "$1" | sort -n | awk '{v[NR] = $1} END {print v[int(
 echo "| $runs runs each, alternated, camera $camera | median ms | p90 ms | min ms |"
 echo "|---|---:|---:|---:|"
 echo "| floor: \`swiftwing --version\` (exec → exit) | $(stats "$work/floor" 1) |"
+echo "| floor: its CPU time | $(stats "$work/floor" 2) |"
 echo "| daemon: exec → first frame logged | $(stats "$work/daemon" 1) |"
 echo "| of it, camera open → first frame (since_open_ms) | $(stats "$work/daemon" 2) |"
+echo "| daemon: its CPU time by the first frame (10 ms ticks) | $(stats "$work/daemon" 3) |"
 awk -v d="$(median "$work/daemon" 1)" -v f="$(median "$work/floor" 1)" \
     'BEGIN {printf "| daemon minus floor, medians | %.1f | | |\n", d - f}'
