@@ -14,7 +14,10 @@ backend_bin=${3:-$(dirname "$bin")/talaria-reference}
 camera=${4:-synthetic}
 work=$(mktemp -d /tmp/swiftwing-membench.XXXXXX)
 daemon=""; backend=""
-stop_all() { for pid in $daemon $backend; do kill -9 "$pid" 2>/dev/null || true; done; rm -rf "$work"; }
+stop_all() {
+  for pid in $daemon $backend; do { kill -9 "$pid" && wait "$pid"; } 2>/dev/null || true; done
+  rm -rf "$work"
+}
 trap stop_all EXIT
 
 head -c 24 /dev/urandom | od -An -tx1 | tr -d ' \n' > "$work/api-key"; chmod 600 "$work/api-key"
