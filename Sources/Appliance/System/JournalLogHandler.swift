@@ -5,6 +5,10 @@ import Logging
 /// A swift-log handler that writes structured entries to journald when the daemon runs under
 /// systemd, and plain lines to standard error otherwise (a terminal, a test, `make demo`).
 ///
+/// Fields: `COMPONENT` is the logger's label (`uplink`, `camera`, `pipeline`…); metadata keys become
+/// upper-case fields (`scan_id` → `SCAN_ID`, `job_id` → `JOB_ID`, `isbn` → `ISBN`, `device` →
+/// `DEVICE`), so `journalctl -u swiftwing SCAN_ID=<id>` follows one scan.
+///
 /// Each handler is a cheap value; the destination is chosen once per process. `log(event:)` never
 /// throws or traps: if the journal refuses an entry, the line goes to standard error instead.
 public struct JournalLogHandler: LogHandler {
@@ -57,7 +61,7 @@ public struct JournalLogHandler: LogHandler {
             "MESSAGE=\(event.message)",
             "PRIORITY=\(Self.syslogPriority(event.level))",
             "SYSLOG_IDENTIFIER=swiftwing",
-            "SWIFTWING_COMPONENT=\(label)",
+            "COMPONENT=\(label)",
             "CODE_FILE=\(event.file)",
             "CODE_LINE=\(event.line)",
             "CODE_FUNC=\(event.function)",
