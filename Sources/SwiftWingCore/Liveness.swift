@@ -67,6 +67,11 @@ public struct LivenessMonitor: Sendable {
         public var name: String
         public var silentFor: Duration
 
+        public init(name: String, silentFor: Duration) {
+            self.name = name
+            self.silentFor = silentFor
+        }
+
         public var description: String {
             "\(name) (no sign of life for \(silentFor.components.seconds) s)"
         }

@@ -57,18 +57,7 @@ public struct JournalLogHandler: LogHandler {
     }
 
     private func sendToJournal(_ event: LogEvent, metadata: Logger.Metadata) -> Bool {
-        var fields = [
-            "MESSAGE=\(event.message)",
-            "PRIORITY=\(Self.syslogPriority(event.level))",
-            "SYSLOG_IDENTIFIER=swiftwing",
-            "COMPONENT=\(label)",
-            "CODE_FILE=\(event.file)",
-            "CODE_LINE=\(event.line)",
-            "CODE_FUNC=\(event.function)",
-        ]
-        for (key, value) in metadata {
-            fields.append("\(Self.journalFieldName(key))=\(value)")
-        }
+        let fields = Self.journalFields(event, label: label, metadata: metadata)
         let cStrings = fields.map { strdup($0) }
         defer { cStrings.forEach { free($0) } }
         var vectors = cStrings.map { iovec(iov_base: UnsafeMutableRawPointer($0), iov_len: strlen($0!)) }
@@ -81,6 +70,23 @@ public struct JournalLogHandler: LogHandler {
         line.utf8CString.withUnsafeBufferPointer { buffer in
             _ = Glibc.write(STDERR_FILENO, buffer.baseAddress, buffer.count - 1)
         }
+    }
+
+    /// The entry's fields as journald takes them (`NAME=value`).
+    static func journalFields(_ event: LogEvent, label: String, metadata: Logger.Metadata) -> [String] {
+        var fields = [
+            "MESSAGE=\(event.message)",
+            "PRIORITY=\(syslogPriority(event.level))",
+            "SYSLOG_IDENTIFIER=swiftwing",
+            "COMPONENT=\(label)",
+            "CODE_FILE=\(event.file)",
+            "CODE_LINE=\(event.line)",
+            "CODE_FUNC=\(event.function)",
+        ]
+        for (key, value) in metadata.sorted(by: { $0.key < $1.key }) {
+            fields.append("\(journalFieldName(key))=\(value)")
+        }
+        return fields
     }
 
     /// journald field names: upper case `A-Z0-9_`, not starting with `_` or a digit.
