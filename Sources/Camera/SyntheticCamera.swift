@@ -168,6 +168,7 @@ private final class SyntheticLoop: CameraLoop, @unchecked Sendable {
         let start = MonotonicInstant.now()
         var frameNumber: Int64 = 0
         while !hub.isStopRequested {
+            hub.loopTurned()
             // The first frame comes at once, like a driver's first buffer, not one period late.
             hub.sleep(until: start.advanced(byNanoseconds: frameNumber * period))
             frameNumber += 1
