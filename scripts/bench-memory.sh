@@ -45,11 +45,14 @@ start() {
 field() { awk -v key="$1:" '$1 == key {print $2}' "/proc/$daemon/status"; }
 # Established connections from the daemon to the backend: the open progress streams (and any upload).
 connections() { ss -Htn state established "( dport = :$port )" | wc -l; }
-streams_opened() { curl -fsS "$url"_stats | grep -o '"streamsOpened" *: *[0-9]*' | grep -o '[0-9]*$'; }
+streams_opened() { curl -fsS "$url"_stats 2>/dev/null | grep -o '"streamsOpened" *: *[0-9]*' | grep -o '[0-9]*$'; }
 # Waits up to 20 s for the backend to have seen `want` streams in all.
 wait_streams() {
-  for _ in $(seq 1 200); do [ "$(streams_opened)" -ge "$1" ] && return 0; sleep 0.1; done
-  echo "only $(streams_opened) of $1 streams opened; daemon log:" >&2; tail -20 "$work/log" >&2; exit 1
+  for _ in $(seq 1 200); do [ "$(streams_opened || echo 0)" -ge "$1" ] && return 0; sleep 0.1; done
+  kill -0 "$backend" 2>/dev/null || echo "the backend exited" >&2
+  echo "backend log:" >&2; tail -20 "$work/backend.log" >&2
+  echo "the backend saw $(streams_opened || echo no) of $1 streams; daemon log:" >&2; tail -20 "$work/log" >&2
+  exit 1
 }
 
 start
