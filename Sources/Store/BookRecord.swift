@@ -58,13 +58,15 @@ public struct BookRecord: Identifiable, Hashable, Sendable, Codable, FetchableRe
     public var reviewReason: String?
     /// When a person approved or edited the book; from then on it no longer needs review.
     public var reviewedAt: Date?
+    /// When a person last corrected its title, authors or ISBN; later sightings no longer overwrite them.
+    public var editedAt: Date?
 
     public init(
         id: Int64? = nil, isbn13: String? = nil, isbn10: String? = nil, title: String, authors: [String] = [],
         format: String? = nil, publisher: String? = nil, publishedDate: String? = nil, pageCount: Int? = nil,
         coverURL: String? = nil, confidence: Double? = nil, enrichmentStatus: EnrichmentStatus = .pending,
         addedAt: Date = Date(), updatedAt: Date? = nil, scanID: UUID? = nil, rawJSON: String? = nil,
-        reviewReason: String? = nil, reviewedAt: Date? = nil
+        reviewReason: String? = nil, reviewedAt: Date? = nil, editedAt: Date? = nil
     ) {
         self.id = id
         self.isbn13 = isbn13
@@ -84,6 +86,7 @@ public struct BookRecord: Identifiable, Hashable, Sendable, Codable, FetchableRe
         self.rawJSON = rawJSON
         self.reviewReason = reviewReason
         self.reviewedAt = reviewedAt
+        self.editedAt = editedAt
     }
 
     /// Not yet reviewed by a person, and: confidence below ``reviewThreshold``, the backend asked for
@@ -98,7 +101,7 @@ public struct BookRecord: Identifiable, Hashable, Sendable, Codable, FetchableRe
     private enum CodingKeys: String, CodingKey {
         case id, isbn13, isbn10, title, authors, format, publisher, publishedDate, pageCount
         case coverURL = "coverUrl", confidence, enrichmentStatus, addedAt, updatedAt
-        case scanID = "scanId", rawJSON, source, reviewReason, reviewedAt
+        case scanID = "scanId", rawJSON, source, reviewReason, reviewedAt, editedAt
     }
 
     public enum Columns {

@@ -102,11 +102,11 @@ public struct Library: Sendable {
 
 extension BookRecord {
     /// This row with what a newer sighting of the same book adds: known values win over missing
-    /// ones, the row keeps its id, ISBN-13, added date and first scan. A row a person reviewed keeps
-    /// what the person saw and only has its gaps filled; another row takes the newer values, and the
-    /// reasons for review of both sightings.
+    /// ones, the row keeps its id, ISBN-13, added date and first scan. A row a person approved or
+    /// edited keeps what the person saw and only has its gaps filled; another row takes the newer
+    /// values, and the reasons for review of both sightings.
     func merged(with book: BookRecord, now: Date) -> BookRecord {
-        let personChecked = reviewedAt != nil
+        let personChecked = reviewedAt != nil || editedAt != nil
         func pick<Value>(_ mine: Value?, _ theirs: Value?) -> Value? {
             personChecked ? (mine ?? theirs) : (theirs ?? mine)
         }
@@ -128,10 +128,12 @@ extension BookRecord {
         return merged
     }
 
-    /// Both reasons, each once.
+    /// The reasons of both (each a `; `-separated list), each once.
     static func joinedReasons(_ first: String?, _ second: String?) -> String? {
-        guard let first, let second, first != second else { return first ?? second }
-        return first + "; " + second
+        guard let first, let second else { return first ?? second }
+        var reasons = first.components(separatedBy: "; ")
+        for reason in second.components(separatedBy: "; ") where !reasons.contains(reason) { reasons.append(reason) }
+        return reasons.joined(separator: "; ")
     }
 }
 

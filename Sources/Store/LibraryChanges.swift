@@ -46,6 +46,7 @@ extension Library {
                 book.isbn13 = isbn13
                 book.isbn10 = correction.isbn10
             }
+            if correction.title != nil || correction.authors != nil || correction.isbn13 != nil { book.editedAt = now }
             if correction.keepForReview {
                 book.reviewedAt = nil
                 if !book.needsReview { book.reviewReason = personAskedForReview }

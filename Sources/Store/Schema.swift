@@ -156,12 +156,13 @@ extension AppDatabase {
         }
 
         // v4-review: a book the device does not trust by itself carries the reason (fields of the wrong
-        // type, no confidence), and a person's review ends the need for one. `needsReview` is a stored
+        // type, no confidence), a person's review ends the need for one, and a person's edit is dated. `needsReview` is a stored
         // generated column, which SQLite cannot alter: the table is rebuilt with the wider rule.
         migrator.registerMigration("v4-review") { db in
             try db.alter(table: "book") { t in
                 t.add(column: "reviewReason", .text).check { $0 == nil || length($0) > 0 }
                 t.add(column: "reviewedAt", .datetime)
+                t.add(column: "editedAt", .datetime)
             }
             try rebuildBookTable(db, needsReview: """
                 reviewedAt IS NULL AND (coalesce(confidence < 0.8, 0) OR enrichmentStatus = 'review_needed'

@@ -214,14 +214,15 @@ public struct TalariaBook: Hashable, Sendable {
         var authors: [String] = []
         if let list = field("authors", "author") {
             switch list {
+            // Only names: a number where a name belongs is a reason for review, not an author called "3".
             case .array(let items):
                 authors = items.compactMap { item in
-                    (item.stringValue ?? item["name"]?.stringValue)?.trimmed
+                    (Self.name(item) ?? item["name"].flatMap(Self.name))?.trimmed
                 }
             case .object:
-                authors = [list["name"]?.stringValue].compactMap { $0 }
+                authors = [list["name"].flatMap(Self.name)].compactMap { $0 }
             default:
-                authors = [list.stringValue].compactMap { $0?.trimmed }
+                authors = [Self.name(list)].compactMap { $0?.trimmed }
             }
             authors.removeAll { $0.isEmpty }
         }
@@ -263,10 +264,6 @@ public struct TalariaBook: Hashable, Sendable {
             coverURL: text("coverUrl", "coverURL", "coverImageUrl", "thumbnail"),
             enrichmentStatus: text("enrichmentStatus") ?? enrichment?["status"]?.stringValue,
             boundingBox: box, rawJSON: value.jsonText, reviewReasons: reasons)
-        if !reasons.isEmpty {
-            warnings.append(TalariaWarning(
-                "book \"\(title.isEmpty ? "(no title)" : title)\" is kept for review: " + reasons.joined(separator: "; ")))
-        }
         return (book, warnings)
     }
 
@@ -288,13 +285,9 @@ public struct TalariaBook: Hashable, Sendable {
             // "320" for a page count is read as the number it spells.
             case (.number, .string(let text)): Double(text.trimmed) != nil
             case (.names, .string): true
-            case (.names, .object(let object)): object["name"]?.stringValue != nil
+            case (.names, .object(let object)): object["name"].flatMap(TalariaBook.name) != nil
             case (.names, .array(let items)):
-                items.allSatisfy { item in
-                    if case .string = item { return true }
-                    if case .string? = item["name"] { return true }
-                    return false
-                }
+                items.allSatisfy { item in TalariaBook.name(item) ?? item["name"].flatMap(TalariaBook.name) != nil }
             default: false
             }
         }
@@ -320,6 +313,12 @@ public struct TalariaBook: Hashable, Sendable {
             }
         }
         return reasons
+    }
+
+    /// The text of a JSON string; `nil` for anything else.
+    private static func name(_ value: JSONValue) -> String? {
+        if case .string(let text) = value { return text }
+        return nil
     }
 
     private static func kind(of value: JSONValue) -> String {
