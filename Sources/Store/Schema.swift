@@ -155,8 +155,9 @@ extension AppDatabase {
             }
         }
 
-        // v4-review: a book the device does not trust by itself carries the reason (fields of the wrong
-        // type, no confidence), a person's review ends the need for one, and a person's edit is dated. `needsReview` is a stored
+        // v4-review: a book the device does not trust by itself carries the reason (fields of the
+        // wrong type, no confidence), a person's review ends the need for one, and a person's edit is
+        // dated. `needsReview` is a stored
         // generated column, which SQLite cannot alter: the table is rebuilt with the wider rule.
         migrator.registerMigration("v4-review") { db in
             try db.alter(table: "book") { t in
@@ -182,7 +183,8 @@ extension AppDatabase {
     /// generated from `needsReview`, keeping every row, its id, the id sequence, the index and the
     /// full-text search.
     private static func rebuildBookTable(_ db: Database, needsReview: String) throws {
-        guard let create = try String.fetchOne(db, sql: "SELECT sql FROM sqlite_master WHERE type = 'table' AND name = 'book'"),
+        let tableSQL = "SELECT sql FROM sqlite_master WHERE type = 'table' AND name = 'book'"
+        guard let create = try String.fetchOne(db, sql: tableSQL),
             let generated = create.range(of: #""needsReview" BOOLEAN GENERATED ALWAYS AS ("#),
             let stored = create.range(of: ") STORED", range: generated.upperBound..<create.endIndex),
             let name = create.range(of: #"CREATE TABLE "book""#)
@@ -202,7 +204,8 @@ extension AppDatabase {
         try db.drop(table: "book")
         try db.rename(table: "book_rebuilt", to: "book")
         if let sequence {
-            try db.execute(sql: "UPDATE sqlite_sequence SET seq = max(seq, ?) WHERE name = 'book'", arguments: [sequence])
+            try db.execute(
+                sql: "UPDATE sqlite_sequence SET seq = max(seq, ?) WHERE name = 'book'", arguments: [sequence])
         }
         try db.create(index: "book_on_scanId", on: "book", columns: ["scanId"])
         // The search as v1 made it; `synchronize` re-reads every row into the index.

@@ -309,7 +309,8 @@ public struct TalariaBook: Hashable, Sendable {
             guard let object else { continue }
             for (key, expected) in expectedFields {
                 guard let found = object[key], !expected.accepts(found) else { continue }
-                reasons.append("\(prefix)\(key) is \(kind(of: found)) (\(found.jsonText.prefix(40))), not \(expected.words)")
+                let held = found.jsonText.prefix(40)
+                reasons.append("\(prefix)\(key) is \(kind(of: found)) (\(held)), not \(expected.words)")
             }
         }
         return reasons

@@ -91,7 +91,8 @@ public struct Fault: Sendable, Equatable, CustomStringConvertible {
         ],
         .stream: [
             "drop-after:N", "malformed", "duplicate-terminal", "results-key", "complete-alias", "stripped", "progress-100",
-            "timeout-event", "never-end", "huge-line", "failed", "failed-retryable", "bad-isbn", "wrong-types", "slow:MS",
+            "timeout-event", "never-end", "huge-line", "failed", "failed-retryable", "bad-isbn",
+            "wrong-types", "slow:MS",
         ],
         .status: ["404", "500", "slow:MS"],
         .results: ["404", "500", "slow:MS"],

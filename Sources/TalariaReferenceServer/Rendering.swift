@@ -44,7 +44,8 @@ enum Render {
 
     static func books(_ job: JobSnapshot) -> [JSONValue] {
         job.books.enumerated().map { i, book in
-            let json = book.json(isbnOverride: i == 0 && job.sticky.contains(.badISBN) ? ISBN.corrupted(book.sentISBN) : nil)
+            let isbn = i == 0 && job.sticky.contains(.badISBN) ? ISBN.corrupted(book.sentISBN) : nil
+            let json = book.json(isbnOverride: isbn)
             return i == 0 && job.sticky.contains(.wrongTypes) ? wrongTypes(json) : json
         }
     }

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import Appliance
 
 /// The doctor's device checks on the host: real files in a temporary directory, the real (absent or
@@ -7,7 +8,8 @@ import Testing
 @Suite("doctor: GPIO, key devices, framebuffer, clock, credential")
 struct DoctorDeviceCheckTests {
     private let directory: URL = {
-        let url = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("doctor-\(UUID().uuidString.prefix(8))")
+        let url = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent(
+            "doctor-\(UUID().uuidString.prefix(8))")
         try? FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
         return url
     }()
@@ -22,7 +24,8 @@ struct DoctorDeviceCheckTests {
     func clock() {
         let flag = file("synchronized", "")
         let missing = directory.appendingPathComponent("absent").path
-        let early = DoctorReport.clockCheck(now: Date(timeIntervalSince1970: 86_400), synchronizedFlag: flag, kernelSynchronised: true)
+        let early = DoctorReport.clockCheck(
+            now: Date(timeIntervalSince1970: 86_400), synchronizedFlag: flag, kernelSynchronised: true)
         #expect(!early.ok && early.detail.contains("1970-01-02") && early.detail.contains("timedatectl set-ntp true"))
         let now = Date(timeIntervalSince1970: 1_800_000_000)
         #expect(DoctorReport.clockCheck(now: now, synchronizedFlag: flag, kernelSynchronised: false).ok)
@@ -53,8 +56,10 @@ struct DoctorDeviceCheckTests {
         // Through systemd's credentials directory, as the service sees it.
         let credentials = directory.appendingPathComponent("credentials")
         try? FileManager.default.createDirectory(at: credentials, withIntermediateDirectories: true)
-        FileManager.default.createFile(atPath: credentials.appendingPathComponent("api-key").path, contents: Data(secret.utf8))
-        let service = DoctorReport.credentialCheck(configuration, environment: ["CREDENTIALS_DIRECTORY": credentials.path])
+        FileManager.default.createFile(
+            atPath: credentials.appendingPathComponent("api-key").path, contents: Data(secret.utf8))
+        let service = DoctorReport.credentialCheck(
+            configuration, environment: ["CREDENTIALS_DIRECTORY": credentials.path])
         #expect(service.ok && !service.detail.contains(secret))
     }
 

@@ -1,6 +1,7 @@
 import Foundation
 import Store
 import Testing
+
 @testable import Appliance
 
 @Suite("library show/edit/review: ISBN checks and output")
@@ -15,15 +16,17 @@ struct LibraryCommandTests {
         #expect(recent.isbn13 == "9791032305690" && recent.isbn10 == nil)
     }
 
-    @Test("a wrong check digit is refused with the right one; what is no ISBN says what one looks like", arguments: [
-        ("978-0-441-01359-4", "the last character should be 3"),
-        ("0441013591", "the last character should be 7"),
-        ("080442957-0", "the last character should be X"),
-        ("9791032305691", "the last character should be 0"),
-        ("4006381333931", "is not an ISBN"),
-        ("12345", "is not an ISBN"),
-        ("dune", "is not an ISBN"),
-    ])
+    @Test(
+        "a wrong check digit is refused with the right one; what is no ISBN says what one looks like",
+        arguments: [
+            ("978-0-441-01359-4", "the last character should be 3"),
+            ("0441013591", "the last character should be 7"),
+            ("080442957-0", "the last character should be X"),
+            ("9791032305691", "the last character should be 0"),
+            ("4006381333931", "is not an ISBN"),
+            ("12345", "is not an ISBN"),
+            ("dune", "is not an ISBN"),
+        ])
     func invalidISBNs(typed: String, advice: String) {
         #expect {
             try LibraryManagement.checkedISBN(typed)
@@ -37,7 +40,8 @@ struct LibraryCommandTests {
         var flagged = BookRecord(
             id: 7, title: "1984", confidence: nil, addedAt: Date(timeIntervalSince1970: 1_800_000_000),
             rawJSON: #"{"title":1984}"#, reviewReason: "title is a number (1984), not text")
-        var doubtful = BookRecord(id: 8, title: "Dune", confidence: 0.64, addedAt: Date(timeIntervalSince1970: 1_800_000_000))
+        var doubtful = BookRecord(
+            id: 8, title: "Dune", confidence: 0.64, addedAt: Date(timeIntervalSince1970: 1_800_000_000))
         let report = LibraryReport(books: [flagged, doubtful])
         let json = try #require(
             try JSONSerialization.jsonObject(with: Data(report.json().utf8)) as? [String: [[String: Any]]])

@@ -12,12 +12,14 @@ struct LibraryReviewTests {
         }
     }
 
-    @Test("a review reason makes SQLite flag the book; a person's review ends it", arguments: [
-        (0.95 as Double?, "title is a number (42), not text" as String?, true),
-        (nil, "the backend gave no confidence", true),
-        (0.95, nil, false),
-        (0.5, nil, true),
-    ])
+    @Test(
+        "a review reason makes SQLite flag the book; a person's review ends it",
+        arguments: [
+            (0.95 as Double?, "title is a number (42), not text" as String?, true),
+            (nil, "the backend gave no confidence", true),
+            (0.95, nil, false),
+            (0.5, nil, true),
+        ])
     func reasonFlags(confidence: Double?, reason: String?, expected: Bool) throws {
         let database = try AppDatabase.inMemory()
         let book = try database.library.insert(BookRecord(title: "T", confidence: confidence, reviewReason: reason))
@@ -90,17 +92,21 @@ struct LibraryReviewTests {
         #expect(try database.library.book(id: book.id!) == nil)
         #expect(try database.library.searchBooks(matching: "gone").map(\.id) == [kept.id])
         #expect(throws: StoreError.bookNotFound(book.id!)) { try database.library.delete(id: book.id!) }
-        #expect(throws: StoreError.bookNotFound(999)) { try database.library.correct(id: 999, BookCorrection(title: "x")) }
+        #expect(throws: StoreError.bookNotFound(999)) {
+            try database.library.correct(id: 999, BookCorrection(title: "x"))
+        }
     }
 
     @Test("a new sighting of a reviewed book fills its gaps and keeps what the person saw")
     func reviewedBookKeepsPersonsFields() throws {
         let database = try AppDatabase.inMemory()
         let book = try database.library.insert(BookRecord(isbn13: "9780441013593", title: "Dune", confidence: 0.5))
-        try database.library.correct(id: book.id!, BookCorrection(title: "Dune (corrected)", authors: ["Frank Herbert"]))
-        let seen = try database.library.upsert(BookRecord(
-            isbn13: "9780441013593", title: "DUNE", authors: ["F. Herbert"], publisher: "Ace", confidence: 0.3,
-            reviewReason: "pageCount is text"))
+        try database.library.correct(
+            id: book.id!, BookCorrection(title: "Dune (corrected)", authors: ["Frank Herbert"]))
+        let seen = try database.library.upsert(
+            BookRecord(
+                isbn13: "9780441013593", title: "DUNE", authors: ["F. Herbert"], publisher: "Ace", confidence: 0.3,
+                reviewReason: "pageCount is text"))
         #expect(seen.title == "Dune (corrected)" && seen.authors == ["Frank Herbert"])
         #expect(seen.publisher == "Ace")
         #expect(!seen.needsReview)
@@ -132,13 +138,16 @@ struct LibraryReviewTests {
         let queue = try DatabaseQueue(configuration: AppDatabase.makeConfiguration(readonly: false))
         try AppDatabase.migrator.migrate(queue, upTo: "v3-identify")
         try queue.write { db in
-            try db.execute(sql: """
-                INSERT INTO book (id, isbn13, title, authors, confidence, addedAt, updatedAt, rawJSON, source)
-                VALUES (1, '9780441013593', 'Dune', '["Frank Herbert"]', 0.9, '2026-01-01', '2026-01-01', '{}', 'backend'),
-                       (2, NULL, 'No Confidence', '[]', NULL, '2026-01-01', '2026-01-01', '{"title":"x"}', 'backend'),
-                       (3, '9780261103573', '', '[]', NULL, '2026-01-01', '2026-01-01', NULL, 'barcode'),
-                       (9, NULL, 'Doubtful', '[]', 0.5, '2026-01-01', '2026-01-01', '{}', 'backend')
-                """)
+            try db.execute(
+                sql: """
+                    INSERT INTO book (id, isbn13, title, authors, confidence, addedAt, updatedAt, rawJSON, source)
+                    VALUES (1, '9780441013593', 'Dune', '["Frank Herbert"]', 0.9, '2026-01-01', '2026-01-01',
+                            '{}', 'backend'),
+                           (2, NULL, 'No Confidence', '[]', NULL, '2026-01-01', '2026-01-01',
+                            '{"title":"x"}', 'backend'),
+                           (3, '9780261103573', '', '[]', NULL, '2026-01-01', '2026-01-01', NULL, 'barcode'),
+                           (9, NULL, 'Doubtful', '[]', 0.5, '2026-01-01', '2026-01-01', '{}', 'backend')
+                    """)
             try db.execute(sql: "DELETE FROM book WHERE id = 9")
         }
         let database = try AppDatabase(queue)

@@ -22,6 +22,7 @@ import Testing
         backend.stop()
         let offline = harness.run(["doctor", "--camera", "synthetic:\(Fixtures.shelves)"] + harness.commonArguments)
         #expect(offline.status == 1)
-        #expect(offline.output.contains("FAIL backend reachable: \(backend.url): could not connect"), "\(offline.output)")
+        #expect(
+            offline.output.contains("FAIL backend reachable: \(backend.url): could not connect"), "\(offline.output)")
     }
 }

@@ -45,7 +45,8 @@ import Testing
         let row = csv.output.split(separator: "\r\n").first { $0.contains(title) }
         #expect(row?.contains(",true,") == true, "the SwiftWing export marks the book: \(row ?? "no row")")
         let goodreads = harness.run(["export", "--format", "goodreads"] + harness.commonArguments)
-        #expect(goodreads.output.split(separator: "\r\n").first { $0.contains(title) }?.contains("needs review") == true)
+        #expect(
+            goodreads.output.split(separator: "\r\n").first { $0.contains(title) }?.contains("needs review") == true)
 
         // `show` prints every field and the raw JSON.
         let show = harness.run(["library", "show", "\(flaggedID)"] + harness.commonArguments)
@@ -63,10 +64,14 @@ import Testing
             backgroundPresses.finished.signal()
         }
         pressing.start()
-        let badISBN = harness.run(["library", "edit", "\(flaggedID)", "--isbn", "978-0-441-01359-4"] + harness.commonArguments)
+        let badISBN = harness.run(
+            ["library", "edit", "\(flaggedID)", "--isbn", "978-0-441-01359-4"] + harness.commonArguments)
         #expect(badISBN.status != 0 && badISBN.error.contains("the last character should be 3"), "\(badISBN.error)")
         let edit = harness.run(
-            ["library", "edit", "\(flaggedID)", "--title", "Checked Title", "--author", "A. Person", "--author", "B. Person"]
+            [
+                "library", "edit", "\(flaggedID)", "--title", "Checked Title", "--author", "A. Person", "--author",
+                "B. Person",
+            ]
                 + harness.commonArguments)
         #expect(edit.status == 0, "\(edit.error)")
         for _ in 1...5 {
@@ -96,7 +101,8 @@ import Testing
         // With the daemon stopped the same commands work, and the daemon starts on the changed library.
         harness.killDaemon(signal: SIGTERM)
         let other = try #require(try books(harness).first?["id"] as? Int)
-        let offline = harness.run(["library", "edit", "\(other)", "--title", "Edited Offline"] + harness.commonArguments)
+        let offline = harness.run(
+            ["library", "edit", "\(other)", "--title", "Edited Offline"] + harness.commonArguments)
         #expect(offline.status == 0, "\(offline.error)")
         try harness.startDaemon()
         #expect(try book(harness, id: other)?["title"] as? String == "Edited Offline")

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import Talaria
 
 @Suite("Books of the wrong shape are kept for review (docs/protocol.md §3)")
@@ -13,7 +14,8 @@ struct BookReviewReasonTests {
 
     @Test("a well-formed book has no reason; a numeric string for pages or confidence is tolerated")
     func wellFormed() throws {
-        let book = try decode(#"""
+        let book = try decode(
+            #"""
             {"isbn":"9780441013593","title":"Dune","authors":["Frank Herbert"],"confidence":"0.93",
              "pageCount":"412","publicationYear":1965,"enrichment":{"isbn13":"9780441013593"}}
             """#)
@@ -21,21 +23,27 @@ struct BookReviewReasonTests {
         #expect(book.confidence == 0.93 && book.pageCount == 412)
     }
 
-    @Test("each field of the wrong type is named, with what it held", arguments: [
-        (#"{"title":42,"confidence":0.9}"#, "title is a number (42), not text"),
-        (#"{"title":"Dune","confidence":"high"}"#, #"confidence is text ("high"), not a number"#),
-        (#"{"title":"Dune","confidence":true}"#, "confidence is true/false (true), not a number"),
-        (#"{"title":"Dune","confidence":0.9,"authors":3}"#, "authors is a number (3), not a list of names"),
-        (#"{"title":"Dune","confidence":0.9,"authors":["Frank Herbert",7]}"#,
-         #"authors is a list (["Frank Herbert",7]), not a list of names"#),
-        (#"{"title":"Dune","confidence":0.9,"pageCount":"many"}"#, #"pageCount is text ("many"), not a number"#),
-        (#"{"title":"Dune","confidence":0.9,"isbn":9780441013593}"#, "isbn is a number (9780441013593), not text"),
-        (#"{"title":"Dune","confidence":0.9,"enrichment":{"publisher":["Ace"]}}"#,
-         #"enrichment.publisher is a list (["Ace"]), not text"#),
-        (#"{"title":"Dune"}"#, "the backend gave no confidence"),
-        (#"{"title":"Dune","confidence":null}"#, "the backend gave no confidence"),
-        (#"{"title":"Dune","confidence":250}"#, "confidence 250 is not between 0 and 1"),
-    ])
+    @Test(
+        "each field of the wrong type is named, with what it held",
+        arguments: [
+            (#"{"title":42,"confidence":0.9}"#, "title is a number (42), not text"),
+            (#"{"title":"Dune","confidence":"high"}"#, #"confidence is text ("high"), not a number"#),
+            (#"{"title":"Dune","confidence":true}"#, "confidence is true/false (true), not a number"),
+            (#"{"title":"Dune","confidence":0.9,"authors":3}"#, "authors is a number (3), not a list of names"),
+            (
+                #"{"title":"Dune","confidence":0.9,"authors":["Frank Herbert",7]}"#,
+                #"authors is a list (["Frank Herbert",7]), not a list of names"#
+            ),
+            (#"{"title":"Dune","confidence":0.9,"pageCount":"many"}"#, #"pageCount is text ("many"), not a number"#),
+            (#"{"title":"Dune","confidence":0.9,"isbn":9780441013593}"#, "isbn is a number (9780441013593), not text"),
+            (
+                #"{"title":"Dune","confidence":0.9,"enrichment":{"publisher":["Ace"]}}"#,
+                #"enrichment.publisher is a list (["Ace"]), not text"#
+            ),
+            (#"{"title":"Dune"}"#, "the backend gave no confidence"),
+            (#"{"title":"Dune","confidence":null}"#, "the backend gave no confidence"),
+            (#"{"title":"Dune","confidence":250}"#, "confidence 250 is not between 0 and 1"),
+        ])
     func reasons(json: String, expected: String) throws {
         let book = try decode(json)
         #expect(book.reviewReasons == [expected])

@@ -24,16 +24,21 @@ gpio_line = "SHUTTER"
 gpio_line = "BUZZER"
 light_line = "LIGHT"
 TOML
-args=(--config "$work/swiftwing.toml" --state-dir "$work/state" --control-socket "$work/control.sock" --camera /dev/video0)
+args=(--config "$work/swiftwing.toml" --state-dir "$work/state" --control-socket "$work/control.sock"
+      --camera /dev/video0)
 
 doctor="$("$bin" doctor "${args[@]}" 2>/dev/null)"
 printf '%s\n' "$doctor" | sed 's/^/#   /'
 chip="$(scripts/vm/gpio-sim-ctl.sh chip)"; chip="${chip#/dev/}"
+at="$chip \[pinctrl-bcm2711\] line"
 vm_check "gpio: the three lines found by label and name, all free" grep -qx \
-    "ok   gpio: shutter SHUTTER = $chip \[pinctrl-bcm2711\] line 17 (free); buzzer BUZZER = $chip \[pinctrl-bcm2711\] line 27 (free); light LIGHT = $chip \[pinctrl-bcm2711\] line 22 (free)" <<<"$doctor"
-vm_check "framebuffer: vfb opens at its boot mode" grep -q '^ok   framebuffer: /dev/fb0 "Virtual FB": 640x480, 16 bpp$' <<<"$doctor"
-vm_check "clock: a date after 2024 (QEMU's RTC); synchronised or the fix" \
-    grep -Eq '^(ok   clock: 20[2-9][0-9]-.*synchronised|FAIL clock: 20[2-9][0-9]-.*Fix: `sudo timedatectl set-ntp true`)' <<<"$doctor"
+    "ok   gpio: shutter SHUTTER = $at 17 (free); buzzer BUZZER = $at 27 (free); light LIGHT = $at 22 (free)" \
+    <<<"$doctor"
+vm_check "framebuffer: vfb opens at its boot mode" \
+    grep -q '^ok   framebuffer: /dev/fb0 "Virtual FB": 640x480, 16 bpp$' <<<"$doctor"
+vm_check "clock: a date after 2024 (QEMU's RTC); synchronised or the fix" grep -Eq \
+    '^(ok   clock: 20[2-9][0-9]-.*synchronised|FAIL clock: 20[2-9][0-9]-.*Fix: `sudo timedatectl set-ntp true`)' \
+    <<<"$doctor"
 vm_check "key devices: a line for them" grep -q '^ok   key devices: ' <<<"$doctor"
 vm_note "evdev nodes: $(ls /dev/input 2>/dev/null | tr '\n' ' ')"
 

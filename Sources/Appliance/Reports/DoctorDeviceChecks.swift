@@ -7,7 +7,7 @@ import Talaria
 import Uplink
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// The doctor's checks of the device around the daemon: GPIO lines, key devices, framebuffer, clock,
@@ -23,22 +23,29 @@ extension DoctorReport {
     /// The configured shutter, buzzer and light lines: the chip exists, the line exists, and nobody
     /// but swiftwing holds it.
     static func gpioCheck(_ configuration: ApplianceConfiguration) -> Check {
-        let shutter = configuration.shutter, buzzer = configuration.buzzer
+        let shutter = configuration.shutter
+        let buzzer = configuration.buzzer
         let outputChip = buzzer.gpioChip.isEmpty ? shutter.gpioChip : buzzer.gpioChip
         var lines: [(what: String, spec: GPIOLineSpec)] = []
         if !shutter.gpioChip.isEmpty {
-            lines.append(("shutter", GPIOLineSpec(chip: shutter.gpioChip, line: shutter.gpioLine, activeLow: shutter.activeLow)))
+            lines.append(
+                ("shutter", GPIOLineSpec(chip: shutter.gpioChip, line: shutter.gpioLine, activeLow: shutter.activeLow)))
         }
         for (what, line) in [("buzzer", buzzer.gpioLine), ("light", buzzer.lightLine)] where !line.isEmpty {
             guard !outputChip.isEmpty else {
-                return Check(name: "gpio", ok: false, detail: "the \(what) line \(line) is set but no chip: set buzzer.gpio_chip")
+                return Check(
+                    name: "gpio", ok: false, detail: "the \(what) line \(line) is set but no chip: set buzzer.gpio_chip"
+                )
             }
             lines.append((what, GPIOLineSpec(chip: outputChip, line: line, activeLow: false)))
         }
         guard !lines.isEmpty else {
             return Check(
                 name: "gpio", ok: true,
-                detail: "no GPIO lines configured (shutter.gpio_chip is empty): presses come from key devices and `swiftwing shutter`")
+                detail:
+                    "no GPIO lines configured (shutter.gpio_chip is empty): presses come from key devices "
+                    + "and `swiftwing shutter`"
+            )
         }
         var found: [String] = []
         for (what, spec) in lines {
@@ -68,17 +75,23 @@ extension DoctorReport {
     static func keyDevicesCheck(_ configuration: ApplianceConfiguration) -> Check {
         let keys = Set((try? KeyCodes.parse(configuration.shutter.keys)) ?? [])
         let directory = configuration.shutter.keyDirectory
-        guard !keys.isEmpty else { return Check(name: "key devices", ok: true, detail: "none wanted (shutter.keys is empty)") }
+        guard !keys.isEmpty else {
+            return Check(name: "key devices", ok: true, detail: "none wanted (shutter.keys is empty)")
+        }
         let devices = KeyDeviceSurvey.survey(directory: directory, keys: keys)
         let refused = devices.filter { $0.openErrno == EACCES || $0.openErrno == EPERM }
         if !refused.isEmpty {
             return Check(
                 name: "key devices", ok: false,
-                detail: "\(refused.map(\.path).joined(separator: ", ")) cannot be read by this user. Fix: add the user to the "
-                    + "group `input` (`sudo usermod -aG input swiftwing`; the systemd unit sets SupplementaryGroups=input)")
+                detail:
+                    "\(refused.map(\.path).joined(separator: ", ")) cannot be read by this user. Fix: add the user "
+                    + "to the group `input` (`sudo usermod -aG input swiftwing`; the systemd unit sets "
+                    + "SupplementaryGroups=input)"
+            )
         }
         let shutters = devices.filter { !$0.offeredKeys.isEmpty }.map { device in
-            "\(device.path) \"\(device.name)\" (\(device.offeredKeys.sorted().map(KeyCodes.name(of:)).joined(separator: ",")))"
+            let offered = device.offeredKeys.sorted().map(KeyCodes.name(of:)).joined(separator: ",")
+            return "\(device.path) \"\(device.name)\" (\(offered))"
         }
         let names = keys.sorted().map(KeyCodes.name(of:)).joined(separator: ",")
         guard !shutters.isEmpty else {
@@ -106,7 +119,8 @@ extension DoctorReport {
         guard format.width >= 320, format.height >= 240 else {
             return Check(
                 name: "framebuffer", ok: false,
-                detail: detail + ": smaller than the panel's 320x240. Fix: set the display's mode in config.txt (hdmi_mode, "
+                detail: detail
+                    + ": smaller than the panel's 320x240. Fix: set the display's mode in config.txt (hdmi_mode, "
                     + "or the display overlay's size)")
         }
         return Check(name: "framebuffer", ok: true, detail: detail)
@@ -117,12 +131,14 @@ extension DoctorReport {
         now: Date = Date(), synchronizedFlag: String = "/run/systemd/timesync/synchronized",
         kernelSynchronised: Bool? = ClockSynchronisation.kernelSaysSynchronised
     ) -> Check {
-        let year = Calendar(identifier: .gregorian).dateComponents(in: TimeZone(identifier: "UTC")!, from: now).year ?? 0
+        let year =
+            Calendar(identifier: .gregorian).dateComponents(in: TimeZone(identifier: "UTC")!, from: now).year ?? 0
         let stamp = ISO8601DateFormatter().string(from: now)
         guard year >= 2024 else {
             return Check(
                 name: "clock", ok: false,
-                detail: "the clock says \(stamp): TLS to the backend fails and dates are wrong. Fix: connect the network "
+                detail:
+                    "the clock says \(stamp): TLS to the backend fails and dates are wrong. Fix: connect the network "
                     + "and enable NTP (`sudo timedatectl set-ntp true`), or fit a real-time clock")
         }
         if FileManager.default.fileExists(atPath: synchronizedFlag) || kernelSynchronised == true {
@@ -141,7 +157,8 @@ extension DoctorReport {
             return Check(name: "backend reachable", ok: true, detail: "no backend.url to reach")
         }
         let engine = CurlEngine(
-            configuration: CurlEngine.Configuration(userAgent: "swiftwing/\(ApplianceInfo.version)", caFile: configuration.backend.caFile))
+            configuration: CurlEngine.Configuration(
+                userAgent: "swiftwing/\(ApplianceInfo.version)", caFile: configuration.backend.caFile))
         defer { engine.shutdown() }
         let request = HTTPRequest(
             method: .get, url: url, timeouts: HTTPTimeouts(connect: timeout, total: timeout, stall: timeout))
@@ -150,11 +167,13 @@ extension DoctorReport {
         let milliseconds = Int((ContinuousClock.now - started) / .milliseconds(1))
         switch outcome {
         case .success(let status):
-            return Check(name: "backend reachable", ok: true, detail: "\(raw) answered HTTP \(status) in \(milliseconds) ms")
+            return Check(
+                name: "backend reachable", ok: true, detail: "\(raw) answered HTTP \(status) in \(milliseconds) ms")
         case .failure(let error):
             return Check(
                 name: "backend reachable", ok: false,
-                detail: "\(raw): \(error). Fix: check the network (`ip addr`, `ping`), DNS, the clock, and backend.url; "
+                detail:
+                    "\(raw): \(error). Fix: check the network (`ip addr`, `ping`), DNS, the clock, and backend.url; "
                     + "scans wait on the device meanwhile")
         }
     }
@@ -168,11 +187,13 @@ extension DoctorReport {
             return Check(name: "credential", ok: true, detail: "none needed (no backend.url)")
         }
         let source = APIKeySource.resolve(configured: configuration.backend.apiKeyFile, environment: environment)
-        let install = "Fix: `sudo systemd-creds encrypt --name=api-key KEYFILE \(encryptedCredential)`, then "
+        let install =
+            "Fix: `sudo systemd-creds encrypt --name=api-key KEYFILE \(encryptedCredential)`, then "
             + "`sudo systemctl restart swiftwing`"
         do {
             if try source.read() != nil {
-                return Check(name: "credential", ok: true, detail: "API key present in \(source.path ?? "") (not shown)")
+                return Check(
+                    name: "credential", ok: true, detail: "API key present in \(source.path ?? "") (not shown)")
             }
         } catch .apiKeyMissing(let path) {
             return Check(name: "credential", ok: false, detail: "\(path) is empty: no API key is installed. \(install)")
@@ -186,7 +207,8 @@ extension DoctorReport {
         }
         if let url = configuration.backend.url.flatMap(URL.init(string:)), url.scheme == "http" {
             // Plain http:// is allowed to loopback only: the reference backend, which needs no key.
-            return Check(name: "credential", ok: true, detail: "none installed; a development backend on loopback needs none")
+            return Check(
+                name: "credential", ok: true, detail: "none installed; a development backend on loopback needs none")
         }
         return Check(name: "credential", ok: false, detail: "no API key is installed: uploads are refused. \(install)")
     }

@@ -160,7 +160,9 @@ extension LibraryEntry {
             ("added", date.string(from: book.addedAt)), ("updated", date.string(from: book.updatedAt)),
             ("scan", book.scanID?.uuidString.lowercased()),
         ]
-        var lines = fields.map { name, value in (name + ":").padding(toLength: 14, withPad: " ", startingAt: 0) + (value ?? "-") }
+        var lines = fields.map { name, value in
+            (name + ":").padding(toLength: 14, withPad: " ", startingAt: 0) + (value ?? "-")
+        }
         lines.append("raw JSON:")
         lines.append(Self.indented(book.rawJSON) ?? "  (none: the book was not sent by the backend)")
         return lines.joined(separator: "\n")
@@ -172,7 +174,8 @@ extension LibraryEntry {
         var text = raw
         if let object = try? JSONSerialization.jsonObject(with: Data(raw.utf8), options: [.fragmentsAllowed]),
             let data = try? JSONSerialization.data(
-                withJSONObject: object, options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes, .fragmentsAllowed])
+                withJSONObject: object,
+                options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes, .fragmentsAllowed])
         {
             text = String(decoding: data, as: UTF8.self)
         }
