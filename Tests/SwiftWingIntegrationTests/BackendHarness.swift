@@ -158,6 +158,8 @@ extension DaemonHarness {
         var isbn13: String?
         var title: String
         var scanId: String?
+        var source: String?
+        var enrichmentStatus: String?
     }
 
     func library() throws -> [LibraryBook] {
