@@ -152,6 +152,7 @@ echo "   the network is down (the backend, which is also the catalogue here, is 
 isbn=$("$scenes_bin" "$demo/scenes")
 stop_daemon
 stop_backend
+mkdir -p "$demo/identify"
 args=(--state-dir "$demo/identify/state" --control-socket "$demo/identify/control.sock" --config "$demo/swiftwing.toml")
 start_daemon "synthetic:$demo/scenes/barcode"
 press
