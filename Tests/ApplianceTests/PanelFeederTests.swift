@@ -127,30 +127,36 @@ struct PanelFeederTests {
         #expect(panel.model.notice?.title == "NO API KEY")
     }
 
+    /// A press whose frame held `isbn`'s barcode: the book lands with its ISBN alone and the panel is told.
+    private func barcodeScan(_ isbn: String, on feeder: PanelFeeder) throws -> Int64 {
+        feeder.pressAccepted(ShutterPress(time: .now(), source: .controlSocket))
+        let book = try feeder.database.library.insert(BookRecord(isbn13: isbn, title: ""))
+        feeder.showIdentified(isbns: [isbn])
+        feeder.refresh()
+        return try #require(book.id)
+    }
+
+    /// The catalogue's answer for book `id`, recorded as the enrichment service records it.
+    private func catalogueAnswers(_ id: Int64, _ completion: BookRecord, on feeder: PanelFeeder) throws {
+        let enriched = try #require(
+            try feeder.database.library.recordEnrichment(id, status: .success, completion: completion))
+        feeder.bookEnriched(enriched)
+    }
+
     @Test("a barcode's book shows its ISBN at once and its title once the catalogue answers")
     func identifiedBookGetsItsTitle() async throws {
         let (panel, feeder, directory) = try idleFeeder()
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        let library = feeder.database.library
         let isbn = "9780131103627"
-        // A press whose frame held the barcode: the book lands with its ISBN alone
-        feeder.pressAccepted(ShutterPress(time: .now(), source: .controlSocket))
-        let book = try library.insert(BookRecord(isbn13: isbn, title: ""))
-        feeder.showIdentified(isbns: [isbn])
-        feeder.refresh()
+        let id = try barcodeScan(isbn, on: feeder)
         #expect(panel.model.notice == .message(title: "ISBN", detail: isbn))
         #expect(panel.model.latestBook?.isbn == isbn)
         #expect(panel.model.latestBook?.title == "Looking up the title…")
 
-        // When the catalogue answers
-        let id = try #require(book.id)
-        let enriched = try #require(
-            try library.recordEnrichment(
-                id, status: .success,
-                completion: BookRecord(title: "The C Programming Language", authors: ["Brian W. Kernighan"])))
-        feeder.bookEnriched(enriched)
+        try catalogueAnswers(
+            id, BookRecord(title: "The C Programming Language", authors: ["Brian W. Kernighan"]), on: feeder)
 
-        // Then the title shows as the latest book and in the scan's notice
+        // The title shows as the latest book and in the scan's notice
         #expect(panel.model.latestBook?.title == "The C Programming Language")
         #expect(panel.model.latestBook?.authors == ["Brian W. Kernighan"])
         feeder.refresh()
@@ -161,23 +167,13 @@ struct PanelFeederTests {
     func titleOfAnEarlierScan() async throws {
         let (panel, feeder, directory) = try idleFeeder()
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        let library = feeder.database.library
-        let isbn = "9780262510875"
-        feeder.pressAccepted(ShutterPress(time: .now(), source: .controlSocket))
-        let book = try library.insert(BookRecord(isbn13: isbn, title: ""))
-        feeder.showIdentified(isbns: [isbn])
-        feeder.refresh()
+        let id = try barcodeScan("9780262510875", on: feeder)
         // A second press (a frame without a code) makes the first scan an earlier one
         feeder.pressAccepted(ShutterPress(time: .now(), source: .controlSocket))
         feeder.refresh()
         #expect(panel.model.notice == nil)
 
-        let id = try #require(book.id)
-        let enriched = try #require(
-            try library.recordEnrichment(
-                id, status: .success,
-                completion: BookRecord(title: "Structure and Interpretation of Computer Programs")))
-        feeder.bookEnriched(enriched)
+        try catalogueAnswers(id, BookRecord(title: "Structure and Interpretation of Computer Programs"), on: feeder)
         feeder.refresh()
         #expect(panel.model.notice == nil)
         #expect(panel.model.latestBook?.title == "Structure and Interpretation of Computer Programs")
