@@ -47,7 +47,7 @@ public struct ApplianceDaemon: Sendable {
 
         // A setting the camera cannot take stops the daemon now; a missing device does not (it may come).
         _ = try makeCamera()
-        let camera = CameraSupervisor(device: configuration.camera.device.description, logger: Logger(label: "camera")) {
+        let camera = CameraSupervisor(device: configuration.camera.device.description, logger: cameraLogger) {
             try makeCamera()
         }
         let worker = BoundedWorker(name: "sw-processing", capacity: configuration.imaging.queueDepth)
@@ -56,9 +56,10 @@ public struct ApplianceDaemon: Sendable {
         let cameraName = configuration.camera.device.description
         // The backend link (none without backend.url: scans then wait in the queue).
         let uplinkEvents = UplinkEventRouter()
+        let uplinkHeartbeat = Heartbeat(part: "the uplink")
         let uplink = try DaemonUplink.make(
             configuration: configuration, database: database, state: state, deviceID: deviceID, router: uplinkEvents,
-            logger: logger)
+            heartbeat: uplinkHeartbeat, logger: logger)
         // The status panel (none, a framebuffer or a PNG file); without one the daemon runs headless.
         let panelFeeder = makePanel(logger: logger).map { panel in
             PanelFeeder(
@@ -82,6 +83,16 @@ public struct ApplianceDaemon: Sendable {
             settings: try pipelineSettings(), feedback: feedback, display: panelFeeder,
             logger: Logger(label: "pipeline"))
 
+        let daemonStatus = { @Sendable () -> DaemonStatus in
+            let counters = pipeline.counters
+            return DaemonStatus(
+                pid: getpid(), version: ApplianceInfo.version, startedAt: startedAt, camera: cameraName,
+                cameraState: camera.statusDescription, pressesAccepted: counters.accepted,
+                pressesRefused: counters.refused, processing: worker.busy, lastError: counters.lastRefusal,
+                shutterInputs: controls.runningInputs, shutterLatency: controls.feedback.latency.summary,
+                uplink: uplink?.status, cameraAvailability: camera.availability)
+        }
+        let testHooks = TestHooks(worker: worker, logger: Logger(label: "test-hooks"))
         let control: ControlSocketServer
         do {
             control = try ControlSocketServer(path: configuration.controlSocket, logger: Logger(label: "control")) { request in
@@ -92,14 +103,9 @@ public struct ApplianceDaemon: Sendable {
                     case .refused(let reason): return .refused(reason)
                     }
                 case .status:
-                    let counters = pipeline.counters
-                    let status = DaemonStatus(
-                        pid: getpid(), version: ApplianceInfo.version, startedAt: startedAt, camera: cameraName,
-                        cameraState: camera.statusDescription, pressesAccepted: counters.accepted,
-                        pressesRefused: counters.refused, processing: worker.busy, lastError: counters.lastRefusal,
-                        shutterInputs: controls.runningInputs, shutterLatency: controls.feedback.latency.summary,
-                        uplink: uplink?.status)
-                    return ControlReply(ok: true, status: status)
+                    return ControlReply(ok: true, status: daemonStatus())
+                case .testWedgeWorker:
+                    return testHooks.handle(request)
                 case .retry, .discard:
                     return await QueueCommands(database: database, spool: SpoolDirectory(state), uplink: uplink?.service)
                         .handle(request)
@@ -132,13 +138,27 @@ public struct ApplianceDaemon: Sendable {
             longPress: longPress)
         controls.start(router.handle)
 
+        // The watchdog is pinged only while the capture loop, the processing worker and the uplink
+        // scheduler beat (a missing camera is excused: it is reported, and a restart would not help).
+        var livenessParts = [
+            LivenessMonitor.Part(name: "the capture loop") { camera.liveness },
+            LivenessMonitor.Part(name: worker.heartbeat.part) { worker.heartbeat.liveness },
+        ]
+        if uplink != nil {
+            livenessParts.append(LivenessMonitor.Part(name: uplinkHeartbeat.part) { uplinkHeartbeat.liveness })
+        }
+        let livenessMonitor = LivenessMonitor(parts: livenessParts, staleAfter: WatchdogService.staleAfter)
+        let statusLine = StatusLineService(
+            notifier: notifier, stateDirectory: state.path, database: database, daemonStatus: daemonStatus)
+
         // Graceful shutdown runs through these in reverse order: the uplink and the panel first, the
         // inputs and the processing worker last, so presses already past their capture are saved.
         var services: [any Service] = [
             ProcessingDrainService(controls: controls, worker: worker),
             camera,
             ControlSocketService(server: control),
-            WatchdogService(notifier: notifier),
+            WatchdogService(notifier: notifier, monitor: livenessMonitor, logger: Logger(label: "watchdog")),
+            statusLine,
         ]
         if let panelFeeder { services.append(panelFeeder) }
         if let uplink { services.append(uplink.service) }
@@ -151,7 +171,7 @@ public struct ApplianceDaemon: Sendable {
         lifecycle.maximumGracefulShutdownDuration = Self.gracefulShutdownLimit
         lifecycle.maximumCancellationDuration = .seconds(3)
         let group = ServiceGroup(configuration: lifecycle)
-        notifier.ready(status: "serving presses on \(configuration.controlSocket), camera \(cameraName)")
+        notifier.ready(status: statusLine.currentLine())
         logger.info(
             "swiftwing \(ApplianceInfo.version) running",
             metadata: ["camera": "\(cameraName)", "control_socket": "\(configuration.controlSocket)"])
@@ -184,6 +204,13 @@ public struct ApplianceDaemon: Sendable {
                 uploadBarcodeScans: configuration.identify.uploadBarcodeScans))
     }
 
+    /// The camera's log lines carry the device (`DEVICE=` in the journal).
+    private var cameraLogger: Logger {
+        var logger = Logger(label: "camera")
+        logger[metadataKey: "device"] = "\(configuration.camera.device)"
+        return logger
+    }
+
     func makeCamera() throws -> any FrameSource {
         let settings = configuration.camera
         switch settings.device {
@@ -193,7 +220,7 @@ public struct ApplianceDaemon: Sendable {
                 width: settings.width, height: settings.height,
                 framesPerSecond: settings.framesPerSecond, frameBufferPoolSize: configuration.imaging.queueDepth)
             do {
-                return try SyntheticCamera(configuration: synthetic, logger: Logger(label: "camera"))
+                return try SyntheticCamera(configuration: synthetic, logger: cameraLogger)
             } catch {
                 throw ApplianceError(error.description)
             }
@@ -210,7 +237,7 @@ public struct ApplianceDaemon: Sendable {
                 stallTimeout: .milliseconds(Int(settings.stallTimeoutSeconds * 1000)),
                 frameBufferPoolSize: configuration.imaging.queueDepth)
             do {
-                return try V4L2Camera(configuration: cameraConfiguration, logger: Logger(label: "camera"))
+                return try V4L2Camera(configuration: cameraConfiguration, logger: cameraLogger)
             } catch {
                 throw ApplianceError(error.description)
             }
@@ -240,21 +267,5 @@ struct ProcessingDrainService: Service {
         controls.stop()
         worker.stop()
         await worker.waitUntilFinished()
-    }
-}
-
-/// Pings systemd's watchdog at half the interval it asked for, while the daemon's tasks run.
-struct WatchdogService: Service {
-    let notifier: SystemdNotifier
-
-    func run() async throws {
-        guard let interval = notifier.watchdogPingInterval else {
-            try? await gracefulShutdown()
-            return
-        }
-        while !Task.isShuttingDownGracefully {
-            notifier.watchdog()
-            try? await cancelWhenGracefulShutdown { try await Task.sleep(for: interval) }
-        }
     }
 }

@@ -25,13 +25,15 @@ final class ShutterControls: Sendable {
         func output(_ line: String, activeLow: Bool, what: String) -> GPIOOutputLine? {
             guard !line.isEmpty else { return nil }
             guard !chip.isEmpty else {
-                logger.error("\(what) line \(line) is set but no GPIO chip: set buzzer.gpio_chip or shutter.gpio_chip")
+                logger.error(
+                    "\(what) line \(line) is set but no GPIO chip: set buzzer.gpio_chip or shutter.gpio_chip",
+                    metadata: ["device": "gpio line \(line)"])
                 return nil
             }
             do {
                 return try GPIOOutputLine(spec: GPIOLineSpec(chip: chip, line: line, activeLow: activeLow))
             } catch {
-                logger.error("no \(what): \(error)")
+                logger.error("no \(what): \(error)", metadata: ["device": "\(chip) line \(line)"])
                 return nil
             }
         }
@@ -78,7 +80,7 @@ final class ShutterControls: Sendable {
                 try input.start(handler)
                 running.withLock { $0.append(input.name) }
             } catch {
-                logger.error("shutter input off: \(error)", metadata: ["input": "\(input.name)"])
+                logger.error("shutter input off: \(error)", metadata: ["device": "\(input.name)"])
             }
         }
         if runningInputs.isEmpty {

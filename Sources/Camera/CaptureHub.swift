@@ -237,6 +237,11 @@ final class CaptureHub: Sendable {
         for waiter in exitWaiters { waiter.resume() }
     }
 
+    /// The camera's thread went round its loop: a sign of life for the watchdog (no observers told).
+    func loopTurned() {
+        count { $0.lastLoopTurn = .now() }
+    }
+
     /// Sleeps on the wake event until `until` (or a wake-up), failing captures whose deadline passes.
     func sleep(until: MonotonicInstant) {
         while !isStopRequested {

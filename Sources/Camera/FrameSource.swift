@@ -58,6 +58,9 @@ public struct CameraStatus: Hashable, Sendable, CustomStringConvertible {
     public var framesDropped: Int
     /// Times the device was reopened after an unplug, an error or a stall.
     public var reopens: Int
+    /// When the camera's thread last went round its loop (a frame, a poll timeout, a wake-up): the
+    /// daemon's watchdog reads it while the camera streams. `nil` for a source without a thread.
+    public var lastLoopTurn: MonotonicInstant?
 
     public init(device: String, state: State = .stopped, format: NegotiatedFormat? = nil) {
         self.device = device
@@ -67,6 +70,7 @@ public struct CameraStatus: Hashable, Sendable, CustomStringConvertible {
         self.framesCaptured = 0
         self.framesDropped = 0
         self.reopens = 0
+        self.lastLoopTurn = nil
     }
 
     public var description: String {

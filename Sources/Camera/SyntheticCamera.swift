@@ -166,6 +166,7 @@ private final class SyntheticLoop: CameraLoop, @unchecked Sendable {
         let start = MonotonicInstant.now()
         var frameNumber: Int64 = 0
         while !hub.isStopRequested {
+            hub.loopTurned()
             frameNumber += 1
             hub.sleep(until: start.advanced(byNanoseconds: frameNumber * period))
             if hub.isStopRequested { break }

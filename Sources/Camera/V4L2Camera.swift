@@ -97,6 +97,7 @@ private final class CaptureLoop: CameraLoop, @unchecked Sendable {
         lastFrame = .now()
 
         while !hub.isStopRequested {
+            hub.loopTurned()
             if session == nil {
                 reopen()
             } else {

@@ -183,6 +183,12 @@ struct ScanJourney: Sendable {
             "scan_id": "\(scan.idString)", "job_id": "\(jobID)", "books": "\(saved.count)",
             "titles": "\(saved.map(\.title).joined(separator: " | "))",
         ])
+        for book in saved {
+            logger.info("book in the library", metadata: [
+                "scan_id": "\(scan.idString)", "job_id": "\(jobID)", "isbn": "\(book.isbn13 ?? book.isbn10 ?? "none")",
+                "title": "\(book.title)",
+            ])
+        }
         events(.booksLanded(scanID: scan.id, books: saved))
         do {
             try await store.run { () throws(StoreError) in try spool.remove(scan: scan.id) }
@@ -216,12 +222,12 @@ struct ScanJourney: Sendable {
             }
         } catch {
             logger.warning("a cleanup's outcome was not recorded", metadata: [
-                "job_id": "\(jobID)", "error": "\(error)",
+                "scan_id": "\(scan.idString)", "job_id": "\(jobID)", "error": "\(error)",
             ])
         }
         if !acknowledged {
             logger.notice("the backend's cleanup failed; retried later", metadata: [
-                "job_id": "\(jobID)", "outcome": "\(UplinkLog.summary(outcome))",
+                "scan_id": "\(scan.idString)", "job_id": "\(jobID)", "outcome": "\(UplinkLog.summary(outcome))",
             ])
         }
     }

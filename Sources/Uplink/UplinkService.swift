@@ -33,6 +33,9 @@ public final class UplinkService: Service, Sendable {
     private let doorbell: Doorbell
     private let link: BackendLink
     private let journey: ScanJourney
+    /// Called on every turn of the scheduler (at least every ``UplinkSettings/idleTick``): the daemon's
+    /// watchdog sees from it that the uplink is not stuck.
+    private let heartbeat: @Sendable () -> Void
 
     private struct Slots {
         var inFlight: [UUID: Task<Void, Never>] = [:]
@@ -46,8 +49,9 @@ public final class UplinkService: Service, Sendable {
     public init(
         settings: UplinkSettings, transport: any HTTPTransport, database: AppDatabase, spool: SpoolDirectory,
         logger: Logger, clock: any UplinkClock = SystemUplinkClock(),
-        events: @escaping @Sendable (UplinkEvent) -> Void = { _ in }
+        events: @escaping @Sendable (UplinkEvent) -> Void = { _ in }, heartbeat: @escaping @Sendable () -> Void = {}
     ) {
+        self.heartbeat = heartbeat
         let (queue, store, doorbell) = (ScanQueue(database: database), StoreLane(), Doorbell())
         let client = TalariaClient(transport: transport, settings: settings)
         self.store = store
@@ -168,6 +172,7 @@ public final class UplinkService: Service, Sendable {
 
     private func scheduleLoop() async {
         while !Task.isCancelled {
+            heartbeat()
             let now = clock.now
             link.liftKeyHoldIfReplaced { (try? settings.apiKey.read()) ?? nil }
             let uploadsHeld = link.read { tracker, now in tracker.uploadsHeld(at: now) }
@@ -190,7 +195,7 @@ public final class UplinkService: Service, Sendable {
             let queue = self.queue
             let nextDue = (try? await store.run { () throws(StoreError) in try queue.earliestNextAttempt() }) ?? nil
             let pauseEnds = link.read { tracker, _ in tracker.gate.pausedUntil }
-            var wakeAt = now.addingTimeInterval(60)
+            var wakeAt = now.addingTimeInterval(settings.idleTick)
             for date in [nextDue, pauseEnds, waiting.values.min()].compactMap({ $0 }) where date > now {
                 wakeAt = min(wakeAt, date)
             }

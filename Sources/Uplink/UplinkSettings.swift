@@ -25,6 +25,8 @@ public struct UplinkSettings: Sendable {
     public var probeInterval: TimeInterval = 15
     /// Owed cleanups are retried this often.
     public var cleanupInterval: TimeInterval = 60
+    /// The scheduler goes round at least this often when idle, so its heartbeat shows it is alive.
+    public var idleTick: TimeInterval = 5
     public var uploadTimeouts = HTTPTimeouts(connect: .seconds(10), total: .seconds(120), stall: .seconds(30))
     public var requestTimeouts = HTTPTimeouts(connect: .seconds(10), total: .seconds(30), stall: .seconds(20))
     public var streamTimeouts = HTTPTimeouts.eventStream

@@ -123,6 +123,7 @@ public final class FakeFrameSource: FrameSource {
         let frame = makeFrame(at: timestamp, luma: luma)
         let waiters = state.withLock { state in
             state.status.framesReceived += 1
+            state.status.lastLoopTurn = timestamp
             let waiters = state.requests.takeSatisfied(by: timestamp)
             if !waiters.isEmpty { state.status.framesCaptured += 1 }
             return waiters

@@ -6,10 +6,17 @@
 # acknowledged scan is still in the queue; `systemctl stop` ends within TimeoutStopSec as a clean
 # stop; `systemd-analyze security` on the live unit; `dpkg -r` keeps the library, `dpkg -P`
 # deletes it with the user.
+# journald: with the reference backend on the guest's loopback and a fake API key installed with
+# `systemd-creds encrypt`, `journalctl -u swiftwing SCAN_ID=<id>` follows a press to the books in the
+# library, and neither the key nor a job token is anywhere in the journal.
+# Watchdog: the wedge test hook is refused without SWIFTWING_TEST_HOOKS=1; with it (and a drop-in
+# WatchdogSec=6) the processing worker is wedged, the daemon stops pinging, systemd restarts it
+# (NRestarts, "Watchdog timeout" in the journal), no acknowledged scan is lost, presses work again.
 # Needs `swift build --product swiftwing` on the host (the .deb is made from .build/debug/swiftwing;
-# the guest sees the host's /opt/swift, which the package does not carry).
+# the guest sees the host's /opt/swift, which the package does not carry), and for the journal part
+# `swift build --product talaria-reference`.
 # Run alone: Tests/VMRig/deb-systemd.sh
-VM_TEST_TIMEOUT=420
+VM_TEST_TIMEOUT=720
 here="$(cd "$(dirname "$0")" && pwd)"
 
 if [ "${SWIFTWING_VM_GUEST:-0}" != 1 ]; then
@@ -95,6 +102,101 @@ done
 wait_for 120 streaming
 id="$(swiftwing shutter 2>&1)"
 vm_check "the restarted daemon takes presses" grep -Eq '^[0-9A-Fa-f-]{36}$' <<<"$id"
+
+# journald: one scan followed from the press to the library, with the reference backend on the
+# guest's loopback and a fake API key installed the way the README says (systemd-creds).
+control() {  # control JSON — one request to the daemon's control socket, the reply on stdout
+    printf '%s\n' "$1" | socat -t 10 - UNIX-CONNECT:/run/swiftwing/control.sock
+}
+reply="$(control '{"command":"testWedgeWorker"}')"
+vm_check "the wedge test hook is refused without SWIFTWING_TEST_HOOKS=1" \
+    jq -e '.ok == false and (.error | contains("SWIFTWING_TEST_HOOKS=1"))' <<<"$reply"
+ref="$PWD/.build/debug/talaria-reference"
+if [ -x "$ref" ]; then
+    ip link set lo up 2>/dev/null || true
+    key="swt-fake-key-$(head -c 12 /dev/urandom | od -An -tx1 | tr -d ' \n')"
+    printf '%s\n' "$key" >/root/api-key.txt
+    "$ref" --port 8787 --recognition-delay-ms 200 --api-key-file /root/api-key.txt >/root/backend.log 2>&1 &
+    backend=$!
+    vm_check "systemd-creds encrypts the fake API key" \
+        systemd-creds encrypt --name=api-key /root/api-key.txt /etc/swiftwing/api-key.cred
+    printf '[Service]\nEnvironment=SWIFTWING_CAMERA_DEVICE=synthetic SWIFTWING_BACKEND_URL=http://127.0.0.1:8787/\n' \
+        >/etc/systemd/system/swiftwing.service.d/test.conf
+    systemctl daemon-reload
+    systemctl restart swiftwing.service
+    online() { swiftwing status --json 2>/dev/null | jq -e '.daemon.uplink.connectivity == "online"' >/dev/null; }
+    if wait_for 120 online && wait_for 120 streaming; then
+        vm_ok "online with the reference backend and the key from the credential"
+    else
+        vm_not_ok "online with the reference backend and the key from the credential"; diagnose
+    fi
+    scan="$(swiftwing shutter 2>&1)"
+    vm_check "a press is acknowledged" grep -Eq '^[0-9a-f-]{36}$' <<<"$scan"
+    scan_done() {
+        swiftwing queue --json 2>/dev/null \
+            | jq -e --arg id "$scan" '.scans[] | select(.id == $id) | .state == "done"' >/dev/null
+    }
+    vm_check "the scan is done (uploaded, recognised, its books in the library)" wait_for 120 scan_done
+    sleep 1
+    lines="$(journalctl -u swiftwing --no-pager -o cat SCAN_ID="$scan")"
+    printf '%s\n' "$lines" | sed 's/^/#   SCAN_ID=: /'
+    for line in "shutter pressed" "scan saved" "scan queued for the backend" "scan uploaded" \
+        "books landed in the library"; do
+        vm_check "journalctl SCAN_ID= shows '$line'" grep -qF "$line" <<<"$lines"
+    done
+    uploaded="$(journalctl -u swiftwing --no-pager -o json SCAN_ID="$scan" MESSAGE="scan uploaded" | tail -n 1)"
+    vm_check "the upload's entry carries JOB_ID and COMPONENT=uplink" jq -e \
+        '(.JOB_ID | startswith("job_")) and .COMPONENT == "uplink" and .SYSLOG_IDENTIFIER == "swiftwing"' \
+        <<<"$uploaded"
+    pressed="$(journalctl -u swiftwing --no-pager -o json SCAN_ID="$scan" MESSAGE="shutter pressed" | tail -n 1)"
+    vm_expect "the press's entry: COMPONENT" "$(jq -r .COMPONENT <<<"$pressed")" pipeline
+    camera_device="$(journalctl -u swiftwing --no-pager -o json COMPONENT=camera | tail -n 1 | jq -r .DEVICE)"
+    vm_check "the camera's entries carry DEVICE ($camera_device)" grep -q synthetic <<<"$camera_device"
+    text="$(show StatusText)"
+    vm_note "StatusText: $text"
+    vm_check "STATUS= reads like 'Online · 0 queued · N books'" grep -Eq '^Online · 0 queued · [0-9]+ books?$' <<<"$text"
+    journalctl --no-pager -o verbose >/root/journal.txt 2>&1
+    vm_note "the whole journal, every field: $(wc -l </root/journal.txt) lines"
+    vm_check "the API key is nowhere in the journal" sh -c '! grep -qF -- "$1" /root/journal.txt' _ "$key"
+    vm_check "no job token (jt_…) is anywhere in the journal" sh -c '! grep -Eq "jt_[0-9a-f]{32}" /root/journal.txt'
+else
+    vm_not_ok "$ref is missing: run 'swift build --product talaria-reference' on the host for the journal part"
+fi
+
+# Watchdog: a wedged processing worker stops the pings; systemd restarts the service.
+printf '[Service]\nWatchdogSec=6\nEnvironment=SWIFTWING_TEST_HOOKS=1\n' \
+    >/etc/systemd/system/swiftwing.service.d/watchdog.conf
+systemctl daemon-reload
+systemctl restart swiftwing.service
+wait_for 60 systemctl is-active --quiet swiftwing.service
+wait_for 120 streaming
+before_wedge="$(swiftwing shutter 2>&1)"
+vm_check "a press before the wedge is acknowledged" grep -Eq '^[0-9a-f-]{36}$' <<<"$before_wedge"
+restarts_before="$(show NRestarts)"
+pid_before="$(show MainPID)"
+t_wedge=$(date +%s.%N)
+reply="$(control '{"command":"testWedgeWorker"}')"
+vm_check "with SWIFTWING_TEST_HOOKS=1 the hook wedges the processing worker" jq -e '.ok == true' <<<"$reply"
+if wait_for 150 restarted; then
+    took="$(awk -v a="$t_wedge" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }')"
+    vm_ok "systemd restarted the wedged service ($took s after the wedge; NRestarts $restarts_before -> $(show NRestarts))"
+else
+    vm_not_ok "systemd restarted the wedged service"; diagnose
+fi
+vm_check "with a new main pid" sh -c '[ "$(systemctl show -P MainPID swiftwing.service)" != '"$pid_before"' ]'
+vm_check "the journal shows systemd's watchdog timeout" \
+    sh -c 'journalctl -u swiftwing --no-pager | grep -q "Watchdog timeout"'
+vm_note "daemon: $(journalctl -u swiftwing --no-pager -o cat COMPONENT=watchdog | grep "not pinging" | tail -n 1)"
+vm_check "the daemon logged which part was stuck" sh -c \
+    'journalctl -u swiftwing --no-pager -o json COMPONENT=watchdog | jq -r ".STALE // empty" | grep -q "processing worker"'
+wait_for 120 streaming
+vm_check "the scan acknowledged before the wedge is still there" sh -c \
+    'swiftwing queue --json | jq -e --arg id "$1" "[.scans[].id] | index(\$id) != null" >/dev/null' _ "$before_wedge"
+after="$(swiftwing shutter 2>&1)"
+vm_check "presses work again after the watchdog restart" grep -Eq '^[0-9a-f-]{36}$' <<<"$after"
+rm /etc/systemd/system/swiftwing.service.d/watchdog.conf
+systemctl daemon-reload
+[ -z "${backend:-}" ] || kill "$backend" 2>/dev/null || true
 
 # A clean stop within the bound.
 limit_us="$(show TimeoutStopUSec)"

@@ -18,6 +18,9 @@ public struct ControlRequest: Codable, Equatable, Sendable {
         case exportFinished
         /// The export ended without a file: `reason` is the short text for the panel.
         case exportFailed
+        /// Blocks the processing worker forever, to prove the watchdog restarts a wedged daemon.
+        /// Refused unless the daemon runs with `SWIFTWING_TEST_HOOKS=1` (see ``TestHooks``).
+        case testWedgeWorker
     }
 
     public var command: Command
@@ -82,6 +85,8 @@ public struct UplinkStatus: Codable, Equatable, Sendable {
     /// Scheme, host and path of the backend (never credentials).
     public var backend: String
     public var lastProblem: String?
+    /// Uploads are held because no API key is installed (rather than one the backend refused).
+    public var apiKeyMissing: Bool? = nil
 }
 
 /// The daemon's live state, as `swiftwing status --json` prints it under `daemon`.
@@ -101,4 +106,6 @@ public struct DaemonStatus: Codable, Equatable, Sendable {
     public var shutterLatency: LatencySummary? = nil
     /// The backend link; absent when no backend is configured.
     public var uplink: UplinkStatus? = nil
+    /// `streaming`, `starting`, `reopening` or `missing`: the camera in one word, for the STATUS= line.
+    public var cameraAvailability: String? = nil
 }

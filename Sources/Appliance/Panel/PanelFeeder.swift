@@ -264,7 +264,14 @@ final class PanelFeeder: Service, PressFeedback, Sendable {
 extension ApplianceDaemon {
     /// The status panel for `configuration.panel`, or nil to run headless (said once, with why).
     func makePanel(logger: Logger) -> StatusPanel? {
-        let panelLogger = Logger(label: "panel")
+        var panelLogger = Logger(label: "panel")
+        var logger = logger
+        switch configuration.panel {
+        case .none: break
+        case .png(let path), .framebuffer(let path):
+            panelLogger[metadataKey: "device"] = "\(path)"
+            logger[metadataKey: "device"] = "\(path)"
+        }
         switch configuration.panel {
         case .none:
             return nil

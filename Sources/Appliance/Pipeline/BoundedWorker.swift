@@ -11,6 +11,9 @@ import SwiftWingCore
 public final class BoundedWorker: Sendable {
     public let capacity: Int
     private let name: String
+    /// Beaten on every job and every idle wake (`idleWake`), so the watchdog sees a stuck job.
+    public let heartbeat: Heartbeat
+    private let idleWake: TimeInterval
 
     private struct State {
         var reserved = 0
@@ -23,10 +26,12 @@ public final class BoundedWorker: Sendable {
     /// The thread has run its last job and ended.
     private let finished = CompletionSignal()
 
-    public init(name: String, capacity: Int) {
+    public init(name: String, capacity: Int, idleWake: Duration = .seconds(1)) {
         precondition(capacity > 0)
         self.name = name
         self.capacity = capacity
+        self.heartbeat = Heartbeat(part: "the processing worker")
+        self.idleWake = Double(idleWake.components.seconds) + Double(idleWake.components.attoseconds) / 1e18
         // Not joined: `waitUntilFinished()` awaits its end without blocking a caller's thread.
         _ = DeviceThread(name: name) { [weak self] in
             self?.runLoop()
@@ -80,13 +85,14 @@ public final class BoundedWorker: Sendable {
             condition.lock()
             var next: (@Sendable () -> Void)?
             while true {
+                heartbeat.beat()
                 // Exit only when stopped and no reservation can still bring a job.
                 let (job, finished) = state.withLock { state -> ((@Sendable () -> Void)?, Bool) in
                     (state.jobs.isEmpty ? nil : state.jobs.removeFirst(), state.stopped && state.reserved == 0)
                 }
                 if let job { next = job; break }
                 if finished { break }
-                condition.wait()
+                _ = condition.wait(until: Date(timeIntervalSinceNow: idleWake))
             }
             condition.unlock()
             guard let job = next else { return }

@@ -53,6 +53,31 @@ public final class CameraSupervisor: Service, Sendable {
         return "\(device): not available (\(problem ?? "stopped"))"
     }
 
+    /// For the watchdog: the capture loop's last turn while the camera streams. A camera that is
+    /// missing, starting or reopening is excused: that is shown on the panel and in `status`, and a
+    /// restart would not bring it back.
+    public var liveness: PartLiveness {
+        let (camera, problem) = state.withLock { ($0.camera, $0.problem) }
+        guard let camera else { return .excused(reason: "not available (\(problem ?? "stopped"))") }
+        let status = camera.status
+        guard case .streaming = status.state else { return .excused(reason: "\(status.state)") }
+        guard let lastTurn = status.lastLoopTurn else { return .excused(reason: "its source reports no loop turns") }
+        return .beating(lastBeat: lastTurn)
+    }
+
+    /// The camera in one word for the STATUS= line: `streaming`, `starting`, `reopening` or `missing`.
+    public var availability: String {
+        guard let camera = state.withLock({ $0.camera }) else {
+            return firstStartEnded.isComplete ? "missing" : "starting"
+        }
+        switch camera.status.state {
+        case .streaming: return "streaming"
+        case .starting: return "starting"
+        case .reopening: return "reopening"
+        case .stopped: return "missing"
+        }
+    }
+
     public func run() async throws {
         var backoff = Backoff(initial: .milliseconds(500), maximum: .seconds(10))
         var lastProblem: String?

@@ -90,24 +90,28 @@ public final class ScanPipeline: Sendable {
     ///   it there, before any hop to another thread); otherwise it is given here, first.
     public func press(_ press: ShutterPress, feedbackGiven: Bool = false) async -> Outcome {
         if !feedbackGiven { feedback.pressAccepted(press) }
+        // The scan's id from the press on, so its journal entries (SCAN_ID=) start with the press.
+        let id = UUID()
+        var logger = self.logger
+        logger[metadataKey: "scan_id"] = "\(id.uuidString.lowercased())"
+        logger.info("shutter pressed", metadata: ["source": "\(press.source.rawValue)"])
         guard let slot = worker.reserve() else {
-            return refuse(press, "processing queue is full (\(worker.capacity) presses in flight): wait for the click "
+            return refuse(press, logger: logger, "processing queue is full (\(worker.capacity) presses in flight): wait for the click "
                 + "before pressing again, or raise imaging.queue_depth")
         }
         defer { slot.release() }
-        if let problem = freeSpaceProblem() { return refuse(press, problem) }
+        if let problem = freeSpaceProblem() { return refuse(press, logger: logger, problem) }
 
         let frame: YUV420Frame
         do {
             frame = try await camera.capture(after: press.time, timeout: settings.captureTimeout)
             feedback.frameCaptured(press)
         } catch let error as CameraSupervisorError {
-            return refuse(press, error.description)
+            return refuse(press, logger: logger, error.description)
         } catch {
-            return refuse(press, "no frame: \(error)")
+            return refuse(press, logger: logger, "no frame: \(error)")
         }
 
-        let id = UUID()
         let settings = self.settings
         let spool = self.spool
         let database = self.database
@@ -142,7 +146,7 @@ public final class ScanPipeline: Sendable {
             logger.info(
                 "scan saved",
                 metadata: [
-                    "scan_id": "\(record.idempotencyKey)", "source": "\(press.source.rawValue)",
+                    "source": "\(press.source.rawValue)",
                     "press_to_frame_ms": "\(Self.milliseconds(frame.timestamp.nanoseconds(since: press.time)))",
                     "press_to_durable_ms": "\(Self.milliseconds(MonotonicInstant.now().nanoseconds(since: press.time)))",
                     "image_bytes": "\(record.imageSize)", "size": "\(record.width)x\(record.height)",
@@ -150,11 +154,12 @@ public final class ScanPipeline: Sendable {
                     "quality": "\(record.quality?.verdict.rawValue ?? "unmeasured")",
                     "isbns": "\(isbns.joined(separator: ","))",
                 ])
+            logOutcome(record, isbns: isbns, logger: logger)
             return .saved(record)
         } catch let error as StoreError {
-            return refuse(press, error.description)
+            return refuse(press, logger: logger, error.description)
         } catch {
-            return refuse(press, "the frame could not be processed: \(error)")
+            return refuse(press, logger: logger, "the frame could not be processed: \(error)")
         }
     }
 
@@ -230,7 +235,24 @@ public final class ScanPipeline: Sendable {
             + "daemon.min_free_megabytes is \(settings.minimumFreeBytes / 1_048_576)): free space on the card; queued scans are kept"
     }
 
-    private func refuse(_ press: ShutterPress, _ reason: String) -> Outcome {
+    /// Where the saved scan goes next, one line per book read from its barcodes (`ISBN=`).
+    private func logOutcome(_ record: ScanRecord, isbns: [String], logger: Logger) {
+        switch record.state {
+        case .done:
+            for isbn in isbns {
+                logger.info("book added to the library from its barcode", metadata: ["isbn": "\(isbn)"])
+            }
+            logger.info("scan done on the device: its books are in the library, nothing to upload")
+        case .queued:
+            logger.info("scan queued for the backend")
+        case .needsAttention:
+            logger.notice("scan kept for a person to check", metadata: ["reason": "\(record.lastError ?? "")"])
+        default:
+            break
+        }
+    }
+
+    private func refuse(_ press: ShutterPress, logger: Logger, _ reason: String) -> Outcome {
         tally.withLock {
             $0.refused += 1
             $0.lastRefusal = reason

@@ -21,8 +21,33 @@ public struct StatusReport: Codable, Sendable {
         public var shutterLatency: LatencySummary?
         /// The backend link: connectivity, rate-limit countdown, jobs in flight.
         public var uplink: UplinkStatus?
+        /// `streaming`, `starting`, `reopening` or `missing`.
+        public var cameraAvailability: String?
         /// Why no daemon answered, when it did not.
         public var reason: String?
+
+        public init(running: Bool, reason: String? = nil) {
+            self.running = running
+            self.reason = reason
+        }
+
+        /// What a running daemon says about itself.
+        public init(_ status: DaemonStatus) {
+            self.running = true
+            pid = status.pid
+            version = status.version
+            startedAt = status.startedAt
+            camera = status.camera
+            cameraState = status.cameraState
+            pressesAccepted = status.pressesAccepted
+            pressesRefused = status.pressesRefused
+            processing = status.processing
+            lastError = status.lastError
+            shutterInputs = status.shutterInputs
+            shutterLatency = status.shutterLatency
+            uplink = status.uplink
+            cameraAvailability = status.cameraAvailability
+        }
     }
 
     public struct Library: Codable, Sendable {
@@ -40,32 +65,69 @@ public struct StatusReport: Codable, Sendable {
         var daemon = Daemon(running: false)
         do {
             let reply = try ControlClient.send(ControlRequest(command: .status), to: configuration.controlSocket)
-            if let status = reply.status {
-                daemon = Daemon(
-                    running: true, pid: status.pid, version: status.version, startedAt: status.startedAt,
-                    camera: status.camera, cameraState: status.cameraState, pressesAccepted: status.pressesAccepted,
-                    pressesRefused: status.pressesRefused, processing: status.processing, lastError: status.lastError,
-                    shutterInputs: status.shutterInputs, shutterLatency: status.shutterLatency, uplink: status.uplink)
-            }
+            if let status = reply.status { daemon = Daemon(status) }
         } catch {
             daemon.reason = error.description
         }
         var report = StatusReport(stateDirectory: configuration.stateDirectory, daemon: daemon)
         do {
-            let database = try AppDatabase.openReadOnly(StateDirectory(path: configuration.stateDirectory))
-            let counts = try database.queue.counts()
-            report.queue = Dictionary(uniqueKeysWithValues: ScanState.allCases.map { ($0.rawValue, counts[$0] ?? 0) })
-            report.library = Library(books: try database.library.bookCount())
+            report.readCounts(from: try AppDatabase.openReadOnly(StateDirectory(path: configuration.stateDirectory)))
         } catch {
             report.databaseError = error.description
         }
         return report
     }
 
+    /// The queue and library counts; on failure `databaseError` says why.
+    public mutating func readCounts(from database: AppDatabase) {
+        do {
+            let counts = try database.queue.counts()
+            queue = Dictionary(uniqueKeysWithValues: ScanState.allCases.map { ($0.rawValue, counts[$0] ?? 0) })
+            library = Library(books: try database.library.bookCount())
+            databaseError = nil
+        } catch {
+            databaseError = error.description
+        }
+    }
+
+    /// The state in a few words a person reads at a glance ("Online · 3 queued · 412 books"): the
+    /// daemon's STATUS= line in `systemctl status`, and the first line of `swiftwing status`.
+    public var headline: String {
+        var parts: [String] = []
+        guard daemon.running else { return "Not running" }
+        switch daemon.cameraAvailability {
+        case "starting": parts.append("Camera starting")
+        case "reopening": parts.append("Camera reconnecting")
+        case "missing": parts.append("Camera missing")
+        default: break
+        }
+        parts.append(Self.connectivityWords(daemon.uplink))
+        if let queue {
+            let waiting = (queue["queued"] ?? 0) + (queue["uploading"] ?? 0) + (queue["analyzing"] ?? 0)
+            parts.append("\(waiting) queued")
+            if let failed = queue["failed"], failed > 0 { parts.append("\(failed) failed") }
+            if let attention = queue["needs_attention"], attention > 0 { parts.append("\(attention) to check") }
+        }
+        if let library { parts.append("\(library.books) book\(library.books == 1 ? "" : "s")") }
+        if databaseError != nil { parts.append("Database unreadable") }
+        return parts.joined(separator: " · ")
+    }
+
+    private static func connectivityWords(_ uplink: UplinkStatus?) -> String {
+        guard let uplink else { return "Offline (no backend.url)" }
+        if uplink.apiKeyMissing == true { return "Offline (no API key)" }
+        switch uplink.connectivity {
+        case "online": return "Online"
+        case "rate-limited": return "Rate limited"
+        case "unauthorized": return "Unauthorized (API key refused)"
+        default: return "Offline"
+        }
+    }
+
     public func json() -> String { stableJSON(self) }
 
     public func text() -> String {
-        var lines: [String] = []
+        var lines = ["summary: \(headline)"]
         if daemon.running {
             lines.append("daemon:  running (pid \(daemon.pid ?? 0), swiftwing \(daemon.version ?? "?"))")
             lines.append("camera:  \(daemon.camera ?? "?") — \(daemon.cameraState ?? "?")")

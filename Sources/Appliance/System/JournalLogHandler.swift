@@ -5,6 +5,10 @@ import Logging
 /// A swift-log handler that writes structured entries to journald when the daemon runs under
 /// systemd, and plain lines to standard error otherwise (a terminal, a test, `make demo`).
 ///
+/// Fields: `COMPONENT` is the logger's label (`uplink`, `camera`, `pipeline`…); metadata keys become
+/// upper-case fields (`scan_id` → `SCAN_ID`, `job_id` → `JOB_ID`, `isbn` → `ISBN`, `device` →
+/// `DEVICE`), so `journalctl -u swiftwing SCAN_ID=<id>` follows one scan.
+///
 /// Each handler is a cheap value; the destination is chosen once per process. `log(event:)` never
 /// throws or traps: if the journal refuses an entry, the line goes to standard error instead.
 public struct JournalLogHandler: LogHandler {
@@ -53,18 +57,7 @@ public struct JournalLogHandler: LogHandler {
     }
 
     private func sendToJournal(_ event: LogEvent, metadata: Logger.Metadata) -> Bool {
-        var fields = [
-            "MESSAGE=\(event.message)",
-            "PRIORITY=\(Self.syslogPriority(event.level))",
-            "SYSLOG_IDENTIFIER=swiftwing",
-            "SWIFTWING_COMPONENT=\(label)",
-            "CODE_FILE=\(event.file)",
-            "CODE_LINE=\(event.line)",
-            "CODE_FUNC=\(event.function)",
-        ]
-        for (key, value) in metadata {
-            fields.append("\(Self.journalFieldName(key))=\(value)")
-        }
+        let fields = Self.journalFields(event, label: label, metadata: metadata)
         let cStrings = fields.map { strdup($0) }
         defer { cStrings.forEach { free($0) } }
         var vectors = cStrings.map { iovec(iov_base: UnsafeMutableRawPointer($0), iov_len: strlen($0!)) }
@@ -77,6 +70,23 @@ public struct JournalLogHandler: LogHandler {
         line.utf8CString.withUnsafeBufferPointer { buffer in
             _ = Glibc.write(STDERR_FILENO, buffer.baseAddress, buffer.count - 1)
         }
+    }
+
+    /// The entry's fields as journald takes them (`NAME=value`).
+    static func journalFields(_ event: LogEvent, label: String, metadata: Logger.Metadata) -> [String] {
+        var fields = [
+            "MESSAGE=\(event.message)",
+            "PRIORITY=\(syslogPriority(event.level))",
+            "SYSLOG_IDENTIFIER=swiftwing",
+            "COMPONENT=\(label)",
+            "CODE_FILE=\(event.file)",
+            "CODE_LINE=\(event.line)",
+            "CODE_FUNC=\(event.function)",
+        ]
+        for (key, value) in metadata.sorted(by: { $0.key < $1.key }) {
+            fields.append("\(journalFieldName(key))=\(value)")
+        }
+        return fields
     }
 
     /// journald field names: upper case `A-Z0-9_`, not starting with `_` or a digit.

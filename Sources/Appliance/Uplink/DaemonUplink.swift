@@ -4,6 +4,7 @@ import HTTPEngine
 import Logging
 import Panel
 import Store
+import SwiftWingCore
 import Synchronization
 import Talaria
 import Uplink
@@ -47,7 +48,7 @@ struct DaemonUplink: Sendable {
     /// The uplink for `backend.url`; `nil` (and one log line) when no backend is configured.
     static func make(
         configuration: ApplianceConfiguration, database: AppDatabase, state: StateDirectory, deviceID: UUID,
-        router: UplinkEventRouter, logger: Logger
+        router: UplinkEventRouter, heartbeat: Heartbeat, logger: Logger
     ) throws(ApplianceError) -> DaemonUplink? {
         guard let raw = configuration.backend.url else {
             logger.notice("no backend.url is configured: scans are queued and stay on the device until one is set")
@@ -72,7 +73,7 @@ struct DaemonUplink: Sendable {
         settings.retry = RetryPolicy(roundInterval: configuration.backend.roundIntervalSeconds)
         let service = UplinkService(
             settings: settings, transport: engine, database: database, spool: SpoolDirectory(state),
-            logger: Logger(label: "uplink"), events: { router.handle($0) })
+            logger: Logger(label: "uplink"), events: { router.handle($0) }, heartbeat: { heartbeat.beat() })
         return DaemonUplink(service: service, engine: engine)
     }
 
@@ -81,7 +82,18 @@ struct DaemonUplink: Sendable {
         return UplinkStatus(
             connectivity: snapshot.connectivity.description, rateLimitRemainingSeconds: snapshot.rateLimitRemainingSeconds,
             jobsInFlight: snapshot.jobsInFlight, concurrency: snapshot.concurrency, backend: snapshot.backend,
-            lastProblem: snapshot.lastProblem)
+            lastProblem: snapshot.lastProblem, apiKeyMissing: apiKeyMissing)
+    }
+
+    /// No key is installed (the credential is blank or absent), as opposed to one the backend refused.
+    var apiKeyMissing: Bool {
+        do {
+            _ = try service.settings.apiKey.read()
+            return false
+        } catch {
+            if case .apiKeyMissing = error { return true }
+            return false
+        }
     }
 
     /// The top bar's words for this moment.

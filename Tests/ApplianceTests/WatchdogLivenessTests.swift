@@ -1,0 +1,136 @@
+import Camera
+import Foundation
+import Logging
+import SwiftWingCore
+import SwiftWingTesting
+import Testing
+@testable import Appliance
+
+/// When the daemon pings systemd's watchdog: only while every part beats or is excused.
+@Suite struct WatchdogLivenessTests {
+    let clock = ManualMonotonicClock()
+
+    func monitor(_ parts: [LivenessMonitor.Part]) -> LivenessMonitor {
+        LivenessMonitor(parts: parts, staleAfter: .seconds(20), clock: clock)
+    }
+
+    @Test func freshHeartbeatsAreAliveAndASilentOneIsStale() {
+        let worker = Heartbeat(part: "the processing worker", clock: clock)
+        let uplink = Heartbeat(part: "the uplink", clock: clock)
+        let check = monitor([
+            .init(name: worker.part) { worker.liveness }, .init(name: uplink.part) { uplink.liveness },
+        ])
+        worker.beat()
+        uplink.beat()
+        clock.advance(by: .seconds(19))
+        uplink.beat()
+        #expect(check.check() == .alive(excused: []), "19 s of silence is within the 20 s limit")
+
+        clock.advance(by: .seconds(2))
+        guard case .stale(let stale) = check.check() else { Issue.record("21 s of silence went unnoticed"); return }
+        #expect(stale.map(\.name) == ["the processing worker"], "only the silent part is named")
+        #expect(stale.first?.silentFor == .seconds(21))
+
+        worker.beat()
+        #expect(check.check() == .alive(excused: []), "a beat brings it back")
+    }
+
+    @Test func aPartThatNeverBeatIsExcusedAsStartingNotStale() {
+        let uplink = Heartbeat(part: "the uplink", clock: clock)
+        clock.advance(by: .seconds(600))
+        guard case .alive(let excused) = monitor([.init(name: "uplink") { uplink.liveness }]).check() else {
+            Issue.record("a part that has not started yet counted as wedged")
+            return
+        }
+        #expect(excused.count == 1 && excused[0].contains("not started"))
+    }
+
+    @Test func theGateLogsAStallOnceAndTheRecoveryOnce() {
+        var gate = WatchdogGate()
+        let stale = LivenessMonitor.Verdict.stale([.init(name: "the uplink", silentFor: .seconds(25))])
+        #expect(gate.decide(.alive(excused: [])) == .init(ping: true, report: nil))
+        let first = gate.decide(stale)
+        #expect(first.ping == false)
+        #expect(first.report == .stale("the uplink (no sign of life for 25 s)"))
+        #expect(gate.decide(stale) == .init(ping: false, report: nil), "the same stall is not logged again")
+        let worse = gate.decide(.stale([
+            .init(name: "the uplink", silentFor: .seconds(30)), .init(name: "the processing worker", silentFor: .seconds(21)),
+        ]))
+        #expect(worse.ping == false && worse.report != nil, "another part going silent is news")
+        #expect(gate.decide(.alive(excused: [])) == .init(ping: true, report: .recovered))
+        #expect(gate.decide(.alive(excused: [])) == .init(ping: true, report: nil))
+    }
+
+    @Test func aMissingOrReopeningCameraIsExcusedAStreamingOneMustBeat() async throws {
+        let missing = CameraSupervisor(device: "/dev/video7", logger: Logger(label: "test")) {
+            throw CameraError.deviceNotFound(device: "/dev/video7")
+        }
+        let missingRun = Task { try? await missing.run() }
+        try await waitUntil { missing.availability == "missing" }
+        guard case .excused(let reason) = missing.liveness else { Issue.record("a missing camera counted as wedged"); return }
+        #expect(reason.contains("not available"))
+        missingRun.cancel()
+        _ = await missingRun.value
+
+        let fake = FakeFrameSource()
+        let supervisor = CameraSupervisor(device: "fake", logger: Logger(label: "test")) { fake }
+        let running = Task { try? await supervisor.run() }
+        try await waitUntil { supervisor.availability == "streaming" }
+        let frameAt = MonotonicInstant.now()
+        fake.emit(at: frameAt)
+        #expect(supervisor.liveness == .beating(lastBeat: frameAt), "a streaming camera reports its loop's last turn")
+
+        fake.disconnect()
+        #expect(supervisor.availability == "reopening")
+        guard case .excused = supervisor.liveness else { Issue.record("a reopening camera counted as wedged"); return }
+        running.cancel()
+        _ = await running.value
+    }
+
+    @Test func theWorkerBeatsWhileIdleAndFallsSilentWhileAJobIsStuck() async throws {
+        let worker = BoundedWorker(name: "test-liveness", capacity: 2, idleWake: .milliseconds(20))
+        defer { worker.stop() }
+        try await waitUntil { worker.heartbeat.lastBeat != nil }
+        let idleBeat = try #require(worker.heartbeat.lastBeat)
+        try await waitUntil { (worker.heartbeat.lastBeat ?? idleBeat) > idleBeat }
+
+        let release = DispatchSemaphore(value: 0)
+        let slot = try #require(worker.reserve())
+        let job = Task { try await slot.run { release.wait() } }
+        try await Task.sleep(for: .milliseconds(100))  // the job has started and blocks
+        let stuckAt = try #require(worker.heartbeat.lastBeat)
+        try await Task.sleep(for: .milliseconds(200))  // ten idle wakes' worth
+        #expect(worker.heartbeat.lastBeat == stuckAt, "no beat while the job blocks the worker's thread")
+        release.signal()
+        try await job.value
+        try await waitUntil { (worker.heartbeat.lastBeat ?? stuckAt) > stuckAt }
+    }
+
+    @Test func theWedgeHookIsRefusedUnlessTheDaemonWasStartedWithIt() async throws {
+        let worker = BoundedWorker(name: "test-hooks", capacity: 2, idleWake: .milliseconds(20))
+        let off = TestHooks(worker: worker, logger: Logger(label: "test"), environment: [:])
+        let reply = off.handle(ControlRequest(command: .testWedgeWorker))
+        #expect(reply.ok == false)
+        #expect(reply.error?.contains("SWIFTWING_TEST_HOOKS=1") == true, "the refusal says how it is turned on")
+        #expect(worker.busy == 0, "nothing was wedged")
+        try await Task.sleep(for: .milliseconds(100))
+        let beat = try #require(worker.heartbeat.lastBeat)
+        try await waitUntil { (worker.heartbeat.lastBeat ?? beat) > beat }
+        worker.stop()
+
+        // With the hook on, the worker stops beating: this thread is given up for the rest of the run.
+        let victim = BoundedWorker(name: "test-wedged", capacity: 2, idleWake: .milliseconds(20))
+        let on = TestHooks(worker: victim, logger: Logger(label: "test"), environment: ["SWIFTWING_TEST_HOOKS": "1"])
+        #expect(on.handle(ControlRequest(command: .testWedgeWorker)).ok)
+        #expect(victim.busy == 1)
+        try await Task.sleep(for: .milliseconds(150))
+        let wedgedAt = try #require(victim.heartbeat.lastBeat)
+        try await Task.sleep(for: .milliseconds(200))
+        #expect(victim.heartbeat.lastBeat == wedgedAt)
+    }
+
+    private func waitUntil(_ condition: () -> Bool) async throws {
+        for _ in 0..<500 where !condition() { try await Task.sleep(for: .milliseconds(10)) }
+        try #require(condition())
+    }
+}
