@@ -5,6 +5,7 @@
 #include <sched.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/timex.h>
 
 #ifndef SCHED_RESET_ON_FORK
 #define SCHED_RESET_ON_FORK 0x40000000 /* <linux/sched.h> */
@@ -24,3 +25,11 @@ int sw_thread_set_realtime(int priority) {
 }
 
 int sw_thread_is_realtime(void) { return (sched_getscheduler(0) & ~SCHED_RESET_ON_FORK) == SCHED_FIFO; }
+
+int sw_clock_is_synchronised(void) {
+    struct timex state;
+    memset(&state, 0, sizeof state);
+    int result = adjtimex(&state);
+    if (result < 0) return -1;
+    return result != TIME_ERROR && (state.status & STA_UNSYNC) == 0;
+}

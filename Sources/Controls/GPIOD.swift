@@ -310,3 +310,27 @@ public final class GPIOOutputLine: DigitalOutput, @unchecked Sendable {
         gpiod_line_release(line)
     }
 }
+
+/// A GPIO line as the kernel reports it, read without requesting it (for `swiftwing doctor`).
+public struct GPIOLineState: Sendable, Equatable {
+    /// The chip's device name and label (`gpiochip0`, `pinctrl-bcm2711`).
+    public var chipName: String
+    public var chipLabel: String
+    public var offset: Int
+    /// Who holds the line (`swiftwing`, `gpio-keys`…), `nil` when nobody does.
+    public var consumer: String?
+    /// Held by a program or a kernel driver.
+    public var isUsed: Bool
+
+    /// Finds the chip by label or name and the line by name or offset, as a request would, and reads
+    /// whether it is in use. The corresponding C functions are `gpiod_line_is_used` and
+    /// `gpiod_line_consumer`.
+    public static func read(_ spec: GPIOLineSpec) throws(GPIOError) -> GPIOLineState {
+        let chip = try ChipHandle.find(spec)
+        let line = try chip.line(spec)
+        gpiod_line_update(line)
+        return GPIOLineState(
+            chipName: chip.name, chipLabel: chip.label, offset: Int(gpiod_line_offset(line)),
+            consumer: gpiod_line_consumer(line).map { String(cString: $0) }, isUsed: gpiod_line_is_used(line))
+    }
+}

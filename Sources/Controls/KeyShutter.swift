@@ -208,16 +208,11 @@ public final class KeyShutter: ShutterInput {
             }
             refusedPaths.remove(path)
             owner.examinedCount.withLock { $0 += 1 }
-            var bits = [UInt8](repeating: 0, count: Int(KEY_CNT + 7) / 8)
-            let gotBits = bits.withUnsafeMutableBytes { sw_ioctl_ptr(fd, sw_EVIOCGBIT_KEY(UInt32($0.count)), $0.baseAddress) }
-            let offered = owner.keys.filter { code in gotBits > 0 && bits[Int(code) / 8] & (1 << (code % 8)) != 0 }
+            let (offered, deviceName) = KeyDeviceSurvey.capabilities(fd: fd, keys: owner.keys)
             guard !offered.isEmpty else {
                 close(fd)
                 return
             }
-            var nameBuffer = [CChar](repeating: 0, count: 256)
-            _ = nameBuffer.withUnsafeMutableBytes { sw_ioctl_ptr(fd, sw_EVIOCGNAME(UInt32($0.count - 1)), $0.baseAddress) }
-            let deviceName = String(decoding: nameBuffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
             var clock = CLOCK_MONOTONIC
             if sw_ioctl_ptr(fd, sw_EVIOCSCLOCKID(), &clock) != 0 {
                 logger.warning("key device \(path) keeps realtime timestamps (EVIOCSCLOCKID: \(String(cString: strerror(errno)))); they are converted")

@@ -72,22 +72,41 @@ public struct AppDatabase: Sendable {
     /// ``StoreError/databaseNotMigrated(path:)`` / ``StoreError/databaseTooNew(path:)`` when the
     /// schema does not match this build.
     public static func openReadOnly(_ stateDirectory: StateDirectory) throws(StoreError) -> AppDatabase {
+        try openMigrated(stateDirectory, readonly: true, consequence: "nothing was read")
+    }
+
+    /// Opens the database in `stateDirectory` for a person's change (`swiftwing library edit`…),
+    /// whether the daemon runs or not: a WAL connection beside the daemon's, each change one
+    /// transaction that waits up to ``busyTimeout`` for the daemon's. It never migrates (a running
+    /// daemon owns the schema), so it fails like ``openReadOnly(_:)`` when the schema does not match.
+    public static func openForChanges(_ stateDirectory: StateDirectory) throws(StoreError) -> AppDatabase {
+        try openMigrated(stateDirectory, readonly: false, consequence: "nothing was changed")
+    }
+
+    /// A pool on an existing database whose schema is this build's, never migrating it.
+    private static func openMigrated(
+        _ stateDirectory: StateDirectory, readonly: Bool, consequence: String
+    ) throws(StoreError) -> AppDatabase {
         let path = stateDirectory.databasePath
         guard FileOperations.exists(path) else {
             throw StoreError.databaseMissing(path: path, stateDirectory: stateDirectory.path)
         }
         let pool: DatabasePool
         do {
-            pool = try DatabasePool(path: path, configuration: makeConfiguration(readonly: true))
+            pool = try DatabasePool(path: path, configuration: makeConfiguration(readonly: readonly))
+            if !readonly {
+                // As in ``open(_:)``: the pool's writer leaves WAL setup with `synchronous = NORMAL`.
+                try pool.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA synchronous = FULL") }
+            }
             let (complete, superseded) = try pool.read { db in
                 (try migrator.hasCompletedMigrations(db), try migrator.hasBeenSuperseded(db))
             }
             if superseded { throw StoreError.databaseTooNew(path: path) }
             if !complete { throw StoreError.databaseNotMigrated(path: path) }
         } catch {
-            throw StoreError.from(error, databasePath: path, consequence: "nothing was read")
+            throw StoreError.from(error, databasePath: path, consequence: consequence)
         }
-        return AppDatabase(writer: pool, path: path, isReadOnly: true)
+        return AppDatabase(writer: pool, path: path, isReadOnly: readonly)
     }
 
     /// An empty, migrated database in memory, for tests and previews.

@@ -20,7 +20,8 @@ public enum EnrichmentStatus: String, CaseIterable, Codable, Sendable, Hashable,
 ///
 /// `authors` is stored as a JSON array of names (text), so names with commas survive and FTS5
 /// still sees plain words. `needsReview` is a generated column in SQLite; ``needsReview`` here
-/// computes the same rule for records not yet saved.
+/// computes the same rule for records not yet saved: a low confidence, the backend's
+/// `review_needed`, or a ``reviewReason`` of our own, until a person reviews it (``reviewedAt``).
 public struct BookRecord: Identifiable, Hashable, Sendable, Codable, FetchableRecord, MutablePersistableRecord {
     public static let databaseTableName = "book"
 
@@ -52,12 +53,20 @@ public struct BookRecord: Identifiable, Hashable, Sendable, Codable, FetchableRe
     public var rawJSON: String?
     /// Who found it: the backend, or a barcode read on the device.
     public var source: BookSource = .backend
+    /// Why the device does not trust this record by itself (fields of the wrong type, no
+    /// confidence…), in words for a person; `nil` when nothing was wrong.
+    public var reviewReason: String?
+    /// When a person approved or edited the book; from then on it no longer needs review.
+    public var reviewedAt: Date?
+    /// When a person last corrected its title, authors or ISBN; later sightings no longer overwrite them.
+    public var editedAt: Date?
 
     public init(
         id: Int64? = nil, isbn13: String? = nil, isbn10: String? = nil, title: String, authors: [String] = [],
         format: String? = nil, publisher: String? = nil, publishedDate: String? = nil, pageCount: Int? = nil,
         coverURL: String? = nil, confidence: Double? = nil, enrichmentStatus: EnrichmentStatus = .pending,
-        addedAt: Date = Date(), updatedAt: Date? = nil, scanID: UUID? = nil, rawJSON: String? = nil
+        addedAt: Date = Date(), updatedAt: Date? = nil, scanID: UUID? = nil, rawJSON: String? = nil,
+        reviewReason: String? = nil, reviewedAt: Date? = nil, editedAt: Date? = nil
     ) {
         self.id = id
         self.isbn13 = isbn13
@@ -75,18 +84,24 @@ public struct BookRecord: Identifiable, Hashable, Sendable, Codable, FetchableRe
         self.updatedAt = updatedAt ?? addedAt
         self.scanID = scanID
         self.rawJSON = rawJSON
+        self.reviewReason = reviewReason
+        self.reviewedAt = reviewedAt
+        self.editedAt = editedAt
     }
 
-    /// Confidence below ``reviewThreshold`` or the backend asked for review (the same rule as the
-    /// generated `needsReview` column).
+    /// Not yet reviewed by a person, and: confidence below ``reviewThreshold``, the backend asked for
+    /// review, or the device found something wrong (``reviewReason``). The same rule as the generated
+    /// `needsReview` column.
     public var needsReview: Bool {
-        (confidence.map { $0 < Self.reviewThreshold } ?? false) || enrichmentStatus == .reviewNeeded
+        guard reviewedAt == nil else { return false }
+        return (confidence.map { $0 < Self.reviewThreshold } ?? false) || enrichmentStatus == .reviewNeeded
+            || reviewReason != nil
     }
 
     private enum CodingKeys: String, CodingKey {
         case id, isbn13, isbn10, title, authors, format, publisher, publishedDate, pageCount
         case coverURL = "coverUrl", confidence, enrichmentStatus, addedAt, updatedAt
-        case scanID = "scanId", rawJSON, source
+        case scanID = "scanId", rawJSON, source, reviewReason, reviewedAt, editedAt
     }
 
     public enum Columns {
@@ -101,6 +116,8 @@ public struct BookRecord: Identifiable, Hashable, Sendable, Codable, FetchableRe
         public static let addedAt = Column("addedAt")
         public static let scanID = Column("scanId")
         public static let source = Column("source")
+        public static let reviewReason = Column("reviewReason")
+        public static let reviewedAt = Column("reviewedAt")
     }
 
     /// Scan ids are stored as lowercase strings, like `scan.id`.

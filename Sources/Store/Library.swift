@@ -102,23 +102,38 @@ public struct Library: Sendable {
 
 extension BookRecord {
     /// This row with what a newer sighting of the same book adds: known values win over missing
-    /// ones, the row keeps its id, ISBN-13, added date and first scan.
+    /// ones, the row keeps its id, ISBN-13, added date and first scan. A row a person approved or
+    /// edited keeps what the person saw and only has its gaps filled; another row takes the newer
+    /// values, and the reasons for review of both sightings.
     func merged(with book: BookRecord, now: Date) -> BookRecord {
+        let personChecked = reviewedAt != nil || editedAt != nil
+        func pick<Value>(_ mine: Value?, _ theirs: Value?) -> Value? {
+            personChecked ? (mine ?? theirs) : (theirs ?? mine)
+        }
         var merged = self
-        merged.isbn10 = book.isbn10 ?? isbn10
-        if !book.title.isEmpty { merged.title = book.title }
-        if !book.authors.isEmpty { merged.authors = book.authors }
-        merged.format = book.format ?? format
-        merged.publisher = book.publisher ?? publisher
-        merged.publishedDate = book.publishedDate ?? publishedDate
-        merged.pageCount = book.pageCount ?? pageCount
-        merged.coverURL = book.coverURL ?? coverURL
-        merged.confidence = book.confidence ?? confidence
-        merged.enrichmentStatus = book.enrichmentStatus
-        merged.rawJSON = book.rawJSON ?? rawJSON
+        merged.isbn10 = pick(isbn10, book.isbn10)
+        if !book.title.isEmpty, !(personChecked && !title.isEmpty) { merged.title = book.title }
+        if !book.authors.isEmpty, !(personChecked && !authors.isEmpty) { merged.authors = book.authors }
+        merged.format = pick(format, book.format)
+        merged.publisher = pick(publisher, book.publisher)
+        merged.publishedDate = pick(publishedDate, book.publishedDate)
+        merged.pageCount = pick(pageCount, book.pageCount)
+        merged.coverURL = pick(coverURL, book.coverURL)
+        merged.confidence = pick(confidence, book.confidence)
+        if !personChecked { merged.enrichmentStatus = book.enrichmentStatus }
+        merged.rawJSON = pick(rawJSON, book.rawJSON)
+        merged.reviewReason = personChecked ? reviewReason : Self.joinedReasons(reviewReason, book.reviewReason)
         merged.scanID = scanID ?? book.scanID
         merged.updatedAt = now
         return merged
+    }
+
+    /// The reasons of both (each a `; `-separated list), each once.
+    static func joinedReasons(_ first: String?, _ second: String?) -> String? {
+        guard let first, let second else { return first ?? second }
+        var reasons = first.components(separatedBy: "; ")
+        for reason in second.components(separatedBy: "; ") where !reasons.contains(reason) { reasons.append(reason) }
+        return reasons.joined(separator: "; ")
     }
 }
 

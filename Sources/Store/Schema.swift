@@ -155,6 +155,64 @@ extension AppDatabase {
             }
         }
 
+        // v4-review: a book the device does not trust by itself carries the reason (fields of the
+        // wrong type, no confidence), a person's review ends the need for one, and a person's edit is
+        // dated. `needsReview` is a stored
+        // generated column, which SQLite cannot alter: the table is rebuilt with the wider rule.
+        migrator.registerMigration("v4-review") { db in
+            try db.alter(table: "book") { t in
+                t.add(column: "reviewReason", .text).check { $0 == nil || length($0) > 0 }
+                t.add(column: "reviewedAt", .datetime)
+                t.add(column: "editedAt", .datetime)
+            }
+            try rebuildBookTable(db, needsReview: """
+                reviewedAt IS NULL AND (coalesce(confidence < 0.8, 0) OR enrichmentStatus = 'review_needed'
+                    OR reviewReason IS NOT NULL)
+                """)
+            // Backend books stored before this rule without a confidence were trusted silently.
+            try db.execute(sql: """
+                UPDATE book SET reviewReason = 'the backend gave no confidence'
+                WHERE source = 'backend' AND confidence IS NULL AND rawJSON IS NOT NULL
+                """)
+        }
+
         return migrator
+    }
+
+    /// Rebuilds `book` (SQLite's documented way to change a column it cannot alter) with `needsReview`
+    /// generated from `needsReview`, keeping every row, its id, the id sequence, the index and the
+    /// full-text search.
+    private static func rebuildBookTable(_ db: Database, needsReview: String) throws {
+        let tableSQL = "SELECT sql FROM sqlite_master WHERE type = 'table' AND name = 'book'"
+        guard let create = try String.fetchOne(db, sql: tableSQL),
+            let generated = create.range(of: #""needsReview" BOOLEAN GENERATED ALWAYS AS ("#),
+            let stored = create.range(of: ") STORED", range: generated.upperBound..<create.endIndex),
+            let name = create.range(of: #"CREATE TABLE "book""#)
+        else {
+            throw DatabaseError(message: "the book table does not have the shape this migration expects")
+        }
+        var rebuilt = create
+        rebuilt.replaceSubrange(generated.upperBound..<stored.lowerBound, with: needsReview)
+        rebuilt.replaceSubrange(name, with: #"CREATE TABLE "book_rebuilt""#)
+        let columns = try db.columns(in: "book").map(\.name).filter { $0 != "needsReview" }
+            .map { $0.quotedDatabaseIdentifier }.joined(separator: ", ")
+        let sequence = try Int64.fetchOne(db, sql: "SELECT seq FROM sqlite_sequence WHERE name = 'book'")
+
+        try db.drop(table: "book_ft")
+        try db.execute(sql: rebuilt)
+        try db.execute(sql: "INSERT INTO book_rebuilt (\(columns)) SELECT \(columns) FROM book")
+        try db.drop(table: "book")
+        try db.rename(table: "book_rebuilt", to: "book")
+        if let sequence {
+            try db.execute(
+                sql: "UPDATE sqlite_sequence SET seq = max(seq, ?) WHERE name = 'book'", arguments: [sequence])
+        }
+        try db.create(index: "book_on_scanId", on: "book", columns: ["scanId"])
+        // The search as v1 made it; `synchronize` re-reads every row into the index.
+        try db.create(virtualTable: "book_ft", using: FTS5()) { t in
+            t.synchronize(withTable: "book")
+            t.tokenizer = .unicode61()
+            for column in ["title", "authors", "isbn13", "isbn10"] { t.column(column) }
+        }
     }
 }

@@ -50,6 +50,11 @@ public enum StoreError: Error, Sendable, Equatable, CustomStringConvertible {
     /// Only failed scans can be retried by hand; this one is in `state`.
     case notRetryable(id: UUID, state: ScanState)
 
+    /// No book has this row id.
+    case bookNotFound(Int64)
+    /// Another book already has this ISBN-13 (the library holds each ISBN once).
+    case isbnTaken(isbn13: String, bookID: Int64)
+
     /// `<state>/device-id` exists but does not hold a UUID (or cannot be read).
     case deviceIdentityUnreadable(path: String, reason: String)
     /// Another process holds `<state>/swiftwing.lock`.
@@ -103,6 +108,11 @@ public enum StoreError: Error, Sendable, Equatable, CustomStringConvertible {
         case let .notRetryable(id, state):
             return "scan \(id.uuidString.lowercased()) is \(state.rawValue), not failed: "
                 + (state == .done ? "its books are already in the library" : "it is still in the queue and is retried on its own")
+        case let .bookNotFound(id):
+            return "no book with id \(id): list the books with `swiftwing library` (the id is the first column)"
+        case let .isbnTaken(isbn13, bookID):
+            return "book \(bookID) already has ISBN \(isbn13): check that one (`swiftwing library show \(bookID)`), "
+                + "then delete the duplicate (`swiftwing library delete ID`) or give a different ISBN"
         case let .deviceIdentityUnreadable(path, reason):
             return "\(path) does not hold a device id (\(reason)): the backend knows this device by that id, so it "
                 + "is not replaced silently; restore the file from a backup, or delete it to make the device a new one"

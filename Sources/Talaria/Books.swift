@@ -114,12 +114,15 @@ public struct TalariaBook: Hashable, Sendable {
     public var boundingBox: BoundingBox?
     /// The backend's JSON for this book (compact, keys sorted).
     public var rawJSON: String
+    /// Why this book must not be trusted without a person's review: fields of the wrong type, no
+    /// confidence, a confidence out of range. Empty for a well-formed book.
+    public var reviewReasons: [String]
 
     public init(
         isbn13: String? = nil, isbn10: String? = nil, title: String, authors: [String] = [],
         confidence: Double? = nil, format: String? = nil, publisher: String? = nil, publishedDate: String? = nil,
         pageCount: Int? = nil, coverURL: String? = nil, enrichmentStatus: String? = nil,
-        boundingBox: BoundingBox? = nil, rawJSON: String = "{}"
+        boundingBox: BoundingBox? = nil, rawJSON: String = "{}", reviewReasons: [String] = []
     ) {
         self.isbn13 = isbn13
         self.isbn10 = isbn10
@@ -134,13 +137,16 @@ public struct TalariaBook: Hashable, Sendable {
         self.enrichmentStatus = enrichmentStatus
         self.boundingBox = boundingBox
         self.rawJSON = rawJSON
+        self.reviewReasons = reviewReasons
     }
 
     // MARK: Decoding
 
     /// Reads one book. Returns `nil` (with a warning saying why) for something that is not a book:
-    /// not an object, or neither a usable title nor a valid ISBN. Smaller problems (an ISBN failing
-    /// its checksum, a confidence out of range) keep the book and add a warning.
+    /// not an object, or neither a title nor a valid ISBN. Smaller problems (an ISBN failing its
+    /// checksum, a confidence out of range) keep the book and add a warning; fields of the wrong type
+    /// and a missing or unreadable confidence keep it too, with ``reviewReasons`` saying what a person
+    /// should check.
     public static func decode(_ value: JSONValue) -> (book: TalariaBook?, warnings: [TalariaWarning]) {
         guard case .object = value else {
             return (nil, [TalariaWarning("a book that is not a JSON object was skipped: \(value.jsonText.prefix(80))")])
@@ -169,6 +175,7 @@ public struct TalariaBook: Hashable, Sendable {
             return nil
         }
 
+        var reasons = wrongTypes(value)
         let title = text("title") ?? ""
 
         // ISBN: the first candidate that passes its checksum.
@@ -196,7 +203,9 @@ public struct TalariaBook: Hashable, Sendable {
                     + "(wrong length or check digit); kept without ISBN, matched by title and author"))
         }
 
-        guard !title.isEmpty || isbn13 != nil else {
+        // A title of the wrong type ({"title": {…}}) is still a book sighted, kept for a person to name.
+        let titleGiven = field("title") != nil
+        guard !title.isEmpty || isbn13 != nil || (titleGiven && !reasons.isEmpty) else {
             warnings.append(TalariaWarning(
                 "a book with neither a title nor a valid ISBN was skipped: \(value.jsonText.prefix(120))"))
             return (nil, warnings)
@@ -205,14 +214,15 @@ public struct TalariaBook: Hashable, Sendable {
         var authors: [String] = []
         if let list = field("authors", "author") {
             switch list {
+            // Only names: a number where a name belongs is a reason for review, not an author called "3".
             case .array(let items):
                 authors = items.compactMap { item in
-                    (item.stringValue ?? item["name"]?.stringValue)?.trimmed
+                    (Self.name(item) ?? item["name"].flatMap(Self.name))?.trimmed
                 }
             case .object:
-                authors = [list["name"]?.stringValue].compactMap { $0 }
+                authors = [list["name"].flatMap(Self.name)].compactMap { $0 }
             default:
-                authors = [list.stringValue].compactMap { $0?.trimmed }
+                authors = [Self.name(list)].compactMap { $0?.trimmed }
             }
             authors.removeAll { $0.isEmpty }
         }
@@ -225,8 +235,13 @@ public struct TalariaBook: Hashable, Sendable {
                 confidence = value / 100
             } else {
                 warnings.append(TalariaWarning("book \"\(title)\": confidence \(value) is not 0–1; ignored"))
+                reasons.append("confidence \(JSONValue.number(value).jsonText) is not between 0 and 1")
                 confidence = nil
             }
+        } else if let given = field("confidence") {
+            reasons.append("confidence is \(kind(of: given)) (\(given.jsonText.prefix(40))), not a number")
+        } else {
+            reasons.append("the backend gave no confidence")
         }
 
         var publishedDate = text("publishedDate", "publicationDate")
@@ -248,8 +263,74 @@ public struct TalariaBook: Hashable, Sendable {
             format: text("format"), publisher: text("publisher"), publishedDate: publishedDate, pageCount: pageCount,
             coverURL: text("coverUrl", "coverURL", "coverImageUrl", "thumbnail"),
             enrichmentStatus: text("enrichmentStatus") ?? enrichment?["status"]?.stringValue,
-            boundingBox: box, rawJSON: value.jsonText)
+            boundingBox: box, rawJSON: value.jsonText, reviewReasons: reasons)
         return (book, warnings)
+    }
+
+    /// What the book's fields expect (docs/protocol.md §3): text, a number, or a list of names.
+    private enum Expected {
+        case text, number, names
+
+        var words: String {
+            switch self {
+            case .text: "text"
+            case .number: "a number"
+            case .names: "a list of names"
+            }
+        }
+
+        func accepts(_ value: JSONValue) -> Bool {
+            switch (self, value) {
+            case (_, .null), (.text, .string), (.number, .number): true
+            // "320" for a page count is read as the number it spells.
+            case (.number, .string(let text)): Double(text.trimmed) != nil
+            case (.names, .string): true
+            case (.names, .object(let object)): object["name"].flatMap(TalariaBook.name) != nil
+            case (.names, .array(let items)):
+                items.allSatisfy { item in TalariaBook.name(item) ?? item["name"].flatMap(TalariaBook.name) != nil }
+            default: false
+            }
+        }
+    }
+
+    private static let expectedFields: [(key: String, expected: Expected)] = [
+        ("title", .text), ("isbn", .text), ("isbn13", .text), ("isbn10", .text), ("authors", .names),
+        ("author", .names), ("format", .text), ("publisher", .text), ("publishedDate", .text),
+        ("publicationDate", .text), ("publicationYear", .number), ("pageCount", .number), ("pages", .number),
+        ("coverUrl", .text), ("coverURL", .text), ("enrichmentStatus", .text),
+    ]
+
+    /// One phrase per field, at the top level or in `enrichment`, whose JSON type is not the one the
+    /// protocol gives it (a number for a title, a list of numbers for authors…). The confidence is
+    /// judged by ``decode(_:)``, which also reads it.
+    private static func wrongTypes(_ value: JSONValue) -> [String] {
+        var reasons: [String] = []
+        for (prefix, object) in [("", value), ("enrichment.", value["enrichment"])] {
+            guard let object else { continue }
+            for (key, expected) in expectedFields {
+                guard let found = object[key], !expected.accepts(found) else { continue }
+                let held = found.jsonText.prefix(40)
+                reasons.append("\(prefix)\(key) is \(kind(of: found)) (\(held)), not \(expected.words)")
+            }
+        }
+        return reasons
+    }
+
+    /// The text of a JSON string; `nil` for anything else.
+    private static func name(_ value: JSONValue) -> String? {
+        if case .string(let text) = value { return text }
+        return nil
+    }
+
+    private static func kind(of value: JSONValue) -> String {
+        switch value {
+        case .null: "null"
+        case .bool: "true/false"
+        case .number: "a number"
+        case .string: "text"
+        case .array: "a list"
+        case .object: "an object"
+        }
     }
 
     /// Reads a list of books, skipping (with a warning) the ones that are not books.

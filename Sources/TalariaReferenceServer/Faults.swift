@@ -52,6 +52,7 @@ public enum FaultAction: Sendable, Equatable {
     case failed
     case failedRetryable
     case badISBN
+    case wrongTypes
     // status, results, cleanup
     case http404
     // catalog
@@ -90,7 +91,8 @@ public struct Fault: Sendable, Equatable, CustomStringConvertible {
         ],
         .stream: [
             "drop-after:N", "malformed", "duplicate-terminal", "results-key", "complete-alias", "stripped", "progress-100",
-            "timeout-event", "never-end", "huge-line", "failed", "failed-retryable", "bad-isbn", "slow:MS",
+            "timeout-event", "never-end", "huge-line", "failed", "failed-retryable", "bad-isbn",
+            "wrong-types", "slow:MS",
         ],
         .status: ["404", "500", "slow:MS"],
         .results: ["404", "500", "slow:MS"],
@@ -173,6 +175,7 @@ public struct Fault: Sendable, Equatable, CustomStringConvertible {
             case "failed": action = .failed
             case "failed-retryable": action = .failedRetryable
             case "bad-isbn": action = .badISBN
+            case "wrong-types": action = .wrongTypes
             default: throw .invalid(spelling, "unknown stream fault; known: " + (catalog[.stream] ?? []).joined(separator: ", "))
             }
         case (.status, "404"), (.results, "404"), (.cleanup, "404"):

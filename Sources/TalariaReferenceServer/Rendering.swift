@@ -44,8 +44,20 @@ enum Render {
 
     static func books(_ job: JobSnapshot) -> [JSONValue] {
         job.books.enumerated().map { i, book in
-            book.json(isbnOverride: i == 0 && job.sticky.contains(.badISBN) ? ISBN.corrupted(book.sentISBN) : nil)
+            let isbn = i == 0 && job.sticky.contains(.badISBN) ? ISBN.corrupted(book.sentISBN) : nil
+            let json = book.json(isbnOverride: isbn)
+            return i == 0 && job.sticky.contains(.wrongTypes) ? wrongTypes(json) : json
         }
+    }
+
+    /// The `wrong-types` fault: a word for the confidence and a number for the authors, as a
+    /// careless backend might send them; the title and ISBN stay, so the book can be found.
+    static func wrongTypes(_ book: JSONValue) -> JSONValue {
+        guard case .object(var fields) = book else { return book }
+        fields["confidence"] = "high"
+        fields["author"] = nil
+        fields["authors"] = .int(3)
+        return .object(fields)
     }
 
     static func summary(_ job: JobSnapshot) -> JSONValue {

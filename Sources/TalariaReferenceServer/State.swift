@@ -32,7 +32,7 @@ struct JobEvent: Sendable {
 
 /// Stream faults that, once seen by a job's stream, shape everything later written about that job.
 enum StickyFault: Sendable, Hashable {
-    case resultsKey, completeAlias, stripped, progress100, badISBN
+    case resultsKey, completeAlias, stripped, progress100, badISBN, wrongTypes
 }
 
 struct Job: Sendable {

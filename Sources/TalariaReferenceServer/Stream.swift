@@ -35,6 +35,7 @@ extension Handlers {
             case .stripped: sticky.insert(.stripped)
             case .progress100: sticky.insert(.progress100)
             case .badISBN: sticky.insert(.badISBN)
+            case .wrongTypes: sticky.insert(.wrongTypes)
             case .failed: await state.scheduleFailure(id, retryable: false)
             case .failedRetryable: await state.scheduleFailure(id, retryable: true)
             case .dropAfter(let n): plan.dropAfter = n

@@ -17,13 +17,14 @@ extension TalariaBook {
         return BookMatchKey(title: title, authors: authors).map(BookIdentity.titleAndAuthor)
     }
 
-    /// The library row for this book, found by `scanID`; an unknown enrichment status reads as pending.
+    /// The library row for this book, found by `scanID`; an unknown enrichment status reads as pending,
+    /// and the reasons the decoder found for a person's review become the row's review reason.
     func record(scanID: UUID?, now: Date) -> BookRecord {
         BookRecord(
             isbn13: isbn13, isbn10: isbn10, title: title, authors: authors, format: format, publisher: publisher,
             publishedDate: publishedDate, pageCount: pageCount, coverURL: coverURL, confidence: confidence,
             enrichmentStatus: EnrichmentStatus(tolerating: enrichmentStatus), addedAt: now, scanID: scanID,
-            rawJSON: rawJSON)
+            rawJSON: rawJSON, reviewReason: reviewReasons.isEmpty ? nil : reviewReasons.joined(separator: "; "))
     }
 
     /// One book per ``identity``, in first-seen order; a later duplicate fills what the first
@@ -62,6 +63,8 @@ extension TalariaBook {
         merged.pageCount = winner.pageCount ?? other.pageCount
         merged.coverURL = winner.coverURL ?? other.coverURL
         merged.boundingBox = winner.boundingBox ?? other.boundingBox
+        // Either sighting's doubts stay: the merged book carries fields from both.
+        merged.reviewReasons = winner.reviewReasons + other.reviewReasons.filter { !winner.reviewReasons.contains($0) }
         return merged
     }
 }

@@ -200,29 +200,6 @@ extension SwiftWingCommand {
         }
     }
 
-    struct Library: ParsableCommand {
-        static let configuration = CommandConfiguration(
-            abstract: "List the books in the library (oldest first). Works with or without the daemon.")
-
-        @OptionGroup var common: CommonOptions
-
-        @Option(help: "Only books whose title, authors or ISBN match these words.")
-        var search: String?
-
-        @Flag(help: "Print stable JSON (documented in README.md).")
-        var json = false
-
-        func run() throws {
-            let configuration = try common.load()
-            do {
-                let report = try LibraryReport.gather(configuration: configuration, search: search)
-                print(json ? report.json() : report.text())
-            } catch {
-                throw CommandFailure(error.description)
-            }
-        }
-    }
-
     struct Doctor: ParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Check configuration, state directory, camera and libraries; say what to fix.")

@@ -11,7 +11,9 @@ import Testing
             "upload:html", "upload:slow:100", "upload:drop", "upload:envelope:stream-token", "upload:no-stream",
             "stream:drop-after:2", "stream:malformed", "stream:duplicate-terminal", "stream:results-key",
             "stream:complete-alias", "stream:stripped", "stream:progress-100", "stream:timeout-event", "stream:never-end",
-            "stream:huge-line", "stream:failed", "stream:failed-retryable", "stream:bad-isbn", "stream:slow:5", "status:404",
+            "stream:huge-line", "stream:failed", "stream:failed-retryable", "stream:bad-isbn",
+            "stream:wrong-types", "stream:slow:5",
+            "status:404",
             "status:500", "status:slow:5", "results:404", "results:500", "cleanup:500", "cleanup:404", "cleanup:slow:1",
         ]
         for spelling in spellings {

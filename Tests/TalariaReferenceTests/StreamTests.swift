@@ -156,6 +156,18 @@ import Testing
         }
     }
 
+    @Test func wrongTypes() async throws {
+        try await withServer { server in
+            let job = try await server.createJob(image: jpeg("wrong types"))
+            try await server.queueFaults(["stream:wrong-types"])
+            let events = parseSSE(try await server.stream(job.stream, token: job.token).text).events
+            let books = try #require(events.last?.json?["books"] as? [[String: Any]])
+            #expect(books[0]["confidence"] as? String == "high" && books[0]["authors"] as? Int == 3)
+            #expect(books[0]["author"] == nil && books[0]["title"] is String)
+            #expect(books.dropFirst().allSatisfy { $0["confidence"] is Double })
+        }
+    }
+
     @Test func timeoutEventThenJobStillFinishes() async throws {
         try await withServer({ $0.recognitionDelayMs = 200 }) { server in
             let job = try await server.createJob()

@@ -29,6 +29,7 @@ public struct DoctorReport: Sendable {
         report.checks.append(Check(name: "libraries", ok: true, detail: libraryVersions()))
         report.checks.append(backendCheck(configuration))
         report.checks.append(httpCheck())
+        report.checks += deviceChecks(configuration)
         return report
     }
 
@@ -58,7 +59,12 @@ public struct DoctorReport: Sendable {
         let enough = free >= configuration.minimumFreeMegabytes
         return Check(
             name: "state directory", ok: enough,
-            detail: "\(path), \(free) MB free" + (enough ? "" : " — below daemon.min_free_megabytes (\(configuration.minimumFreeMegabytes)); presses will be refused"))
+            detail: "\(path), \(free) MB free"
+                + (enough
+                    ? ""
+                    : " — below daemon.min_free_megabytes (\(configuration.minimumFreeMegabytes)); presses will "
+                        + "be refused. Fix: free space on that disk (`du -xh \(path) | sort -h | tail` shows what "
+                        + "is big)"))
     }
 
     private static func cameraCheck(_ configuration: ApplianceConfiguration) -> Check {

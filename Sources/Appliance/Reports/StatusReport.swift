@@ -222,19 +222,39 @@ public struct LibraryReport: Encodable, Sendable {
         }
     }
 
+    private enum CodingKeys: String, CodingKey {
+        case books
+    }
+
+    /// Each book with its computed `needsReview` (``LibraryEntry``).
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(books.map(LibraryEntry.init), forKey: .books)
+    }
+
     public func json() -> String { stableJSON(self) }
 
+    /// One line per book, its id first (the id `library show|edit|delete` take).
     public func text() -> String {
         guard !books.isEmpty else { return "the library is empty" }
         var lines = books.map { book in
-            var line = "\((book.isbn13 ?? book.isbn10 ?? "no ISBN").padding(toLength: 13, withPad: " ", startingAt: 0))  "
+            var line = "\(book.id.map(String.init) ?? "-")".padding(toLength: 5, withPad: " ", startingAt: 0) + " "
+                + "\((book.isbn13 ?? book.isbn10 ?? "no ISBN").padding(toLength: 13, withPad: " ", startingAt: 0))  "
                 + (book.title.isEmpty && book.source == .barcode ? "(from its barcode; title pending)" : book.title)
             if !book.authors.isEmpty { line += " — " + book.authors.joined(separator: ", ") }
             if let date = book.publishedDate { line += " (\(date))" }
-            if book.needsReview { line += "  [review]" }
+            if book.needsReview { line += "  [review: \(book.reviewReason ?? Self.lowConfidence(book))]" }
             return line
         }
         lines.append("\(books.count) book\(books.count == 1 ? "" : "s")")
         return lines.joined(separator: "\n")
+    }
+
+    /// Why a book without a reason of its own needs review.
+    static func lowConfidence(_ book: BookRecord) -> String {
+        guard let confidence = book.confidence, confidence < BookRecord.reviewThreshold else {
+            return "the backend asked for review"
+        }
+        return "confidence \(Int((confidence * 100).rounded()))%"
     }
 }

@@ -1,6 +1,6 @@
 // What Swift cannot import from the C library for SwiftWingCore's system layer: the variadic `prctl`,
-// `SCHED_RESET_ON_FORK` (shown by <sched.h> only with _GNU_SOURCE) and the eventfd header, which
-// Swift's Glibc module leaves out. Nothing else lives here; all logic is in Sources/SwiftWingCore.
+// `SCHED_RESET_ON_FORK` (shown by <sched.h> only with _GNU_SOURCE), and the eventfd and timex headers,
+// which Swift's Glibc module leaves out. Nothing else lives here; all logic is in Sources/SwiftWingCore.
 #ifndef SWIFTWING_CLINUX_H
 #define SWIFTWING_CLINUX_H
 
@@ -22,5 +22,9 @@ int sw_thread_set_realtime(int priority);
 
 /// Whether the calling thread runs on SCHED_FIFO. The corresponding C function is `sched_getscheduler`.
 int sw_thread_is_realtime(void);
+
+/// Whether the kernel's clock discipline calls the clock synchronised (NTP): 1 yes, 0 no, -1 with
+/// errno when it cannot be read. The corresponding C function is `adjtimex`.
+int sw_clock_is_synchronised(void);
 
 #endif

@@ -54,6 +54,12 @@ public enum LibraryCSV {
         return writer.bytes
     }
 
+    /// Goodreads' private note for a book that needs review, with the reason when there is one.
+    static func reviewNote(_ book: BookRecord) -> String {
+        guard book.needsReview else { return "" }
+        return "SwiftWing: check this book (it needs review" + (book.reviewReason.map { ": " + $0 } ?? "") + ")"
+    }
+
     /// One record, in the order of `format.columns`.
     public static func row(for book: BookRecord, format: ExportFormat) -> [String] {
         switch format {
@@ -74,7 +80,7 @@ public enum LibraryCSV {
             let rest = [
                 "0", book.publisher ?? "", book.format ?? "", book.pageCount.map(String.init) ?? "",
                 year(of: book.publishedDate), "", "", goodreadsDate(book.addedAt), "", "", "to-read", "", "",
-                book.needsReview ? "SwiftWing: check this book (it needs review)" : "", "0", "1",
+                reviewNote(book), "0", "1",
             ].map(neutralised)
             return cells + isbns + rest
         }
