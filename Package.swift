@@ -157,6 +157,9 @@ let package = Package(
             name: "IdentifyBench", dependencies: ["Identify", "Imaging", "SwiftWingCore"], path: "Benchmarks/IdentifyBench"),
         // Renders panel states into a framebuffer device and/or PNGs: the VM rig's vfb test drives it.
         .executableTarget(name: "PanelProbe", dependencies: ["Panel"], path: "Tests/PanelProbe"),
+        // Writes the synthetic camera's barcode and blurred scenes for scripts/demo.sh.
+        .executableTarget(
+            name: "DemoScenes", dependencies: ["SwiftWingTesting", "Identify", "Imaging"], path: "Tests/DemoScenes"),
 
         // libFuzzer targets (Fuzz/README.md): scripts/fuzz.sh builds them with -sanitize=fuzzer -DFUZZING;
         // an ordinary build makes each a replay tool for inputs it found.
@@ -233,7 +236,8 @@ let package = Package(
             name: "PanelTests",
             dependencies: ["Panel", "SwiftWingCore", "SwiftWingTesting", .product(name: "Logging", package: "swift-log")],
             exclude: ["Golden"]),
-        .testTarget(name: "IdentifyTests", dependencies: ["Identify", "Imaging", "SwiftWingCore", "swiftwing"]),
+        .testTarget(
+            name: "IdentifyTests", dependencies: ["Identify", "CZXingShim", "Imaging", "SwiftWingCore", "swiftwing"]),
         .testTarget(name: "ApplianceTests", dependencies: ["Appliance", "SwiftWingTesting", "Identify"]),
         .testTarget(
             name: "SwiftWingIntegrationTests",

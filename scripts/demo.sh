@@ -2,12 +2,15 @@
 # The main job on one machine: the reference backend and the daemon on the synthetic camera (the
 # shelf photos); presses online, a power cut (kill -9) and restart, a spell offline (backend
 # stopped) while pressing continues, reconnection and drain, a rate limit; then the library.
+# Then, with a library of its own, what the device identifies by itself: a book's barcode read with
+# the network down, its title filled in when the catalogue answers, and a blurred frame refused.
 # The status panel is drawn into $demo/panel.png, and copied at each stage (panel-*.png).
 # Usage: scripts/demo.sh [path/to/swiftwing] [path/to/talaria-reference]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bin=${1:-.build/debug/swiftwing}
 backend_bin=${2:-$(dirname "$bin")/talaria-reference}
+scenes_bin=$(dirname "$bin")/DemoScenes
 demo=${SWIFTWING_DEMO_DIR:-/tmp/swiftwing-demo}
 state="$demo/state"
 socket="$demo/control.sock"
@@ -54,7 +57,7 @@ start_backend() {
 stop_backend() { kill -TERM "$backend"; wait "$backend" 2>/dev/null || true; backend=""; : > "$backend_log"; }
 
 start_daemon() {
-  "$bin" run "${args[@]}" --camera synthetic --panel "png:$demo/panel.png" >>"$log" 2>&1 &
+  "$bin" run "${args[@]}" --camera "${1:-synthetic}" --panel "png:$demo/panel.png" >>"$log" 2>&1 &
   daemon=$!
   for _ in $(seq 1 300); do
     # Up, and the camera streaming (the synthetic one decodes its photos first).
@@ -64,6 +67,8 @@ start_daemon() {
   done
   echo "daemon did not come up; log:"; cat "$log"; exit 1
 }
+
+stop_daemon() { kill -TERM "$daemon"; wait "$daemon" 2>/dev/null || true; daemon=""; }
 
 press() {
   local id
@@ -140,5 +145,35 @@ for key in jobsCreated uploads streamsOpened resumes; do
   printf '  %-14s %s\n' "$key" "$(printf '%s' "$stats" | grep -o "\"$key\":[0-9]*" | cut -d: -f2)"
 done
 printf '  %-14s %s\n' cleanups "$(printf '%s' "$stats" | grep -o '"cleanups":\[[^]]*\]' | grep -o 'job_' | wc -l)"
+echo
+echo "== identified on the device, in a library of its own: a shelf with a book's barcode label;"
+echo "   the network is down (the backend, which is also the catalogue here, is stopped)"
+[ -x "$scenes_bin" ] || { echo "no $scenes_bin: build it with 'swift build --product DemoScenes'"; exit 1; }
+isbn=$("$scenes_bin" "$demo/scenes")
+stop_daemon
+stop_backend
+mkdir -p "$demo/identify"
+args=(--state-dir "$demo/identify/state" --control-socket "$demo/identify/control.sock" --config "$demo/swiftwing.toml")
+start_daemon "synthetic:$demo/scenes/barcode"
+press
+"$bin" queue "${args[@]}" | sed 's/^/  /' | cut -c1-160
+"$bin" library "${args[@]}" | head -n 1 | sed 's/^/  library: /'
+snapshot identified
+echo "== the catalogue answers again: the same book gets its title"
+start_backend
+for _ in $(seq 1 300); do
+  "$bin" library --json "${args[@]}" | grep -q '"enrichmentStatus" : "success"' && break
+  sleep 0.2
+done
+"$bin" library "${args[@]}" | sed 's/^/  library: /'
+"$bin" library --json "${args[@]}" | grep -q "\"isbn13\" : \"$isbn\"" || { echo "  (ISBN $isbn was not read)"; exit 1; }
+snapshot enriched
+echo "== a blurred frame (a shaking hand): refused with a warning, kept on the device with its quality"
+stop_daemon
+start_daemon "synthetic:$demo/scenes/blurred"
+press
+"$bin" queue "${args[@]}" | grep -E ' needs_attention ' | sed 's/^/  /' | cut -c1-200 || true
+"$bin" queue --json "${args[@]}" | grep -m 3 -E '"(verdict|sharpness|mean)"' | sed 's/^ */  quality: /'
+snapshot blurred
 echo
 echo "== logs: daemon $log, backend $backend_log; panel pictures $demo/panel-*.png"

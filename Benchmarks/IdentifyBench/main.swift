@@ -157,6 +157,51 @@ for set in ["ean13-1", "ean13-3"] {
         + String(format: "median %.1f ms, p99 %.1f ms a picture", percentile(times, 0.5), percentile(times, 0.99)))
 }
 
+// MARK: - Pass rates after the daemon's scaling
+
+// The daemon reads barcodes on the frame after ScanPipeline has scaled it to a long edge of at most
+// imaging.max_long_edge (1920): a camera with more pixels gets its codes shrunk by 1920 / its long edge.
+// Each picture keeps its own pixel size (the code covers as many sensor pixels as in the photo) in the
+// middle of a shelf frame of the camera's size; the frame goes through the same scaler call, then is read.
+print("\nPass rates after the daemon's scaling (picture in a shelf frame of the camera's size, "
+    + "YUV420Scaler.downscaled to <= 1920, then FrameIdentifier):\n")
+print("| camera frame | codes shrunk to | ean13-1 scaled | ean13-3 scaled | ean13-1 full frame | ean13-3 full frame "
+    + "| ms a frame, scaled / full (median) |")
+print("|---|---:|---|---|---:|---:|---|")
+let shelfSource = frame(shelves + "/one_shelf.jpg")
+for (cameraWidth, cameraHeight) in [(1920, 1080), (2592, 1944), (3280, 2464), (3840, 2160)] {
+    let background = try YUV420Scaler().resized(shelfSource, width: cameraWidth, height: cameraHeight)
+    var cells: [String] = []
+    var fullCells: [String] = []
+    var scaledTimes: [Double] = []
+    var fullTimes: [Double] = []
+    for set in ["ean13-1", "ean13-3"] {
+        let cases = fixtureSet(set)
+        var missed: [String] = []
+        var fullPassed = 0
+        for (path, digits) in cases {
+            let camera = pasted(frame(path), into: background)
+            let scaled = try YUV420Scaler().downscaled(camera, maxLongEdge: 1920)
+            let onScaled = try identifier.identify(frame: scaled)
+            scaledTimes.append(onScaled.milliseconds)
+            if !onScaled.barcodes.contains(where: { $0.text == digits }) {
+                missed.append(URL(fileURLWithPath: path).deletingPathExtension().lastPathComponent)
+            }
+            // For comparison: the same camera frame read before scaling.
+            let onFull = try identifier.identify(frame: camera)
+            fullTimes.append(onFull.milliseconds)
+            if onFull.barcodes.contains(where: { $0.text == digits }) { fullPassed += 1 }
+        }
+        cells.append("\(cases.count - missed.count)/\(cases.count)"
+            + (missed.isEmpty || missed.count > 8 ? "" : " (missed \(missed.joined(separator: ", ")))"))
+        fullCells.append("\(fullPassed)/\(cases.count)")
+    }
+    let shrink = 1920.0 / Double(max(cameraWidth, cameraHeight, 1920))
+    print("| \(cameraWidth)x\(cameraHeight) | " + String(format: "%.0f %%", shrink * 100) + " | "
+        + (cells + fullCells).joined(separator: " | ")
+        + String(format: " | %.1f / %.1f |", percentile(scaledTimes, 0.5), percentile(fullTimes, 0.5)))
+}
+
 // MARK: - Quality calibration
 
 print("\nQuality verdicts on the calibration set (defaults: \(identifier.thresholds)):\n")

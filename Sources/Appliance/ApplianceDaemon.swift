@@ -64,9 +64,6 @@ public struct ApplianceDaemon: Sendable {
         let uplink = try DaemonUplink.make(
             configuration: configuration, database: database, state: state, deviceID: deviceID, router: uplinkEvents,
             heartbeat: uplinkHeartbeat, logger: logger)
-        // Books known only by their ISBN are completed from a public catalogue, with or without a backend.
-        let enrichment = try DaemonEnrichment.make(
-            configuration: configuration, database: database, sharing: uplink?.engine, logger: logger)
         // The status panel (none, a framebuffer or a PNG file); without one the daemon runs headless.
         let panelFeeder = makePanel(logger: logger).map { panel in
             PanelFeeder(
@@ -74,10 +71,16 @@ public struct ApplianceDaemon: Sendable {
                 settings: PanelFeeder.Settings(minimumFreeBytes: Int64(configuration.minimumFreeMegabytes) * 1_048_576),
                 logger: Logger(label: "panel"), connectivity: { uplink?.panelConnectivity ?? .offline })
         }
+        // Books known only by their ISBN are completed from a public catalogue, with or without a backend;
+        // books landing wake the lookups, and a title found shows on the panel.
+        let enrichment = try DaemonEnrichment.make(
+            configuration: configuration, database: database, sharing: uplink?.engine, logger: logger,
+            events: { panelFeeder?.bookEnriched($0.book) })
         // The buzzer first: its line is set before the panel records anything.
         let feedback = FeedbackFanOut(
             [controls.feedback] + (panelFeeder.map { [$0 as any PressFeedback] } ?? [])
-                + (uplink.map { [UplinkDoorbellFeedback(uplink: $0.service) as any PressFeedback] } ?? []))
+                + (uplink.map { [UplinkDoorbellFeedback(uplink: $0.service) as any PressFeedback] } ?? [])
+                + (enrichment.map { [$0.doorbell as any PressFeedback] } ?? []))
         uplinkEvents.connect(feedback: feedback, panel: panelFeeder)
         let pipeline = ScanPipeline(
             camera: camera, worker: worker, database: database, stateDirectory: state,

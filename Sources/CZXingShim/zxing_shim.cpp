@@ -10,6 +10,10 @@
 
 extern "C" int zxing_shim_read(const unsigned char *luma, int width, int height, int stride,
                                zxing_shim_code *codes, int capacity) {
+    // zxing-cpp 1.4's ImageView checks nothing: a bad size would read out of bounds, not throw.
+    if (luma == nullptr || codes == nullptr || width <= 0 || height <= 0 || stride < width || capacity < 1) {
+        return -1;
+    }
     try {
         ZXing::DecodeHints hints;
         hints.setFormats(ZXing::BarcodeFormat::EAN13 | ZXing::BarcodeFormat::EAN8 | ZXing::BarcodeFormat::UPCA);
@@ -18,7 +22,7 @@ extern "C" int zxing_shim_read(const unsigned char *luma, int width, int height,
         // One symbol per call: Debian's 1.4.0 asserts (aborts) while merging several results.
         ZXing::ImageView view(luma, width, height, ZXing::ImageFormat::Lum, stride);
         ZXing::Result result = ZXing::ReadBarcode(view, hints);
-        if (!result.isValid() || capacity < 1) return 0;
+        if (!result.isValid()) return 0;
         std::string text = result.text();
         if (text.size() >= sizeof codes[0].text) return 0;
         int format = 0;

@@ -114,7 +114,8 @@ public final class BarcodeReader {
             }
             guard let variant else { continue }
             remaining -= variant.pixels.count
-            let symbols = attempt == .zxing ? try zxing.scan(variant) : try scanner.scan(variant, lines: lines)
+            // zxing-cpp throwing (caught in its shim) costs only its own attempt; ZBar's go on.
+            let symbols = attempt == .zxing ? (try? zxing.scan(variant)) ?? [] : try scanner.scan(variant, lines: lines)
             if found.add(symbols) { return }
         }
     }

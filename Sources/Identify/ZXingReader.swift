@@ -15,7 +15,9 @@ struct ZXingReader {
                     output.baseAddress, Int32(output.count))
             }
         }
-        guard count >= 0 else { throw .library("zxing-cpp failed to read a \(image.width)x\(image.height) image") }
+        guard count >= 0 else {
+            throw .library("zxing-cpp threw while reading a \(image.width)x\(image.height) image")
+        }
         return codes.prefix(Int(count)).compactMap { code in
             let text = withUnsafeBytes(of: code.text) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
             switch Int(code.format) {

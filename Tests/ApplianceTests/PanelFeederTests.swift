@@ -5,6 +5,7 @@ import Logging
 import Panel
 import Store
 import SwiftWingCore
+import Synchronization
 import Testing
 @testable import Appliance
 
@@ -124,5 +125,69 @@ struct PanelFeederTests {
         feeder.refresh()
         #expect(panel.model.notice == PanelFeeder.apiKeyMissingNotice)
         #expect(panel.model.notice?.title == "NO API KEY")
+    }
+
+    /// A press whose frame held `isbn`'s barcode: the book lands with its ISBN alone and the panel is told.
+    private func barcodeScan(_ isbn: String, on feeder: PanelFeeder) throws -> Int64 {
+        feeder.pressAccepted(ShutterPress(time: .now(), source: .controlSocket))
+        let book = try feeder.database.library.insert(BookRecord(isbn13: isbn, title: ""))
+        feeder.showIdentified(isbns: [isbn])
+        feeder.refresh()
+        return try #require(book.id)
+    }
+
+    /// The catalogue's answer for book `id`, recorded as the enrichment service records it.
+    private func catalogueAnswers(_ id: Int64, _ completion: BookRecord, on feeder: PanelFeeder) throws {
+        let enriched = try #require(
+            try feeder.database.library.recordEnrichment(id, status: .success, completion: completion))
+        feeder.bookEnriched(enriched)
+    }
+
+    @Test("a barcode's book shows its ISBN at once and its title once the catalogue answers")
+    func identifiedBookGetsItsTitle() async throws {
+        let (panel, feeder, directory) = try idleFeeder()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let isbn = "9780131103627"
+        let id = try barcodeScan(isbn, on: feeder)
+        #expect(panel.model.notice == .message(title: "ISBN", detail: isbn))
+        #expect(panel.model.latestBook?.isbn == isbn)
+        #expect(panel.model.latestBook?.title == "Looking up the title…")
+
+        try catalogueAnswers(
+            id, BookRecord(title: "The C Programming Language", authors: ["Brian W. Kernighan"]), on: feeder)
+
+        // The title shows as the latest book and in the scan's notice
+        #expect(panel.model.latestBook?.title == "The C Programming Language")
+        #expect(panel.model.latestBook?.authors == ["Brian W. Kernighan"])
+        feeder.refresh()
+        #expect(panel.model.notice == .message(title: "ISBN", detail: "\(isbn)  The C Programming Language"))
+    }
+
+    @Test("a title for an earlier scan's book updates the latest book but does not take the screen")
+    func titleOfAnEarlierScan() async throws {
+        let (panel, feeder, directory) = try idleFeeder()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let id = try barcodeScan("9780262510875", on: feeder)
+        // A second press (a frame without a code) makes the first scan an earlier one
+        feeder.pressAccepted(ShutterPress(time: .now(), source: .controlSocket))
+        feeder.refresh()
+        #expect(panel.model.notice == nil)
+
+        try catalogueAnswers(id, BookRecord(title: "Structure and Interpretation of Computer Programs"), on: feeder)
+        feeder.refresh()
+        #expect(panel.model.notice == nil)
+        #expect(panel.model.latestBook?.title == "Structure and Interpretation of Computer Programs")
+    }
+
+    @Test("books landing wake the catalogue lookups; other notices do not")
+    func booksLandedWakeEnrichment() {
+        let wakes = Mutex(0)
+        let doorbell = EnrichmentDoorbellFeedback { wakes.withLock { $0 += 1 } }
+        let feedback = FeedbackFanOut([doorbell])
+        for notice in [FeedbackNotice.scanFailed, .rateLimited, .exportDone] { feedback.notice(notice) }
+        feedback.scanSaved(ShutterPress(time: .now(), source: .controlSocket))
+        #expect(wakes.withLock { $0 } == 0)
+        feedback.notice(.booksLanded)
+        #expect(wakes.withLock { $0 } == 1)
     }
 }

@@ -1,6 +1,7 @@
 import Camera
 import Foundation
 import Logging
+import Synchronization
 import SwiftWingCore
 import SwiftWingTesting
 import Testing
@@ -95,9 +96,16 @@ import Testing
         try await waitUntil { (worker.heartbeat.lastBeat ?? idleBeat) > idleBeat }
 
         let release = DispatchSemaphore(value: 0)
+        let started = Mutex(false)
         let slot = try #require(worker.reserve())
-        let job = Task { try await slot.run { release.wait() } }
-        try await Task.sleep(for: .milliseconds(100))  // the job has started and blocks
+        let job = Task {
+            try await slot.run {
+                started.withLock { $0 = true }
+                release.wait()
+            }
+        }
+        // Read the beat only once the job runs: on a loaded machine it may start well after 100 ms.
+        try await waitUntil { started.withLock { $0 } }
         let stuckAt = try #require(worker.heartbeat.lastBeat)
         try await Task.sleep(for: .milliseconds(200))  // ten idle wakes' worth
         #expect(worker.heartbeat.lastBeat == stuckAt, "no beat while the job blocks the worker's thread")
@@ -123,10 +131,15 @@ import Testing
         let on = TestHooks(worker: victim, logger: Logger(label: "test"), environment: ["SWIFTWING_TEST_HOOKS": "1"])
         #expect(on.handle(ControlRequest(command: .testWedgeWorker)).ok)
         #expect(victim.busy == 1)
-        try await Task.sleep(for: .milliseconds(150))
-        let wedgedAt = try #require(victim.heartbeat.lastBeat)
-        try await Task.sleep(for: .milliseconds(200))
-        #expect(victim.heartbeat.lastBeat == wedgedAt)
+        // The wedge starts when the worker's thread gets to it (late on a loaded machine); an idle
+        // worker beats every 20 ms, so a beat unchanged over 200 ms means the thread is held.
+        var silent = false
+        for _ in 0..<20 where !silent {
+            let before = victim.heartbeat.lastBeat
+            try await Task.sleep(for: .milliseconds(200))
+            silent = before != nil && victim.heartbeat.lastBeat == before
+        }
+        #expect(silent, "the wedged worker kept beating")
     }
 
     private func waitUntil(_ condition: () -> Bool) async throws {

@@ -30,14 +30,15 @@ final class BackendHarness: @unchecked Sendable {
 
     var url: String { "http://127.0.0.1:\(port)/" }
 
-    /// Starts it and waits for its "listening" line (its port answering).
+    /// Starts it and waits for its own "listening" line and its port answering (a port answering
+    /// alone could be another test's backend that took the port meanwhile).
     func start() throws {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: Self.binary)
         process.arguments = ["--host", "127.0.0.1", "--port", "\(port)"] + arguments
         if !FileManager.default.fileExists(atPath: logPath) { _ = FileManager.default.createFile(atPath: logPath, contents: nil) }
         let log = try FileHandle(forWritingTo: URL(fileURLWithPath: logPath))
-        log.seekToEndOfFile()
+        let logStart = log.seekToEndOfFile()
         process.standardOutput = log
         process.standardError = log
         try process.run()
@@ -45,7 +46,8 @@ final class BackendHarness: @unchecked Sendable {
         let deadline = Date().addingTimeInterval(30)
         while Date() < deadline {
             guard process.isRunning else { throw HarnessError("talaria-reference exited during start:\n\(self.log)") }
-            if (try? stats()) != nil { return }
+            let written = (try? Data(contentsOf: URL(fileURLWithPath: logPath)))?.dropFirst(Int(logStart)) ?? Data()
+            if String(decoding: written, as: UTF8.self).contains("listening on"), (try? stats()) != nil { return }
             Thread.sleep(forTimeInterval: 0.05)
         }
         throw HarnessError("talaria-reference did not answer on port \(port) within 30 s:\n\(self.log)")
@@ -158,6 +160,8 @@ extension DaemonHarness {
         var isbn13: String?
         var title: String
         var scanId: String?
+        var source: String?
+        var enrichmentStatus: String?
     }
 
     func library() throws -> [LibraryBook] {

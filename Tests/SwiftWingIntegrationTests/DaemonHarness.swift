@@ -153,6 +153,12 @@ final class DaemonHarness: @unchecked Sendable {
         var imageSize: Int
         var width: Int
         var height: Int
+        var barcodes: [Barcode]?
+
+        struct Barcode: Decodable {
+            var format: String
+            var text: String
+        }
     }
 
     func queue() throws -> [QueueEntry] {

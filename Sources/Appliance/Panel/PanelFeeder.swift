@@ -49,7 +49,7 @@ final class PanelFeeder: Service, PressFeedback, Sendable {
     }
 
     let panel: StatusPanel
-    private let database: AppDatabase
+    let database: AppDatabase
     private let spool: SpoolDirectory
     private let stateDirectory: StateDirectory
     private let camera: CameraSupervisor
@@ -58,6 +58,8 @@ final class PanelFeeder: Service, PressFeedback, Sendable {
     private let logger: Logger
     private let state = Mutex(State())
     private let connectivitySource: @Sendable () -> Connectivity
+    /// The most recent scan's barcode books (PanelFeeder+Identify).
+    let identified = IdentifiedBooks()
 
     init(
         panel: StatusPanel, database: AppDatabase, stateDirectory: StateDirectory, camera: CameraSupervisor,
@@ -94,6 +96,7 @@ final class PanelFeeder: Service, PressFeedback, Sendable {
 
     func pressAccepted(_ press: ShutterPress) {
         state.withLock { $0.lastPress = .now }
+        identified.forget()
         // The viewfinder freezes on its last frame until the press is over (idleAfter).
         panel.flash()
     }
@@ -165,8 +168,7 @@ final class PanelFeeder: Service, PressFeedback, Sendable {
             var latestBook: LatestBook?
             let previousCount = state.withLock { $0.bookCount }
             if bookCount != previousCount, bookCount > 0, let book = try database.library.books().last {
-                latestBook = LatestBook(
-                    title: book.title, authors: book.authors, isbn: book.isbn13 ?? book.isbn10, confidence: book.confidence)
+                latestBook = Self.latestBook(book)
             }
             state.withLock { $0.bookCount = bookCount }
             let notice = currentNotice()
@@ -192,6 +194,7 @@ final class PanelFeeder: Service, PressFeedback, Sendable {
             return nil
         }
         if let shown { return shown }
+        if let identified = identifiedNotice() { return identified }
         if settings.minimumFreeBytes > 0, let free = try? FreeSpace.availableBytes(at: stateDirectory.path),
             free < settings.minimumFreeBytes
         {

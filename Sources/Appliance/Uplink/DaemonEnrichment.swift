@@ -1,3 +1,4 @@
+import Controls
 import Foundation
 import HTTPEngine
 import Logging
@@ -13,9 +14,11 @@ struct DaemonEnrichment: Sendable {
     private let engine: CurlEngine
     private let ownsEngine: Bool
 
-    /// `nil` (and one log line) when `enrichment.enabled = false`.
+    /// `nil` (and one log line) when `enrichment.enabled = false`. `events` hears every book whose
+    /// lookup was recorded (the panel shows the title).
     static func make(
-        configuration: ApplianceConfiguration, database: AppDatabase, sharing uplinkEngine: CurlEngine?, logger: Logger
+        configuration: ApplianceConfiguration, database: AppDatabase, sharing uplinkEngine: CurlEngine?, logger: Logger,
+        events: @escaping @Sendable (EnrichmentEvent) -> Void = { _ in }
     ) throws(ApplianceError) -> DaemonEnrichment? {
         let settings = configuration.enrichment
         guard settings.enabled else {
@@ -32,13 +35,33 @@ struct DaemonEnrichment: Sendable {
             logger: Logger(label: "http"))
         let service = EnrichmentService(
             settings: EnrichmentSettings(provider: settings.provider, base: base, version: ApplianceInfo.version),
-            transport: engine, database: database, logger: Logger(label: "enrichment"))
+            transport: engine, database: database, logger: Logger(label: "enrichment"), events: events)
         return DaemonEnrichment(service: service, engine: engine, ownsEngine: uplinkEngine == nil)
     }
 
     /// Stops the engine when it is this service's own (the uplink stops a shared one).
     func shutdown() {
         if ownsEngine { engine.shutdown() }
+    }
+
+    /// Wakes the lookups whenever books land, so a barcode's book is looked up at once rather than
+    /// at the service's next look at the library.
+    var doorbell: EnrichmentDoorbellFeedback {
+        let service = self.service
+        return EnrichmentDoorbellFeedback { service.wake() }
+    }
+}
+
+/// Books landed (read from a barcode, or a backend result that may carry only an ISBN): some may
+/// need a catalogue lookup now.
+struct EnrichmentDoorbellFeedback: PressFeedback {
+    let wake: @Sendable () -> Void
+
+    func pressAccepted(_ press: ShutterPress) {}
+    func pressRefused(_ press: ShutterPress, reason: String) {}
+    func scanSaved(_ press: ShutterPress) {}
+    func notice(_ notice: FeedbackNotice) {
+        if notice == .booksLanded { wake() }
     }
 }
 

@@ -16,7 +16,9 @@ typedef struct {
 } zxing_shim_code;
 
 /// Reads an EAN/UPC code in an 8-bit grey plane, trying harder (more rows, both directions) and
-/// rotated. Returns how many codes were written to `codes` (0 or 1), or -1 when the library threw.
+/// rotated. Returns how many codes were written to `codes` (0 or 1), or -1 when the arguments cannot
+/// describe a picture (null pointers, a side <= 0, stride < width, capacity < 1) or the library threw
+/// (every C++ exception is caught here; an assertion inside zxing-cpp would still abort).
 int zxing_shim_read(const unsigned char *luma, int width, int height, int stride, zxing_shim_code *codes,
                     int capacity);
 
