@@ -44,13 +44,16 @@ import Testing
         // At 1 fps a first frame one period late would come a whole second after the start.
         let camera = try SyntheticCamera(
             configuration: SyntheticCameraConfiguration(folder: Self.fixtures, width: 640, height: 480, framesPerSecond: 1))
-        let beforeStart = MonotonicInstant.now()
         try await camera.start()
         let started = MonotonicInstant.now()
-        let frame = try await camera.capture(after: beforeStart, timeout: .seconds(3))
+        // Counted, not captured: a capture asked for after start() returns can miss a frame made at
+        // once and wait a whole period for the next, which is what this test is not about.
+        while camera.status.framesReceived == 0 && MonotonicInstant.now().nanoseconds(since: started) < 3_000_000_000 {
+            try await Task.sleep(for: .milliseconds(5))
+        }
+        let late = MonotonicInstant.now().nanoseconds(since: started)
         await camera.stop()
-        #expect(frame.sequence == 1)
-        let late = frame.timestamp.nanoseconds(since: started)
+        #expect(camera.status.framesReceived >= 1)
         #expect(late < 500_000_000, "the first frame came \(late / 1_000_000) ms after start() returned")
     }
 
