@@ -39,7 +39,9 @@ if [ "${SWIFTWING_VM_GUEST:-0}" != 1 ]; then
     backend=$!
     trap 'kill "$backend" 2>/dev/null; wait "$backend" 2>/dev/null; rm -rf "$dir"' EXIT
     for _ in $(seq 1 300); do [ -s "$dir/port" ] && break; sleep 0.1; done
-    [ -s "$dir/port" ] || { echo "not ok 1 - the reference backend did not start on the host"; cat "$dir/backend.log"; exit 1; }
+    [ -s "$dir/port" ] || {
+        echo "not ok 1 - the reference backend did not start on the host"; cat "$dir/backend.log"; exit 1
+    }
     export SWIFTWING_POWERCUT_BACKEND_PORT="$(cat "$dir/port")"
     stats() { curl -sS --max-time 10 "http://127.0.0.1:$SWIFTWING_POWERCUT_BACKEND_PORT/_stats"; }
     "$sd" create "$dir/state.img" 512M
@@ -60,7 +62,10 @@ if [ "${SWIFTWING_VM_GUEST:-0}" != 1 ]; then
         if [ "$st" = 77 ]; then cat "$dir/err.$k"; exit 77; fi
         grep -E '^(not ok|#)' "$dir/out.$k" | sed "s/^/# boot $k: /"
         # What the backend saw of this boot, and what the cut left open there.
-        jq -rn --argjson a "$before" --argjson b "$(stats)" '"# boot \('"$k"'): backend: +\($b.uploads - $a.uploads) uploads, +\($b.streamsOpened - $a.streamsOpened) streams (\($b.resumes - $a.resumes) resumed), +\($b.jobsCreated - $a.jobsCreated) jobs; at the cut \([$b.jobStatus[] | select(. != "completed")] | length) job(s) still recognising"'
+        jq -rn --argjson a "$before" --argjson b "$(stats)" --arg k "$k" '"# boot \($k): backend: "
+            + "+\($b.uploads - $a.uploads) uploads, +\($b.streamsOpened - $a.streamsOpened) streams "
+            + "(\($b.resumes - $a.resumes) resumed), +\($b.jobsCreated - $a.jobsCreated) jobs; at the cut "
+            + "\([$b.jobStatus[] | select(. != "completed")] | length) job(s) still recognising"'
         new="$(grep -cE '^acked [0-9a-fA-F-]{36}$' "$dir/out.$k")"
         at_risk="$(wc -l <"$dir/acked")"
         grep -E '^acked [0-9a-fA-F-]{36}$' "$dir/out.$k" | awk -v k="$k" '{ print k, $2 }' >>"$dir/acked"
@@ -75,7 +80,8 @@ if [ "${SWIFTWING_VM_GUEST:-0}" != 1 ]; then
     done
     t=$SECONDS st=0
     mkdir -p "$dir/logs"
-    SWIFTWING_POWERCUT_PHASE=final "$run" --timeout "$((VM_TEST_TIMEOUT + 150))" --net --disk "$dir/state.img" --out "$dir/logs" \
+    SWIFTWING_POWERCUT_PHASE=final "$run" --timeout "$((VM_TEST_TIMEOUT + 150))" --net \
+        --disk "$dir/state.img" --out "$dir/logs" \
         -- "$here/power-cut-daemon.sh" >"$dir/out.final" 2>"$dir/err.final" || st=$?
     sed 's/^/# final: /' "$dir/out.final"
     if [ -f "$dir/logs/daemon.log" ]; then
@@ -86,7 +92,8 @@ if [ "${SWIFTWING_VM_GUEST:-0}" != 1 ]; then
     n=$((n + 1))
     if [ "$st" = 0 ]; then
         echo "ok $n - final boot: every one of $(wc -l <"$dir/acked") acked scans present once and done ($((SECONDS - t)) s)"
-        echo "# backend: $(stats | jq -c '{jobsCreated, uploads, streamsOpened, resumes, statusPolls, cleanups: (.cleanups | length)}')"
+        echo "# backend: $(stats | jq -c \
+            '{jobsCreated, uploads, streamsOpened, resumes, statusPolls, cleanups: (.cleanups | length)}')"
     else
         failed=$((failed + 1)); echo "not ok $n - final boot (status $st)"; tail -n 20 "$dir/err.final" | sed 's/^/#   /'
     fi
@@ -187,13 +194,15 @@ vm_note "all done $((SECONDS - t0)) s after the daemon came up"
 # each book once in the library, none of the backend's books missing.
 stats="$(curl -sS --max-time 30 "http://10.0.2.2:$host_port/_stats")"
 library="$("$bin" library --json "${args[@]}")"
-vm_expect "one backend job per scan (jobs created = scans)" "$(jq .jobsCreated <<<"$stats")" "$(jq '.scans | length' "$work/queue.json")"
-vm_expect "each job under one Idempotency-Key" "$(jq '.jobByIdempotencyKey | length' <<<"$stats")" "$(jq .jobsCreated <<<"$stats")"
+jobs="$(jq .jobsCreated <<<"$stats")"
+vm_expect "one backend job per scan (jobs created = scans)" "$jobs" "$(jq '.scans | length' "$work/queue.json")"
+vm_expect "each job under one Idempotency-Key" "$(jq '.jobByIdempotencyKey | length' <<<"$stats")" "$jobs"
 vm_expect "no book twice in the library" \
     "$(jq '[.books[] | .isbn13 // ("title:" + .title)] | length - (unique | length)' <<<"$library")" 0
 vm_expect "none of the backend's books missing from the library" "$(jq -n --argjson s "$stats" --argjson l "$library" \
     '[$s.booksByJob[][]] - [$l.books[].isbn13] | unique | length')" 0
-vm_note "backend: $(jq -c '{jobsCreated, uploads, streamsOpened, resumes}' <<<"$stats"); library: $(jq '.books | length' <<<"$library") books"
+vm_note "backend: $(jq -c '{jobsCreated, uploads, streamsOpened, resumes}' <<<"$stats");" \
+    "library: $(jq '.books | length' <<<"$library") books"
 kill -TERM "$daemon"; wait "$daemon"; rc=$?
 vm_expect "SIGTERM stops the daemon cleanly" "$rc" 0
 kill -TERM "$backend" 2>/dev/null; wait "$backend" 2>/dev/null

@@ -98,7 +98,8 @@ if [ "$st" = 0 ]; then
         "$(wait_presses $((total + 1)))" $((total + 1))
     total=$((total + 1))
 else
-    vm_not_ok "no bounce fitted under ${debounce_ms} ms in 5 attempts: the guest is starved (host load $(cut -d' ' -f1-3 /proc/loadavg) in the guest)"
+    vm_not_ok "no bounce fitted under ${debounce_ms} ms in 5 attempts: the guest is starved" \
+        "(load $(cut -d' ' -f1-3 /proc/loadavg) in the guest)"
     total="$(presses)"
 fi
 
