@@ -88,7 +88,7 @@ case "$cmd" in
             if [ "$1" = up ]; then up_at="$before"
             elif [ -n "$up_at" ]; then
                 local spell=$(( ${EPOCHREALTIME/[.,]/} - up_at )); up_at=""
-                [ "$spell" -gt "$longest" ] && longest="$spell"
+                if [ "$spell" -gt "$longest" ]; then longest="$spell"; fi
             fi
         }
         for s in 0.0002 0.0005 0.0002 0.0008; do step "$a"; pause "$s"; step "$b"; pause 0.0002; done
