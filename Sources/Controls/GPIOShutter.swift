@@ -93,6 +93,7 @@ public final class GPIOShutter: ShutterInput {
         }
         func deliver(_ events: [ShutterEvent]) {
             for event in events {
+                logger.trace("gpio \(event)")
                 handler(event)
                 stats.withLock {
                     if case .press = event { $0.presses += 1 } else { $0.longPresses += 1 }
@@ -102,7 +103,17 @@ public final class GPIOShutter: ShutterInput {
         func readLine() -> Bool {
             do {
                 let (edges, batchFull) = try line.readEdges()
-                for edge in edges { deliver(detector.edge(active: edge.active, at: edge.time)) }
+                let readAt = MonotonicInstant.now()
+                for edge in edges {
+                    // Kernel stamp beside read time: the evidence for how late edges reach the loop.
+                    logger.trace(
+                        "gpio edge",
+                        metadata: [
+                            "active": "\(edge.active)", "at_ns": "\(edge.time.nanoseconds)",
+                            "read_at_ns": "\(readAt.nanoseconds)",
+                        ])
+                    deliver(detector.edge(active: edge.active, at: edge.time))
+                }
                 stats.withLock {
                     $0.edges += edges.count
                     $0.glitches = detector.ignoredGlitches
@@ -147,6 +158,7 @@ public final class GPIOShutter: ShutterInput {
                 let now = MonotonicInstant.now()
                 if detector.nextDeadline.map({ $0 <= now }) == true, let actual = try? line.isActive(), actual != detector.level {
                     stats.withLock { $0.resynchronisations += 1 }
+                    logger.trace("gpio resync", metadata: ["active": "\(actual)", "at_ns": "\(now.nanoseconds)"])
                     deliver(detector.edge(active: actual, at: now))
                     continue
                 }

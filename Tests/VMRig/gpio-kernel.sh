@@ -3,8 +3,8 @@
 # SHUTTER = line 17, BUZZER = line 27): ControlsTests' kernel suites in the guest — chip by label
 # and name, line by name and offset, busy/missing lines as typed errors, CLOCK_MONOTONIC edge
 # stamps, a clean, a bouncy and a held press, 20 quick presses, a prompt stop, the buzzer's level
-# read back from sysfs, press→buzzer latency on the real lines. (The daemon on the same chip is
-# Tests/VMRig/unstable/shutter-gpio.sh, not yet reliably green.)
+# read back from sysfs, press→buzzer latency on the real lines. (The daemon on the same chip:
+# Tests/VMRig/shutter-gpio.sh.)
 # Needs the host build first: swift build --build-tests. Run alone: Tests/VMRig/gpio-kernel.sh
 VM_TEST_TIMEOUT=600
 VM_TEST_ARGS=(--gpio-sim)

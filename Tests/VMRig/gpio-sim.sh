@@ -69,7 +69,7 @@ sleep 1; kill "$monpid"; wait "$monpid" 2>/dev/null
 vm_note "20 flips with no pause between the sysfs writes gave $(wc -l <"$mon") events ($(tr -d '\n' <"$mon"))"
 $ctl release SHUTTER
 
-# 2. a bouncy press (4 reversals 1-3 ms apart, then down). uAPI v1 labels an edge by the level
+# 2. a bouncy press (4 reversals < 1 ms apart, then down). uAPI v1 labels an edge by the level
 #    its IRQ thread reads afterwards, and merges edges faster than that thread runs (see 1b), so
 #    only "events arrived, the last is falling, the level is low" is reliable: what a debouncer
 #    needs. The edges seen are reported.
@@ -82,6 +82,12 @@ vm_note "bouncy press: $(wc -l <"$mon") edge events $(tr -d '\n' <"$mon") (0 fal
 vm_check "the bouncy press gave edge events" test -s "$mon"
 vm_expect "the last one is falling" "$(tail -n1 "$mon")" 0
 vm_expect "SHUTTER reads low while pressed" "$($ctl value SHUTTER)" 0
+# MAX_MS: 0 is exceeded by any released step (exit 3), 10 s by none.
+st=0; $ctl bounce SHUTTER up 0 2>/dev/null || st=$?
+vm_expect "a bounce with a released step of MAX_MS or longer exits 3" "$st" 3
+vm_expect "… and still settles (SHUTTER reads high after a bouncy release)" "$($ctl value SHUTTER)" 1
+st=0; $ctl bounce SHUTTER down 10000 || st=$?
+vm_expect "a bounce whose released steps all stayed under MAX_MS exits 0" "$st" 0
 $ctl release SHUTTER
 
 # 3. outputs: gpioset holds BUZZER and LIGHT; their levels read back from sysfs; released → pull

@@ -4,16 +4,19 @@
 # the last is one cut: it mounts the disk, checks what the previous cuts left (SQLite
 # `PRAGMA integrity_check` is "ok"; every scan acknowledged before any cut is in `swiftwing
 # queue --json` exactly once, and its photo is on the disk unless it is done), then starts the
-# reference backend on the guest's loopback and the daemon on vivid uploading to it, and presses
-# the shutter over and over, printing "acked <id>" to stdout only after `swiftwing shutter`
-# returned the id. The host cuts the power (QMP quit) at a random moment after the boot's first
+# daemon on vivid and presses the shutter over and over, printing "acked <id>" to stdout only after
+# `swiftwing shutter` returned the id. The reference backend runs on the host for the whole test,
+# so it outlives every cut and keeps its jobs (run.sh --net: the guest reaches it at 10.0.2.2,
+# through a forwarder on the guest's loopback, the only place the daemon sends plain http); its
+# uploads answer after 1.5 s and its streams last 3 s, so most of the time some scan is uploading
+# or streaming. The host cuts the power (QMP quit) at a random moment after the boot's first
 # acknowledged press (0-6 s) or, every third cut, after the daemon came up (0-2 s, while it
-# recovers and re-uploads the earlier scans): mid-capture, mid-upload or mid-commit.
-# A fresh backend each boot knows none of the earlier jobs: the daemon restarts those (README,
-# "The backend link"). The last boot replays the journal and runs e2fsck -fn, checks the same,
-# then runs the daemon with the backend until every acknowledged scan is done, each exactly once,
-# and checks the database once more after the daemon stopped.
-#   SWIFTWING_POWERCUT_CUTS=N   number of cuts (default 4; each is one boot)
+# recovers and re-sends the earlier scans): mid-capture, mid-upload, mid-stream or mid-commit.
+# The last boot replays the journal and runs e2fsck -fn, checks the same, then runs the daemon
+# until every scan is done, each acknowledged one exactly once, and checks the database once more
+# after the daemon stopped, and the backend's /_stats: one job per scan, no book twice in the
+# library, none of the backend's books missing.
+#   SWIFTWING_POWERCUT_CUTS=N   number of cuts (default 3; each is one boot; the long run is 20)
 # Needs `swift build --product swiftwing && swift build --product talaria-reference` on the host.
 # Run alone (N+1 boots): Tests/VMRig/power-cut-daemon.sh
 VM_TEST_TIMEOUT=180
@@ -26,9 +29,21 @@ if [ "${SWIFTWING_VM_GUEST:-0}" != 1 ]; then
     run="$here/../../scripts/vm/run.sh"
     export PATH="$PATH:/usr/sbin:/sbin"
     command -v mkfs.ext4 >/dev/null || { echo "skipped: no mkfs.ext4 on the host (e2fsprogs)"; exit 77; }
-    cuts="${SWIFTWING_POWERCUT_CUTS:-4}"
+    cuts="${SWIFTWING_POWERCUT_CUTS:-3}"
+    for f in .build/debug/swiftwing .build/debug/talaria-reference; do
+        [ -x "$f" ] || { echo "skipped: no $f (build first: swift build --product ${f##*/})"; exit 77; }
+    done
     dir="$(mktemp -d "${TMPDIR:-/tmp}/swiftwing-powercut-daemon.XXXXXX")"
-    trap 'rm -rf "$dir"' EXIT
+    .build/debug/talaria-reference --port 0 --port-file "$dir/port" --recognition-delay-ms 3000 \
+        --fault upload:slow:1500 >"$dir/backend.log" 2>&1 &
+    backend=$!
+    trap 'kill "$backend" 2>/dev/null; wait "$backend" 2>/dev/null; rm -rf "$dir"' EXIT
+    for _ in $(seq 1 300); do [ -s "$dir/port" ] && break; sleep 0.1; done
+    [ -s "$dir/port" ] || {
+        echo "not ok 1 - the reference backend did not start on the host"; cat "$dir/backend.log"; exit 1
+    }
+    export SWIFTWING_POWERCUT_BACKEND_PORT="$(cat "$dir/port")"
+    stats() { curl -sS --max-time 10 "http://127.0.0.1:$SWIFTWING_POWERCUT_BACKEND_PORT/_stats"; }
     "$sd" create "$dir/state.img" 512M
     : >"$dir/acked"
     export SWIFTWING_POWERCUT_ACKED="$dir/acked"
@@ -40,11 +55,17 @@ if [ "${SWIFTWING_VM_GUEST:-0}" != 1 ]; then
             marker='^acked ' delay="$(awk -v r="$RANDOM" 'BEGIN { printf "%.2f", r / 32767 * 6 }')"
         fi
         t=$SECONDS st=0
+        before="$(stats)"
         SWIFTWING_POWERCUT_PHASE=cut SWIFTWING_POWERCUT_BOOT=$k "$run" --timeout "$VM_TEST_TIMEOUT" \
-            --disk "$dir/state.img" --cut-on "$marker" --cut-after "$delay" -- "$here/power-cut-daemon.sh" \
+            --net --disk "$dir/state.img" --cut-on "$marker" --cut-after "$delay" -- "$here/power-cut-daemon.sh" \
             >"$dir/out.$k" 2>"$dir/err.$k" || st=$?
         if [ "$st" = 77 ]; then cat "$dir/err.$k"; exit 77; fi
         grep -E '^(not ok|#)' "$dir/out.$k" | sed "s/^/# boot $k: /"
+        # What the backend saw of this boot, and what the cut left open there.
+        jq -rn --argjson a "$before" --argjson b "$(stats)" --arg k "$k" '"# boot \($k): backend: "
+            + "+\($b.uploads - $a.uploads) uploads, +\($b.streamsOpened - $a.streamsOpened) streams "
+            + "(\($b.resumes - $a.resumes) resumed), +\($b.jobsCreated - $a.jobsCreated) jobs; at the cut "
+            + "\([$b.jobStatus[] | select(. != "completed")] | length) job(s) still recognising"'
         new="$(grep -cE '^acked [0-9a-fA-F-]{36}$' "$dir/out.$k")"
         at_risk="$(wc -l <"$dir/acked")"
         grep -E '^acked [0-9a-fA-F-]{36}$' "$dir/out.$k" | awk -v k="$k" '{ print k, $2 }' >>"$dir/acked"
@@ -59,7 +80,8 @@ if [ "${SWIFTWING_VM_GUEST:-0}" != 1 ]; then
     done
     t=$SECONDS st=0
     mkdir -p "$dir/logs"
-    SWIFTWING_POWERCUT_PHASE=final "$run" --timeout "$((VM_TEST_TIMEOUT + 150))" --disk "$dir/state.img" --out "$dir/logs" \
+    SWIFTWING_POWERCUT_PHASE=final "$run" --timeout "$((VM_TEST_TIMEOUT + 150))" --net \
+        --disk "$dir/state.img" --out "$dir/logs" \
         -- "$here/power-cut-daemon.sh" >"$dir/out.final" 2>"$dir/err.final" || st=$?
     sed 's/^/# final: /' "$dir/out.final"
     if [ -f "$dir/logs/daemon.log" ]; then
@@ -70,17 +92,20 @@ if [ "${SWIFTWING_VM_GUEST:-0}" != 1 ]; then
     n=$((n + 1))
     if [ "$st" = 0 ]; then
         echo "ok $n - final boot: every one of $(wc -l <"$dir/acked") acked scans present once and done ($((SECONDS - t)) s)"
+        echo "# backend: $(stats | jq -c \
+            '{jobsCreated, uploads, streamsOpened, resumes, statusPolls, cleanups: (.cleanups | length)}')"
     else
         failed=$((failed + 1)); echo "not ok $n - final boot (status $st)"; tail -n 20 "$dir/err.final" | sed 's/^/#   /'
     fi
     echo "# $cuts power cuts, $(wc -l <"$dir/acked") acked scans at risk in total, $((SECONDS - start)) s"
+
     echo "1..$n"
     [ "$failed" = 0 ]
     exit $?
 fi
 
 . "$here/../../scripts/vm/testlib.sh"
-bin=.build/debug/swiftwing ref=.build/debug/talaria-reference
+bin=.build/debug/swiftwing
 mnt=/var/lib/swiftwing-vm-state
 work="$(mktemp -d)"
 port=8787
@@ -116,9 +141,10 @@ check_state() {
     vm_note "$when: queue: $(jq -r '[.scans[].state] | group_by(.) | map("\(.[0]) \(length)") | join(", ")' "$work/queue.json") ($(jq '.scans | length' "$work/queue.json") scans)"
 }
 
+host_port="${SWIFTWING_POWERCUT_BACKEND_PORT:?}"
 start_services() {
-    ip link set lo up 2>/dev/null || ifconfig lo up
-    "$ref" --port "$port" --recognition-delay-ms 200 >"$work/backend.log" 2>&1 &
+    # The daemon sends plain http to loopback only: a forwarder there to the host's backend.
+    socat "TCP-LISTEN:$port,bind=127.0.0.1,fork,reuseaddr" "TCP:10.0.2.2:$host_port" 2>"$work/socat.log" &
     backend=$!
     SWIFTWING_CAMERA_WIDTH=1280 SWIFTWING_CAMERA_HEIGHT=720 "$bin" run "${args[@]}" --camera /dev/video0 --backend "http://127.0.0.1:$port/" >"$work/daemon.log" 2>&1 &
     daemon=$!
@@ -151,20 +177,37 @@ check_state "after the last cut"
 start_services; vm_expect "the daemon comes up with the backend" "$?" 0
 t0=$SECONDS
 want="$(awk '{ print tolower($2) }' "$acked" | sort -u)"
-left=""
+left="" open=""
 for _ in $(seq 1 600); do
-    done_ids="$("$bin" queue --json "${args[@]}" 2>/dev/null | jq -r '.scans[] | select(.state == "done") | .id | ascii_downcase' | sort -u)"
+    "$bin" queue --json "${args[@]}" >"$work/queue.json" 2>/dev/null
+    done_ids="$(jq -r '.scans[] | select(.state == "done") | .id | ascii_downcase' "$work/queue.json" | sort -u)"
     left="$(comm -23 <(printf '%s\n' "$want") <(printf '%s\n' "$done_ids"))"
-    [ -z "$left" ] && break
+    # the presses saved but not acknowledged before a cut are scans too, and go out like the others
+    open="$(jq '[.scans[] | select(.state != "done")] | length' "$work/queue.json")"
+    [ -z "$left" ] && [ "$open" = 0 ] && break
     sleep 0.5
 done
 vm_expect "acked scans (of $n_acked) not done after the daemon ran again with the backend" "$(grep -c . <<<"$left")" 0
+vm_expect "scans not done at all" "$open" 0
 vm_note "all done $((SECONDS - t0)) s after the daemon came up"
+# The backend outlived every cut: one job per scan (a re-sent upload reuses its Idempotency-Key),
+# each book once in the library, none of the backend's books missing.
+stats="$(curl -sS --max-time 30 "http://10.0.2.2:$host_port/_stats")"
+library="$("$bin" library --json "${args[@]}")"
+jobs="$(jq .jobsCreated <<<"$stats")"
+vm_expect "one backend job per scan (jobs created = scans)" "$jobs" "$(jq '.scans | length' "$work/queue.json")"
+vm_expect "each job under one Idempotency-Key" "$(jq '.jobByIdempotencyKey | length' <<<"$stats")" "$jobs"
+vm_expect "no book twice in the library" \
+    "$(jq '[.books[] | .isbn13 // ("title:" + .title)] | length - (unique | length)' <<<"$library")" 0
+vm_expect "none of the backend's books missing from the library" "$(jq -n --argjson s "$stats" --argjson l "$library" \
+    '[$s.booksByJob[][]] - [$l.books[].isbn13] | unique | length')" 0
+vm_note "backend: $(jq -c '{jobsCreated, uploads, streamsOpened, resumes}' <<<"$stats");" \
+    "library: $(jq '.books | length' <<<"$library") books"
 kill -TERM "$daemon"; wait "$daemon"; rc=$?
 vm_expect "SIGTERM stops the daemon cleanly" "$rc" 0
 kill -TERM "$backend" 2>/dev/null; wait "$backend" 2>/dev/null
 check_state "after the last run"
-cp "$work/daemon.log" "$work/backend.log" "${SWIFTWING_VM_OUT:-$work}/" 2>/dev/null
-vm_note "backend: $(grep -c . "$work/backend.log") log lines; daemon log: $(grep -ciE 'error|warning' "$work/daemon.log") error/warning lines"
+cp "$work/daemon.log" "${SWIFTWING_VM_OUT:-$work}/" 2>/dev/null
+vm_note "daemon log: $(grep -ciE 'error|warning' "$work/daemon.log") error/warning lines"
 if [ "$vm_failed" != 0 ]; then tail -n 40 "$work/daemon.log" | sed 's/^/#   /'; fi
 vm_finish

@@ -12,8 +12,10 @@
 #   gpio-sim-ctl.sh click LINE [HOLD_S]  press, hold HOLD_S seconds (default 0.1), release
 #   gpio-sim-ctl.sh flip LINE N [GAP_S]  N back-to-back pull changes, starting with the opposite
 #                                        of the current level (no pause unless GAP_S is given)
-#   gpio-sim-ctl.sh bounce LINE [down|up] a bouncy edge: 4 short (1-3 ms) reversals, then settles
-#                                        down (a bouncy press, default) or up (a bouncy release)
+#   gpio-sim-ctl.sh bounce LINE [down|up] [MAX_MS]
+#                                        a bouncy edge: 4 short (0.2-0.8 ms) reversals, then settles
+#                                        down (a bouncy press, default) or up (a bouncy release);
+#                                        exit 3 when a released step in it took MAX_MS or more
 #   gpio-sim-ctl.sh seq LINE STEP...     STEP = up | down | a pause in seconds (e.g. 0.002)
 #   gpio-sim-ctl.sh value LINE           the line's level, 0 or 1 (an output's level while a
 #                                        program holds it; otherwise the pull)
@@ -45,7 +47,12 @@ offset() {
 }
 # ctl LINE — sets $d to the line's sysfs control directory
 ctl() { offset "$1"; d="$sim/sim_gpio$off"; }
-setpull() { echo "pull-$2" >"$1/pull"; }
+# With SWIFTWING_GPIOSIM_STAMPS=FILE every pull change is also appended to FILE as
+# "<CLOCK_REALTIME seconds> up|down" (kept in memory until the command ends: no file I/O between steps).
+stamps=""
+setpull() { echo "pull-$2" >"$1/pull"; [ -z "${SWIFTWING_GPIOSIM_STAMPS:-}" ] || stamps+="$EPOCHREALTIME $2"$'\n'; }
+save_stamps() { [ -z "${SWIFTWING_GPIOSIM_STAMPS:-}" ] || printf '%s' "$stamps" >>"$SWIFTWING_GPIOSIM_STAMPS"; }
+trap save_stamps EXIT
 # pause SECONDS — sleep without forking (a fork+exec of sleep costs milliseconds under TCG)
 exec {_pause_fd}<> <(:)
 pause() { read -r -t "$1" -u "$_pause_fd" _ || true; }
@@ -65,19 +72,36 @@ case "$cmd" in
         read -r v <"$d/value"
         if [ "$v" = 1 ]; then next=down; else next=up; fi
         for ((i = 0; i < n; i++)); do
-            echo "pull-$next" >"$d/pull"
+            setpull "$d" "$next"
             if [ "$next" = up ]; then next=down; else next=up; fi
             [ -z "$gap" ] || pause "$gap"
         done ;;
     bounce)
-        ctl "${1:?LINE}"; to="${2:-down}"
+        ctl "${1:?LINE}"; to="${2:-down}"; max_ms="${3:-}"
         if [ "$to" = down ]; then a=down b=up; else a=up b=down; fi
-        for s in 0.001 0.002 0.001 0.003; do echo "pull-$a" >"$d/pull"; pause "$s"; echo "pull-$b" >"$d/pull"; pause 0.001; done
-        echo "pull-$a" >"$d/pull" ;;
+        # Each released spell (an "up" until the next "down") is timed from before the one write to
+        # after the other: an upper bound. Under MAX_MS, none can have been a release and a new press.
+        longest=0 up_at=""
+        step() {
+            local before="${EPOCHREALTIME/[.,]/}"
+            setpull "$d" "$1"
+            if [ "$1" = up ]; then up_at="$before"
+            elif [ -n "$up_at" ]; then
+                local spell=$(( ${EPOCHREALTIME/[.,]/} - up_at )); up_at=""
+                if [ "$spell" -gt "$longest" ]; then longest="$spell"; fi
+            fi
+        }
+        for s in 0.0002 0.0005 0.0002 0.0008; do step "$a"; pause "$s"; step "$b"; pause 0.0002; done
+        step "$a"
+        if [ -n "$max_ms" ] && [ "$longest" -ge $(( max_ms * 1000 )) ]; then
+            echo "gpio-sim-ctl: a released step of the bounce took up to $(( longest / 1000 )) ms, not under" \
+                "$max_ms ms: a starved vCPU stretched it, so it may really have been a release and a new press" >&2
+            exit 3
+        fi ;;
     seq)
         ctl "${1:?LINE}"; shift
         for s in "$@"; do
-            case "$s" in up|down) echo "pull-$s" >"$d/pull" ;; *) pause "$s" ;; esac
+            case "$s" in up|down) setpull "$d" "$s" ;; *) pause "$s" ;; esac
         done ;;
     value) ctl "${1:?LINE}"; read -r v <"$d/value"; echo "$v" ;;
     sample)

@@ -132,6 +132,13 @@ if [ "${VM_SYSTEMD:-0}" != 1 ] && [ -n "${VM_MODPROBE:-}" ]; then
     # shellcheck disable=SC2086
     chroot "$NEW" /sbin/modprobe -a $VM_MODPROBE || fail "modprobe $VM_MODPROBE failed"
 fi
+# run.sh --net: QEMU user-mode networking's fixed addresses (the host's loopback is 10.0.2.2).
+if [ "${VM_NET:-0}" = 1 ]; then
+    { chroot "$NEW" /sbin/ip link set lo up && chroot "$NEW" /sbin/ip link set eth0 up \
+        && chroot "$NEW" /sbin/ip addr add 10.0.2.15/24 dev eth0 \
+        && chroot "$NEW" /sbin/ip route add default via 10.0.2.2; } \
+        || fail "cannot configure eth0 for --net (is virtio_net loaded?)"
+fi
 
 [ -f "$R/command.sh" ] || fail "no command.sh in the results share"
 if [ "${VM_SYSTEMD:-0}" = 1 ]; then

@@ -4,7 +4,7 @@
 # the current directory are all there), and exit with the command's exit status.
 #
 #   scripts/vm/run.sh [--timeout S] [--param MOD.KEY=VALUE]... [--gpio-sim[=SPEC]] [--systemd]
-#                     [--unit FILE]... [--udev-rule FILE]... [--file SRC:/DEST]... [--usb]
+#                     [--unit FILE]... [--udev-rule FILE]... [--file SRC:/DEST]... [--usb] [--net]
 #                     [--disk IMG]... [--hook PROGRAM] [--cut-on REGEX] [--cut-after S]
 #                     [--out DIR] [-v] [--keep] -- COMMAND [ARG]...
 #
@@ -19,6 +19,8 @@
 # --unit FILE / --udev-rule FILE / --file SRC:/DEST: copy a host file into the guest's root
 # before it boots (/etc/systemd/system/, /etc/udev/rules.d/, DEST).
 # --usb: an xhci USB controller (id xhci) for QMP hot-plug (scripts/vm/qmp.sh qmp_usb_plug).
+# --net: a virtio NIC on QEMU user-mode networking: the guest is 10.0.2.15/24 on eth0 and reaches
+# the host's loopback at 10.0.2.2 (nothing reaches the guest from outside). Not with --systemd.
 # --disk IMG: a raw image as a virtio disk (/dev/vda, then vdb...), QEMU cache=writeback.
 # --hook PROGRAM: run PROGRAM on the host while the guest runs, with SWIFTWING_VM_QMP (QMP
 # socket), SWIFTWING_VM_OUT (the guest's $SWIFTWING_VM_OUT seen from the host),
@@ -31,7 +33,7 @@
 #
 # The guest's root is an overlay: the host root (read-only 9p) under a tmpfs, so the command may
 # write anywhere but nothing reaches the host except through $SWIFTWING_VM_OUT (see below).
-# The command runs as root, cwd = the host's cwd, no network, stdin = /dev/null; its stdout and
+# The command runs as root, cwd = the host's cwd, no network unless --net, stdin = /dev/null; its stdout and
 # stderr are streamed to ours. Inside the guest SWIFTWING_VM_GUEST=1 and SWIFTWING_VM_OUT is a
 # writable directory whose files run.sh copies to --out DIR (if given) after the run.
 #
@@ -63,7 +65,7 @@ outdir=""
 params=()
 GPIO_SIM_DEFAULT="pinctrl-bcm2711:58:17=SHUTTER:up,27=BUZZER,22=LIGHT"
 gpio_sim=""
-systemd=0 usb=0 hook="" cut_on="" cut_after=""
+systemd=0 usb=0 net=0 hook="" cut_on="" cut_after=""
 disks=() files=()
 # add_file SRC DEST — copy a host file into the guest's root before it boots
 add_file() {
@@ -95,6 +97,7 @@ while [ $# -gt 0 ]; do
             esac
             shift 2 ;;
         --usb) usb=1; shift ;;
+        --net) net=1; shift ;;
         --gpio-sim=*) gpio_sim="${1#*=}"; shift ;;
         -h|--help) usage; exit 0 ;;
         --) shift; break ;;
@@ -103,6 +106,7 @@ while [ $# -gt 0 ]; do
     esac
 done
 [ $# -gt 0 ] || { echo "run.sh: no command given" >&2; usage; exit 2; }
+[ "$net" = 1 ] && [ "$systemd" = 1 ] && { echo "run.sh: --net works without --systemd only" >&2; exit 2; }
 case "$timeout_s" in ''|*[!0-9]*) echo "run.sh: --timeout needs whole seconds" >&2; exit 2 ;; esac
 [[ "$cut_after" =~ ^([0-9]+(\.[0-9]*)?)?$ ]] || { echo "run.sh: --cut-after needs seconds (e.g. 2.5)" >&2; exit 2; }
 if [ -n "$hook" ]; then
@@ -179,6 +183,7 @@ prepare() {
         local mp=""
         [ "$usb" = 1 ] && mp="xhci_pci usb_storage sd_mod"
         [ "${#disks[@]}" -gt 0 ] && mp="$mp virtio_blk"
+        [ "$net" = 1 ] && mp="$mp virtio_net" && printf 'VM_NET=1\n'
         [ -n "$mp" ] && printf 'VM_MODPROBE=%s\n' "$(sq "${mp# }")"
         [ "$systemd" = 1 ] && printf 'VM_SYSTEMD=1\n'
     } >"$res/vm.conf"
@@ -283,6 +288,7 @@ boot() {
     if [ "$main" = stream ]; then
         # shellcheck disable=SC2054 # QEMU option values
         [ "$usb" = 1 ] && args+=(-device qemu-xhci,id=xhci)
+        [ "$net" = 1 ] && args+=(-nic user,model=virtio-net-pci)
         local i=0 img
         for img in "${disks[@]+"${disks[@]}"}"; do
             args+=(-drive "file=$img,if=none,id=disk$i,format=raw,cache=writeback"
