@@ -442,7 +442,8 @@ public struct YUV420Scaler: Sendable {
     /// `column[x] = Σ weight[k] * row[k][x]` with 8-bit row weights summing to 256: 8.8 fixed point
     /// that never leaves 16 bits, so it runs in 16-bit lanes (`pmullw`, NEON `umlal`). Sixteen
     /// source bytes are loaded at once and widened into two 8-lane halves (one load per row instead
-    /// of two). Up to four rows (ratios below 3:1) are fused into one loop; more rows add up in place.
+    /// of two), and the next output row's source rows are prefetched. Up to three rows are fused
+    /// into one loop; more rows add up in place.
     @inline(__always)
     private static func verticalPass(
         _ rows: UnsafeMutablePointer<UnsafePointer<UInt8>>, _ weights: UnsafeMutablePointer<UInt16>, count: Int,
@@ -463,53 +464,39 @@ public struct YUV420Scaler: Sendable {
             let wa = SIMD8<UInt16>(repeating: weights[0])
             let wb = SIMD8<UInt16>(repeating: weights[1])
             for x in stride(from: 0, to: vectorEnd, by: 16) {
+                prefetchFollowingRows(b, stride: sourceStride, at: x)
                 let (a0, a1) = widened(a, x)
                 let (b0, b1) = widened(b, x)
                 store(a0 &* wa &+ b0 &* wb, a1 &* wa &+ b1 &* wb, out, x)
             }
-        case 3:
+        case 3...:
+            // Three rows fused; a fourth and more (3:1 and beyond) add up in place.
             let a = UnsafeRawPointer(rows[0])
             let b = UnsafeRawPointer(rows[1])
             let c = UnsafeRawPointer(rows[2])
+            let last = UnsafeRawPointer(rows[count - 1])
             let wa = SIMD8<UInt16>(repeating: weights[0])
             let wb = SIMD8<UInt16>(repeating: weights[1])
             let wc = SIMD8<UInt16>(repeating: weights[2])
             for x in stride(from: 0, to: vectorEnd, by: 16) {
-                if x & 63 == 0 {
-                    sw_prefetch(c + sourceStride + x)
-                    sw_prefetch(c + 2 &* sourceStride + x)
-                    sw_prefetch(c + 3 &* sourceStride + x)
-                }
+                prefetchFollowingRows(last, stride: sourceStride, at: x)
                 let (a0, a1) = widened(a, x)
                 let (b0, b1) = widened(b, x)
                 let (c0, c1) = widened(c, x)
                 store(a0 &* wa &+ b0 &* wb &+ c0 &* wc, a1 &* wa &+ b1 &* wb &+ c1 &* wc, out, x)
             }
-        case 4:
-            let a = UnsafeRawPointer(rows[0])
-            let b = UnsafeRawPointer(rows[1])
-            let c = UnsafeRawPointer(rows[2])
-            let d = UnsafeRawPointer(rows[3])
-            let wa = SIMD8<UInt16>(repeating: weights[0])
-            let wb = SIMD8<UInt16>(repeating: weights[1])
-            let wc = SIMD8<UInt16>(repeating: weights[2])
-            let wd = SIMD8<UInt16>(repeating: weights[3])
-            for x in stride(from: 0, to: vectorEnd, by: 16) {
-                if x & 63 == 0 {
-                    sw_prefetch(d + sourceStride + x)
-                    sw_prefetch(d + 2 &* sourceStride + x)
-                    sw_prefetch(d + 3 &* sourceStride + x)
+            for k in 3..<count {
+                let row = UnsafeRawPointer(rows[k])
+                let weight = SIMD8<UInt16>(repeating: weights[k])
+                for x in stride(from: 0, to: vectorEnd, by: 16) {
+                    let (r0, r1) = widened(row, x)
+                    let low = out.loadUnaligned(fromByteOffset: x &* 2, as: SIMD8<UInt16>.self)
+                    let high = out.loadUnaligned(fromByteOffset: x &* 2 &+ 16, as: SIMD8<UInt16>.self)
+                    store(low &+ r0 &* weight, high &+ r1 &* weight, out, x)
                 }
-                let (a0, a1) = widened(a, x)
-                let (b0, b1) = widened(b, x)
-                let (c0, c1) = widened(c, x)
-                let (d0, d1) = widened(d, x)
-                store(
-                    a0 &* wa &+ b0 &* wb &+ c0 &* wc &+ d0 &* wd, a1 &* wa &+ b1 &* wb &+ c1 &* wc &+ d1 &* wd, out, x)
             }
         default:
-            verticalPassScalar(rows, weights, count: count, from: 0, to: span, into: column)
-            return
+            break
         }
         verticalPassScalar(rows, weights, count: count, from: vectorEnd, to: span, into: column)
     }
@@ -529,6 +516,18 @@ public struct YUV420Scaler: Sendable {
             let weight = weights[k]
             for x in from..<end { column[x] = column[x] &+ UInt16(row[x]) &* weight }
         }
+    }
+
+    /// Asks the cache for the three source rows after `last` (those the next output row adds, up
+    /// to 3:1) at this cache line, so they arrive while this row is summed: a 12 MP frame the
+    /// camera just wrote is in no cache, and the hardware prefetcher alone left the vertical pass
+    /// waiting on memory.
+    @inline(__always)
+    private static func prefetchFollowingRows(_ last: UnsafeRawPointer, stride: Int, at x: Int) {
+        guard x & 63 == 0 else { return }
+        sw_prefetch(last + (stride &+ x))
+        sw_prefetch(last + (2 &* stride &+ x))
+        sw_prefetch(last + (3 &* stride &+ x))
     }
 
     /// Sixteen bytes at `base + x` as two 8-lane 16-bit vectors (`punpck*bw`; NEON `uxtl`).
