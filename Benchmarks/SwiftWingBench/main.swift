@@ -353,9 +353,16 @@ func run(_ options: Options) throws {
                 var t = MonotonicInstant.now()
                 let driverBuffer = driverBuffers[nextDriverBuffer]
                 nextDriverBuffer = (nextDriverBuffer + 1) % driverBuffers.count
-                // A frame that already fits is copied as is, as the capture loop does.
-                let small = try pooledScaler.downscaled(
-                    UnsafeRawBufferPointer(driverBuffer.bytes), layout: frame.layout, timestamp: frame.timestamp)
+                // A frame that already fits is copied with one memcpy, as the capture loop does.
+                let small: YUV420Frame
+                if scaled.width == frame.width && scaled.height == frame.height {
+                    let buffer = pool.acquire()!
+                    buffer.bytes.copyMemory(from: UnsafeRawBufferPointer(driverBuffer.bytes))
+                    small = YUV420Frame(layout: frame.layout, buffer: buffer, timestamp: frame.timestamp)
+                } else {
+                    small = try pooledScaler.downscaled(
+                        UnsafeRawBufferPointer(driverBuffer.bytes), layout: frame.layout, timestamp: frame.timestamp)
+                }
                 lap(&t, 0)
                 let written = try encoder.withJPEG(of: small) { bytes in
                     lap(&t, 1)

@@ -12,9 +12,9 @@ import SwiftWingCore
 /// captures wake it), dequeues each frame, takes it out of the driver buffer into a pooled buffer
 /// only when a capture waits for a frame that new — shrunk to
 /// ``CameraConfiguration/deliveredLongEdge`` when that is set, else copied — and re-queues the
-/// driver buffer at once. When the camera is unplugged,
-/// errors or stalls, pending captures fail with ``CameraError/cameraUnavailable(device:reason:)``
-/// and the device is reopened with backoff (0.5 s doubling to 10 s).
+/// driver buffer at once. When the camera is unplugged, errors or stalls, pending captures fail
+/// with ``CameraError/cameraUnavailable(device:reason:)`` and the device is reopened with backoff
+/// (0.5 s doubling to 10 s).
 public final class V4L2Camera: FrameSource {
     public let configuration: CameraConfiguration
     private let runner: CameraLoopRunner
@@ -64,7 +64,8 @@ private final class CaptureLoop: CameraLoop, @unchecked Sendable {
     var onStarted: ((Result<Void, CameraError>) -> Void)?
 
     /// An open, streaming device with its format and the pool frames are taken into: full-size
-    /// copies, or, with `scaler`, frames shrunk to ``CameraConfiguration/deliveredLongEdge``.
+    /// copies, or, with `scaler` (only when the frame is larger than the limit), frames shrunk to
+    /// ``CameraConfiguration/deliveredLongEdge``.
     struct Session {
         let device: V4L2Device
         let format: NegotiatedFormat
@@ -208,6 +209,8 @@ private final class CaptureLoop: CameraLoop, @unchecked Sendable {
                     try scaler.downscaled(
                         source, layout: layout, timestamp: timestamp, sequence: buffer.sequence, maxLongEdge: longEdge))
             } catch {
+                // The pool is sized for the shrunk layout and the driver buffer checked above, so
+                // the one error left is an empty pool.
                 hub.fail(satisfiedBy: timestamp, with: noBuffer)
             }
             return
@@ -315,9 +318,9 @@ private final class CaptureLoop: CameraLoop, @unchecked Sendable {
             delivered = YUV420Layout(width: size.width, height: size.height)
         }
         let pool = BufferPool(bufferSize: delivered.byteCount, maximumBuffers: configuration.frameBufferPoolSize)
-        return Session(
-            device: device, format: format, pool: pool,
-            scaler: configuration.deliveredLongEdge == nil ? nil : YUV420Scaler(pool: pool))
+        // A frame that already fits is copied with one memcpy, as without a limit.
+        let shrinks = delivered.width != width || delivered.height != height
+        return Session(device: device, format: format, pool: pool, scaler: shrinks ? YUV420Scaler(pool: pool) : nil)
     }
 
     /// Sets the configured controls that exist, clamped to their ranges; never fails the open.

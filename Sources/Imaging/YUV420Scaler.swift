@@ -385,7 +385,9 @@ public struct YUV420Scaler: Sendable {
             let rowBytes = UnsafeRawPointer(block)
             var offsets = (0, 0, 0, 0, 0, 0, 0, 0)  // of rows 0...7 in `block`, in bytes
             withUnsafeMutableBytes(of: &offsets) { raw in
-                for r in 0..<8 { raw.storeBytes(of: min(r, count - 1) &* padded &* 2, toByteOffset: r &* 8, as: Int.self) }
+                for r in 0..<8 {
+                    raw.storeBytes(of: min(r, count - 1) &* padded &* 2, toByteOffset: r &* 8, as: Int.self)
+                }
             }
             for x in stride(from: 0, to: padded, by: 8) {
                 @inline(__always) func load(_ offset: Int) -> SIMD8<UInt16> {

@@ -83,7 +83,8 @@ import Testing
             #expect(max(frame.width, frame.height) == 640 && frame.width % 2 == 0 && frame.height % 2 == 0)
             // The aspect ratio is kept to within a pixel.
             #expect(abs(frame.height * driverWidth - frame.width * driverHeight) <= driverWidth)
-            #expect(frame.buffer.capacity < format.layout.byteCount, "a pooled buffer of the small size, not a full copy")
+            #expect(
+                frame.buffer.capacity < format.layout.byteCount, "a pooled buffer of the small size, not a full copy")
             let luma = UnsafeRawBufferPointer(frame.luma)
             #expect(Set(luma.prefix(frame.layout.lumaStride * 16)).count > 1, "a test pattern is not one value")
             sequences.append(frame.sequence)
