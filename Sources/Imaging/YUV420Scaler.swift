@@ -460,25 +460,23 @@ public struct YUV420Scaler: Sendable {
                 let (low, high) = widened(a, x)
                 store(low &<< 8, high &<< 8, out, x)
             }
-        case 2:
+        case 2...:
             let a = UnsafeRawPointer(rows[0])
             let b = UnsafeRawPointer(rows[1])
-            let wa = SIMD8<UInt16>(repeating: weights[0])
-            let wb = SIMD8<UInt16>(repeating: weights[1])
-            for x in stride(from: 0, to: vectorEnd, by: 16) {
-                prefetchFollowingRows(b, stride: sourceStride, at: x)
-                let (a0, a1) = widened(a, x)
-                let (b0, b1) = widened(b, x)
-                store(a0 &* wa &+ b0 &* wb, a1 &* wa &+ b1 &* wb, out, x)
-            }
-        case 3...:
-            // Three rows fused; a fourth and more (3:1 and beyond) add up in place.
-            let a = UnsafeRawPointer(rows[0])
-            let b = UnsafeRawPointer(rows[1])
-            let c = UnsafeRawPointer(rows[2])
             let last = UnsafeRawPointer(rows[count - 1])
             let wa = SIMD8<UInt16>(repeating: weights[0])
             let wb = SIMD8<UInt16>(repeating: weights[1])
+            if count == 2 {
+                for x in stride(from: 0, to: vectorEnd, by: 16) {
+                    prefetchFollowingRows(last, stride: sourceStride, at: x)
+                    let (a0, a1) = widened(a, x)
+                    let (b0, b1) = widened(b, x)
+                    store(a0 &* wa &+ b0 &* wb, a1 &* wa &+ b1 &* wb, out, x)
+                }
+                break
+            }
+            // Three rows fused; a fourth and more (3:1 and beyond) add up in place.
+            let c = UnsafeRawPointer(rows[2])
             let wc = SIMD8<UInt16>(repeating: weights[2])
             for x in stride(from: 0, to: vectorEnd, by: 16) {
                 prefetchFollowingRows(last, stride: sourceStride, at: x)
