@@ -418,11 +418,22 @@ public struct YUV420Scaler: Sendable {
                         results[x], results[x &+ 1], results[x &+ 2], results[x &+ 3], results[x &+ 4],
                         results[x &+ 5], results[x &+ 6], results[x &+ 7]
                     ))
-                withUnsafeBytes(of: rows) { raw in
-                    for r in 0..<count {
-                        let row = raw.load(fromByteOffset: r &* 16, as: SIMD8<UInt16>.self)
-                        UnsafeMutableRawPointer(target.row(y &+ r) + x).storeBytes(
-                            of: SIMD8<UInt8>(truncatingIfNeeded: row), as: SIMD8<UInt8>.self)
+                @inline(__always) func put(_ row: SIMD8<UInt16>, _ r: Int) {
+                    UnsafeMutableRawPointer(target.row(y &+ r) + x).storeBytes(
+                        of: SIMD8<UInt8>(truncatingIfNeeded: row), as: SIMD8<UInt8>.self)
+                }
+                if count == 8 {
+                    put(rows.0, 0)
+                    put(rows.1, 1)
+                    put(rows.2, 2)
+                    put(rows.3, 3)
+                    put(rows.4, 4)
+                    put(rows.5, 5)
+                    put(rows.6, 6)
+                    put(rows.7, 7)
+                } else {
+                    withUnsafeBytes(of: rows) { raw in
+                        for r in 0..<count { put(raw.load(fromByteOffset: r &* 16, as: SIMD8<UInt16>.self), r) }
                     }
                 }
                 x &+= 8
