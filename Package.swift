@@ -47,7 +47,7 @@ let package = Package(
         systemLibrary("CJPEG", pkgConfig: "libjpeg", apt: "libjpeg62-turbo-dev"),
         systemLibrary("CTurboJPEG", pkgConfig: "libturbojpeg", apt: "libturbojpeg0-dev"),
         systemLibrary("CGPIOD", pkgConfig: "libgpiod", apt: "libgpiod-dev"),
-        systemLibrary("CCurl", pkgConfig: "libcurl", apt: "libcurl4-openssl-dev"),
+        systemLibrary("CCurl", pkgConfig: "libcurl", apt: "libcurl4-gnutls-dev"),
         systemLibrary("CSystemd", pkgConfig: "libsystemd", apt: "libsystemd-dev"),
         // Cairo with its FreeType/fontconfig backend (cairo-ft, fontconfig come with libcairo2-dev).
         systemLibrary("CCairo", pkgConfig: "cairo", apt: "libcairo2-dev"),
