@@ -273,10 +273,10 @@ func run(_ options: Options) throws {
         "| frame | stage | median ms | p90 ms | min ms | CPU median ms | note |", "|---|---|---:|---:|---:|---:|---|",
     ]
     var summary = [
-        "| frame | ours / floor encode (target ≤ 1.15) | press→durable / floor pipeline (target < 2) "
-            + "| same, from minimums | scaler vs naive Double | fast DCT / accurate DCT (ours) "
-            + "| JPEG bytes ours / floor |",
-        "|---|---:|---:|---:|---:|---:|---:|",
+        "| frame | ours / floor encode (target ≤ 1.15) | press→durable / floor pipeline (target ≤ 1.5) "
+            + "| same, from minimums | same, from CPU medians | scaler vs naive Double "
+            + "| fast DCT / accurate DCT (ours) | JPEG bytes ours / floor |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|",
     ]
 
     for (width, height) in [(1920, 1080), (4056, 3040), (4608, 2592)] {
@@ -289,7 +289,8 @@ func run(_ options: Options) throws {
             _ = try? decoder.decode(contentsOf: path, minimumWidth: width, minimumHeight: height)
         }
 
-        // 1. The capture loop's copy out of the driver buffer into a pooled buffer.
+        // 1. The full-size copy out of the driver buffer into a pooled buffer: what the capture loop
+        //    does for a frame it does not scale (a camera already at ≤ 1920, or no limit set).
         let pool = BufferPool(bufferSize: frame.layout.byteCount, maximumBuffers: 2)
         let copyStats = measure(iterations) {
             let buffer = pool.acquire()!
@@ -326,10 +327,21 @@ func run(_ options: Options) throws {
             try jpeg.withUnsafeBytes { try durableWrite($0, folder: folder, name: "scan.jpg") }
         }
         // 6. Whole press → durable, end to end, alternating with the floor pipeline (tj encode of
-        //    the already-scaled picture + the same durable write).
-        // Inside the pipeline each step is also timed, since a cold frame (just copied, not in
-        // cache) scales slower than the warm one the stage figures above use.
-        var inside = [[Double]](repeating: [], count: 4)
+        //    the already-scaled picture + the same durable write). A press is what the daemon does:
+        //    the camera thread scales the frame straight out of the driver's mapped buffer into a
+        //    pooled ≤ 1920 buffer (V4L2Camera with `deliveredLongEdge`), then the worker encodes
+        //    and writes it. The driver cycles through its buffers (4 by default), so the pipeline
+        //    reads a different one each time: 4 x 18 MB do not stay in cache, as a frame the
+        //    camera just wrote would not.
+        // Inside the pipeline each step is also timed, since a cold frame scales slower than the
+        // warm one the stage figures above use.
+        let driverBuffers = (0..<4).map { _ in
+            let buffer = PixelBuffer(capacity: frame.layout.byteCount)
+            buffer.bytes.copyMemory(from: UnsafeRawBufferPointer(frame.buffer.bytes))
+            return buffer
+        }
+        var nextDriverBuffer = 0
+        var inside = [[Double]](repeating: [], count: 3)
         func lap(_ since: inout MonotonicInstant, _ index: Int) {
             let now = MonotonicInstant.now()
             inside[index].append(Double(now.nanoseconds(since: since)) / 1e6)
@@ -339,19 +351,25 @@ func run(_ options: Options) throws {
             iterations,
             {
                 var t = MonotonicInstant.now()
-                let buffer = pool.acquire()!
-                buffer.bytes.baseAddress!.copyMemory(
-                    from: frame.buffer.bytes.baseAddress!, byteCount: frame.layout.byteCount)
-                let captured = YUV420Frame(layout: frame.layout, buffer: buffer, timestamp: frame.timestamp)
+                let driverBuffer = driverBuffers[nextDriverBuffer]
+                nextDriverBuffer = (nextDriverBuffer + 1) % driverBuffers.count
+                // A frame that already fits is copied with one memcpy, as the capture loop does.
+                let small: YUV420Frame
+                if scaled.width == frame.width && scaled.height == frame.height {
+                    let buffer = pool.acquire()!
+                    buffer.bytes.copyMemory(from: UnsafeRawBufferPointer(driverBuffer.bytes))
+                    small = YUV420Frame(layout: frame.layout, buffer: buffer, timestamp: frame.timestamp)
+                } else {
+                    small = try pooledScaler.downscaled(
+                        UnsafeRawBufferPointer(driverBuffer.bytes), layout: frame.layout, timestamp: frame.timestamp)
+                }
                 lap(&t, 0)
-                let small = try pooledScaler.downscaled(captured)
-                lap(&t, 1)
                 let written = try encoder.withJPEG(of: small) { bytes in
-                    lap(&t, 2)
+                    lap(&t, 1)
                     return Result { try durableWrite(bytes, folder: folder, name: "scan.jpg") }
                 }
                 try written.get()
-                lap(&t, 3)
+                lap(&t, 2)
             },
             {
                 let size = try turbo.encode(scaled, quality: 85)
@@ -377,7 +395,7 @@ func run(_ options: Options) throws {
                     "\(photo.width)x\(photo.height) via DCT scaling"
                 ),
                 (
-                    "frame copy (capture loop)", copyStats,
+                    "full-size frame copy (capture loop, frames it does not scale)", copyStats,
                     "\(frame.layout.byteCount / 1024) KiB memcpy into pool buffer"
                 ),
                 ("scale to ≤1920", scaleStats, "→ \(scaled.width)x\(scaled.height)"),
@@ -391,9 +409,9 @@ func run(_ options: Options) throws {
                 ),
                 ("durable write (tmp+fsync+rename+fsync dir)", writeStats, ""),
                 (
-                    "press→durable (copy+scale+encode+write)", pipelineStats,
-                    "end to end; inside: copy \(insideMedians[0]) + scale \(insideMedians[1]) + encode "
-                        + "\(insideMedians[2]) + write \(insideMedians[3])"
+                    "press→durable (scale out of driver buffer+encode+write)", pipelineStats,
+                    "end to end; inside: scale (copy at 1920) \(insideMedians[0]) + encode \(insideMedians[1]) "
+                        + "+ write \(insideMedians[2])"
                 ),
                 ("floor pipeline (tj encode + write)", floorPipelineStats, "end to end"),
             ]
@@ -409,7 +427,8 @@ func run(_ options: Options) throws {
         summary.append(
             "| \(name) | \(ratio(encodeStats.median, floorStats.median)) "
                 + "| \(ratio(pipelineStats.median, floorPipelineStats.median)) "
-                + "| \(ratio(pipelineStats.minimum, floorPipelineStats.minimum)) | \(naiveRatio) "
+                + "| \(ratio(pipelineStats.minimum, floorPipelineStats.minimum)) "
+                + "| \(ratio(pipelineStats.cpuMedian, floorPipelineStats.cpuMedian)) | \(naiveRatio) "
                 + "| \(ratio(fastStats.median, accurateStats.median)) "
                 + "| \(ratio(Double(jpeg.count), Double(floorSize))) |"
         )

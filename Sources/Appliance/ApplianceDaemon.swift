@@ -239,7 +239,10 @@ public struct ApplianceDaemon: Sendable {
                 // Rotation is done in software on the processing worker, the same for every camera.
                 rotation: .none,
                 stallTimeout: .milliseconds(Int(settings.stallTimeoutSeconds * 1000)),
-                frameBufferPoolSize: configuration.imaging.queueDepth)
+                frameBufferPoolSize: configuration.imaging.queueDepth,
+                // Shrunk on the camera thread straight out of the driver's buffer; the worker's
+                // scale is then a no-op (docs/architecture.md, capture).
+                deliveredLongEdge: configuration.imaging.maxLongEdge)
             do {
                 return try V4L2Camera(configuration: cameraConfiguration, logger: cameraLogger)
             } catch {

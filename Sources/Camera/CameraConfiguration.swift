@@ -76,11 +76,17 @@ public struct CameraConfiguration: Hashable, Sendable {
     /// Captured frames that may be in processing at once (pooled copies); a press beyond that fails.
     public var frameBufferPoolSize: Int
     public var access: V4L2Access
+    /// When set, a frame a capture asked for is shrunk to this long edge (area average, see
+    /// `YUV420Scaler`) straight out of the driver's buffer, on the camera thread, instead of being
+    /// copied at full size: the one pass over a 12 MP frame a press needs anyway. `nil` delivers
+    /// full-size copies.
+    public var deliveredLongEdge: Int?
 
     public init(
         device: String = "/dev/video0", width: Int = 1920, height: Int = 1080, framesPerSecond: Int = 15,
         bufferCount: Int = 4, controls: CameraControls = CameraControls(), rotation: CameraRotation = .none,
-        stallTimeout: Duration = .seconds(5), frameBufferPoolSize: Int = 4, access: V4L2Access = .automatic
+        stallTimeout: Duration = .seconds(5), frameBufferPoolSize: Int = 4, access: V4L2Access = .automatic,
+        deliveredLongEdge: Int? = nil
     ) {
         self.device = device
         self.width = width
@@ -92,6 +98,7 @@ public struct CameraConfiguration: Hashable, Sendable {
         self.stallTimeout = stallTimeout
         self.frameBufferPoolSize = frameBufferPoolSize
         self.access = access
+        self.deliveredLongEdge = deliveredLongEdge
     }
 
     /// The minimum number of mmap buffers: one being filled, one being copied, one queued.
@@ -118,6 +125,11 @@ public struct CameraConfiguration: Hashable, Sendable {
         if stallTimeout < .milliseconds(100) {
             throw .invalidConfiguration(
                 setting: "stall_timeout", value: "\(stallTimeout)", advice: "use at least 0.1 s (5 s is the default)")
+        }
+        if let deliveredLongEdge, !(16...8192).contains(deliveredLongEdge) {
+            throw .invalidConfiguration(
+                setting: "delivered long edge", value: String(deliveredLongEdge),
+                advice: "use 16 to 8192 pixels (imaging.max_long_edge), or none for full-size frames")
         }
         if !(1...64).contains(frameBufferPoolSize) {
             throw .invalidConfiguration(

@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import Imaging
 import Logging
 import Synchronization
 import SwiftWingCore
@@ -8,10 +9,12 @@ import SwiftWingCore
 /// A V4L2 camera streaming YUV420 on a dedicated thread.
 ///
 /// The thread owns the device: it polls the V4L2 descriptor together with an eventfd (stop and new
-/// captures wake it), dequeues each frame, copies it into a pooled buffer only when a capture waits
-/// for a frame that new, and re-queues the driver buffer at once. When the camera is unplugged,
-/// errors or stalls, pending captures fail with ``CameraError/cameraUnavailable(device:reason:)``
-/// and the device is reopened with backoff (0.5 s doubling to 10 s).
+/// captures wake it), dequeues each frame, takes it out of the driver buffer into a pooled buffer
+/// only when a capture waits for a frame that new — shrunk to
+/// ``CameraConfiguration/deliveredLongEdge`` when that is set, else copied — and re-queues the
+/// driver buffer at once. When the camera is unplugged, errors or stalls, pending captures fail
+/// with ``CameraError/cameraUnavailable(device:reason:)`` and the device is reopened with backoff
+/// (0.5 s doubling to 10 s).
 public final class V4L2Camera: FrameSource {
     public let configuration: CameraConfiguration
     private let runner: CameraLoopRunner
@@ -60,11 +63,14 @@ private final class CaptureLoop: CameraLoop, @unchecked Sendable {
     let logger: Logger
     var onStarted: ((Result<Void, CameraError>) -> Void)?
 
-    /// An open, streaming device with its format and the pool frames are copied into.
+    /// An open, streaming device with its format and the pool frames are taken into: full-size
+    /// copies, or, with `scaler` (only when the frame is larger than the limit), frames shrunk to
+    /// ``CameraConfiguration/deliveredLongEdge``.
     struct Session {
         let device: V4L2Device
         let format: NegotiatedFormat
         let pool: BufferPool
+        let scaler: YUV420Scaler?
     }
 
     private var session: Session?
@@ -193,13 +199,26 @@ private final class CaptureLoop: CameraLoop, @unchecked Sendable {
         }
         hub.count { $0.framesReceived += 1 }
         guard hub.wantsFrame(at: timestamp) else { return }
-        guard let pixels = session.pool.acquire() else {
-            hub.fail(
-                satisfiedBy: timestamp,
-                with: .noFreeBuffer(device: device, poolSize: session.pool.maximumBuffers))
+        let noBuffer = CameraError.noFreeBuffer(device: device, poolSize: session.pool.maximumBuffers)
+        let source = UnsafeRawBufferPointer(rebasing: buffer.bytes[0..<layout.byteCount])
+        if let scaler = session.scaler, let longEdge = configuration.deliveredLongEdge {
+            // The press scales the frame anyway: doing it here, out of the driver buffer, reads the
+            // 12 MP frame once instead of copying it and reading the copy again.
+            do {
+                hub.deliver(
+                    try scaler.downscaled(
+                        source, layout: layout, timestamp: timestamp, sequence: buffer.sequence, maxLongEdge: longEdge))
+            } catch {
+                // The pool is sized for the shrunk layout and the driver buffer checked above, so
+                // the one error left is an empty pool.
+                hub.fail(satisfiedBy: timestamp, with: noBuffer)
+            }
             return
         }
-        let source = UnsafeRawBufferPointer(rebasing: buffer.bytes[0..<layout.byteCount])
+        guard let pixels = session.pool.acquire() else {
+            hub.fail(satisfiedBy: timestamp, with: noBuffer)
+            return
+        }
         pixels.bytes.copyMemory(from: source)
         hub.deliver(YUV420Frame(layout: layout, buffer: pixels, timestamp: timestamp, sequence: buffer.sequence))
     }
@@ -293,9 +312,15 @@ private final class CaptureLoop: CameraLoop, @unchecked Sendable {
             logOnce(.notice, "libv4l2 converts \(cameraFormat) to YU12 on the CPU; a camera mode with native YU12 costs less")
         }
         logger.info("streaming", metadata: ["format": "\(format)"])
-        return Session(
-            device: device, format: format,
-            pool: BufferPool(bufferSize: layout.byteCount, maximumBuffers: configuration.frameBufferPoolSize))
+        var delivered = layout
+        if let longEdge = configuration.deliveredLongEdge {
+            let size = YUV420Scaler.downscaledSize(width: width, height: height, maxLongEdge: longEdge)
+            delivered = YUV420Layout(width: size.width, height: size.height)
+        }
+        let pool = BufferPool(bufferSize: delivered.byteCount, maximumBuffers: configuration.frameBufferPoolSize)
+        // A frame that already fits is copied with one memcpy, as without a limit.
+        let shrinks = delivered.width != width || delivered.height != height
+        return Session(device: device, format: format, pool: pool, scaler: shrinks ? YUV420Scaler(pool: pool) : nil)
     }
 
     /// Sets the configured controls that exist, clamped to their ranges; never fails the open.

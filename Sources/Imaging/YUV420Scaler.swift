@@ -1,5 +1,6 @@
 // One file on purpose (~550 lines): the fast paths, the weight tables and the SIMD passes share
 // private layout helpers, and the scaler is benchmarked as one unit (Benchmarks/README.md).
+import CShim
 import SwiftWingCore
 
 /// Shrinks (and, for ``resized(_:width:height:)``, fits) YUV 4:2:0 frames by area averaging.
@@ -57,7 +58,34 @@ public struct YUV420Scaler: Sendable {
         let size = Self.downscaledSize(width: frame.width, height: frame.height, maxLongEdge: maxLongEdge)
         if size.width == frame.width && size.height == frame.height { return frame }
         let crop = CropRect(x: 0, y: 0, width: Double(frame.width), height: Double(frame.height))
-        return try scale(frame, crop: crop, width: size.width, height: size.height)
+        return try scale(
+            UnsafeRawPointer(frame.buffer.bytes.baseAddress!), frame.layout, timestamp: frame.timestamp,
+            sequence: frame.sequence, crop: crop, width: size.width, height: size.height)
+    }
+
+    /// The picture in `bytes` (laid out as `layout`, such as a driver's mapped buffer) shrunk
+    /// like ``downscaled(_:maxLongEdge:)`` into a buffer of its own, so `bytes` may be reused as
+    /// soon as this returns. A picture that already fits is copied as it is.
+    /// - Throws: as ``downscaled(_:maxLongEdge:)``; ``ImagingError/invalidSize(width:height:reason:)``
+    ///   when `bytes` is shorter than `layout`.
+    public func downscaled(
+        _ bytes: UnsafeRawBufferPointer, layout: YUV420Layout, timestamp: MonotonicInstant, sequence: UInt32 = 0,
+        maxLongEdge: Int = defaultMaxLongEdge
+    ) throws(ImagingError) -> YUV420Frame {
+        guard maxLongEdge >= 2 else {
+            throw .invalidSize(
+                width: maxLongEdge, height: maxLongEdge,
+                reason: "the long edge limit must be at least 2 pixels (1920 is the default)")
+        }
+        guard bytes.count >= layout.byteCount, let base = bytes.baseAddress else {
+            throw .invalidSize(
+                width: layout.width, height: layout.height,
+                reason: "the buffer holds \(bytes.count) bytes, fewer than the \(layout.byteCount) of \(layout)")
+        }
+        let size = Self.downscaledSize(width: layout.width, height: layout.height, maxLongEdge: maxLongEdge)
+        let crop = CropRect(x: 0, y: 0, width: Double(layout.width), height: Double(layout.height))
+        return try scale(
+            base, layout, timestamp: timestamp, sequence: sequence, crop: crop, width: size.width, height: size.height)
     }
 
     /// `frame` fitted to exactly `width` x `height`: first center-cropped to the target's aspect
@@ -79,16 +107,19 @@ public struct YUV420Scaler: Sendable {
             crop.height = sourceWidth * Double(height) / Double(width)  // source is taller: trim top, bottom
             crop.y = (sourceHeight - crop.height) / 2
         }
-        return try scale(frame, crop: crop, width: width, height: height)
+        return try scale(
+            UnsafeRawPointer(frame.buffer.bytes.baseAddress!), frame.layout, timestamp: frame.timestamp,
+            sequence: frame.sequence, crop: crop, width: width, height: height)
     }
 
     struct CropRect {
         var x: Double, y: Double, width: Double, height: Double
     }
 
-    private func scale(_ frame: YUV420Frame, crop: CropRect, width: Int, height: Int) throws(ImagingError)
-        -> YUV420Frame
-    {
+    private func scale(
+        _ sourceBase: UnsafeRawPointer, _ source: YUV420Layout, timestamp: MonotonicInstant, sequence: UInt32,
+        crop: CropRect, width: Int, height: Int
+    ) throws(ImagingError) -> YUV420Frame {
         let layout = YUV420Layout(width: width, height: height)
         let buffer: PixelBuffer
         if let pool {
@@ -96,9 +127,7 @@ public struct YUV420Scaler: Sendable {
         } else {
             buffer = PixelBuffer(capacity: layout.byteCount)
         }
-        let output = YUV420Frame(layout: layout, buffer: buffer, timestamp: frame.timestamp, sequence: frame.sequence)
-        let source = frame.layout
-        let sourceBase = UnsafeRawPointer(frame.buffer.bytes.baseAddress!)
+        let output = YUV420Frame(layout: layout, buffer: buffer, timestamp: timestamp, sequence: sequence)
         let targetBase = output.buffer.bytes.baseAddress!
 
         Self.scalePlane(
@@ -299,7 +328,7 @@ public struct YUV420Scaler: Sendable {
         defer { rowWeights.deallocate() }
         for y in 0..<target.height {
             let count = sourceRows(for: y, rows: rows, source: source, left: left, into: rowPointers, rowWeights)
-            verticalPass(rowPointers, rowWeights, count: count, span: span, into: column)
+            verticalPass(rowPointers, rowWeights, count: count, span: span, sourceStride: source.stride, into: column)
             horizontal.run(column, into: target.row(y))
         }
     }
@@ -337,8 +366,6 @@ public struct YUV420Scaler: Sendable {
         defer { interleaved.deallocate() }
         let results = UnsafeMutablePointer<SIMD8<UInt16>>.allocate(capacity: target.width)
         defer { results.deallocate() }
-        let square = UnsafeMutablePointer<SIMD8<UInt16>>.allocate(capacity: 8)
-        defer { square.deallocate() }
         let rowPointers = UnsafeMutablePointer<UnsafePointer<UInt8>>.allocate(capacity: rows.taps)
         defer { rowPointers.deallocate() }
         let rowWeights = UnsafeMutablePointer<UInt16>.allocate(capacity: rows.taps)
@@ -349,31 +376,65 @@ public struct YUV420Scaler: Sendable {
             let count = min(8, target.height - y)
             for r in 0..<count {
                 let taps = sourceRows(for: y + r, rows: rows, source: source, left: left, into: rowPointers, rowWeights)
-                verticalPass(rowPointers, rowWeights, count: taps, span: span, into: block + r * padded)
+                verticalPass(
+                    rowPointers, rowWeights, count: taps, span: span, sourceStride: source.stride,
+                    into: block + r * padded)
             }
             // Lane r of vector x is row r's column x (rows past the bottom repeat the last one),
             // built by transposing 8x8 squares.
             let rowBytes = UnsafeRawPointer(block)
-            for x in stride(from: 0, to: padded, by: 8) {
+            var offsets = (0, 0, 0, 0, 0, 0, 0, 0)  // of rows 0...7 in `block`, in bytes
+            withUnsafeMutableBytes(of: &offsets) { raw in
                 for r in 0..<8 {
-                    square[r] = rowBytes.loadUnaligned(
-                        fromByteOffset: (min(r, count - 1) &* padded &+ x) &* 2, as: SIMD8<UInt16>.self)
+                    raw.storeBytes(of: min(r, count - 1) &* padded &* 2, toByteOffset: r &* 8, as: Int.self)
                 }
-                transpose8x8(square)
-                for k in 0..<8 {
-                    interleaved.storeBytes(of: square[k], toByteOffset: (x &+ k) &* 16, as: SIMD8<UInt16>.self)
+            }
+            for x in stride(from: 0, to: padded, by: 8) {
+                @inline(__always) func load(_ offset: Int) -> SIMD8<UInt16> {
+                    rowBytes.loadUnaligned(fromByteOffset: offset &+ x &* 2, as: SIMD8<UInt16>.self)
                 }
+                let square = transposed(
+                    (
+                        load(offsets.0), load(offsets.1), load(offsets.2), load(offsets.3), load(offsets.4),
+                        load(offsets.5), load(offsets.6), load(offsets.7)
+                    ))
+                let out = interleaved + x &* 16
+                out.storeBytes(of: square.0, toByteOffset: 0, as: SIMD8<UInt16>.self)
+                out.storeBytes(of: square.1, toByteOffset: 16, as: SIMD8<UInt16>.self)
+                out.storeBytes(of: square.2, toByteOffset: 32, as: SIMD8<UInt16>.self)
+                out.storeBytes(of: square.3, toByteOffset: 48, as: SIMD8<UInt16>.self)
+                out.storeBytes(of: square.4, toByteOffset: 64, as: SIMD8<UInt16>.self)
+                out.storeBytes(of: square.5, toByteOffset: 80, as: SIMD8<UInt16>.self)
+                out.storeBytes(of: square.6, toByteOffset: 96, as: SIMD8<UInt16>.self)
+                out.storeBytes(of: square.7, toByteOffset: 112, as: SIMD8<UInt16>.self)
             }
             horizontal.runEightRows(UnsafeRawPointer(interleaved), into: results)
             // And back: vector x holds column x of the eight rows.
             let width = target.width
             var x = 0
             while x &+ 8 <= width {
-                for k in 0..<8 { square[k] = results[x &+ k] }
-                transpose8x8(square)
-                for r in 0..<count {
+                let rows = transposed(
+                    (
+                        results[x], results[x &+ 1], results[x &+ 2], results[x &+ 3], results[x &+ 4],
+                        results[x &+ 5], results[x &+ 6], results[x &+ 7]
+                    ))
+                @inline(__always) func put(_ row: SIMD8<UInt16>, _ r: Int) {
                     UnsafeMutableRawPointer(target.row(y &+ r) + x).storeBytes(
-                        of: SIMD8<UInt8>(truncatingIfNeeded: square[r]), as: SIMD8<UInt8>.self)
+                        of: SIMD8<UInt8>(truncatingIfNeeded: row), as: SIMD8<UInt8>.self)
+                }
+                if count == 8 {
+                    put(rows.0, 0)
+                    put(rows.1, 1)
+                    put(rows.2, 2)
+                    put(rows.3, 3)
+                    put(rows.4, 4)
+                    put(rows.5, 5)
+                    put(rows.6, 6)
+                    put(rows.7, 7)
+                } else {
+                    withUnsafeBytes(of: rows) { raw in
+                        for r in 0..<count { put(raw.load(fromByteOffset: r &* 16, as: SIMD8<UInt16>.self), r) }
+                    }
                 }
                 x &+= 8
             }
@@ -392,53 +453,107 @@ public struct YUV420Scaler: Sendable {
     }
 
     /// `column[x] = Σ weight[k] * row[k][x]` with 8-bit row weights summing to 256: 8.8 fixed point
-    /// that never leaves 16 bits, so it vectorizes to 16-bit lanes (`pmullw`, NEON `umlal`). Up to
-    /// four rows (ratios below 3:1) are fused into one loop; more rows add up in place.
+    /// that never leaves 16 bits, so it runs in 16-bit lanes (`pmullw`, NEON `umlal`). Sixteen
+    /// source bytes are loaded at once and widened into two 8-lane halves (one load per row instead
+    /// of two), and the next output row's source rows are prefetched. Up to three rows are fused
+    /// into one loop; more rows add up in place.
     @inline(__always)
     private static func verticalPass(
         _ rows: UnsafeMutablePointer<UnsafePointer<UInt8>>, _ weights: UnsafeMutablePointer<UInt16>, count: Int,
-        span: Int, into column: UnsafeMutablePointer<UInt16>
+        span: Int, sourceStride: Int, into column: UnsafeMutablePointer<UInt16>
     ) {
+        let out = UnsafeMutableRawPointer(column)
+        let vectorEnd = span & ~15
         switch count {
         case 1:
-            let a = rows[0]
-            for x in 0..<span { column[x] = UInt16(a[x]) &<< 8 }
-        case 2:
-            let a = rows[0]
-            let b = rows[1]
-            let wa = weights[0]
-            let wb = weights[1]
-            for x in 0..<span { column[x] = UInt16(a[x]) &* wa &+ UInt16(b[x]) &* wb }
-        case 3:
-            let a = rows[0]
-            let b = rows[1]
-            let c = rows[2]
-            let wa = weights[0]
-            let wb = weights[1]
-            let wc = weights[2]
-            for x in 0..<span { column[x] = UInt16(a[x]) &* wa &+ UInt16(b[x]) &* wb &+ UInt16(c[x]) &* wc }
-        case 4:
-            let a = rows[0]
-            let b = rows[1]
-            let c = rows[2]
-            let d = rows[3]
-            let wa = weights[0]
-            let wb = weights[1]
-            let wc = weights[2]
-            let wd = weights[3]
-            for x in 0..<span {
-                column[x] = UInt16(a[x]) &* wa &+ UInt16(b[x]) &* wb &+ UInt16(c[x]) &* wc &+ UInt16(d[x]) &* wd
+            let a = UnsafeRawPointer(rows[0])
+            for x in stride(from: 0, to: vectorEnd, by: 16) {
+                let (low, high) = widened(a, x)
+                store(low &<< 8, high &<< 8, out, x)
+            }
+        case 2...:
+            let a = UnsafeRawPointer(rows[0])
+            let b = UnsafeRawPointer(rows[1])
+            let last = UnsafeRawPointer(rows[count - 1])
+            let wa = SIMD8<UInt16>(repeating: weights[0])
+            let wb = SIMD8<UInt16>(repeating: weights[1])
+            if count == 2 {
+                for x in stride(from: 0, to: vectorEnd, by: 16) {
+                    prefetchFollowingRows(last, stride: sourceStride, at: x)
+                    let (a0, a1) = widened(a, x)
+                    let (b0, b1) = widened(b, x)
+                    store(a0 &* wa &+ b0 &* wb, a1 &* wa &+ b1 &* wb, out, x)
+                }
+                break
+            }
+            // Three rows fused; a fourth and more (3:1 and beyond) add up in place.
+            let c = UnsafeRawPointer(rows[2])
+            let wc = SIMD8<UInt16>(repeating: weights[2])
+            for x in stride(from: 0, to: vectorEnd, by: 16) {
+                prefetchFollowingRows(last, stride: sourceStride, at: x)
+                let (a0, a1) = widened(a, x)
+                let (b0, b1) = widened(b, x)
+                let (c0, c1) = widened(c, x)
+                store(a0 &* wa &+ b0 &* wb &+ c0 &* wc, a1 &* wa &+ b1 &* wb &+ c1 &* wc, out, x)
+            }
+            for k in 3..<count {
+                let row = UnsafeRawPointer(rows[k])
+                let weight = SIMD8<UInt16>(repeating: weights[k])
+                for x in stride(from: 0, to: vectorEnd, by: 16) {
+                    let (r0, r1) = widened(row, x)
+                    let low = out.loadUnaligned(fromByteOffset: x &* 2, as: SIMD8<UInt16>.self)
+                    let high = out.loadUnaligned(fromByteOffset: x &* 2 &+ 16, as: SIMD8<UInt16>.self)
+                    store(low &+ r0 &* weight, high &+ r1 &* weight, out, x)
+                }
             }
         default:
-            let a = rows[0]
-            let wa = weights[0]
-            for x in 0..<span { column[x] = UInt16(a[x]) &* wa }
-            for k in 1..<count {
-                let row = rows[k]
-                let weight = weights[k]
-                for x in 0..<span { column[x] = column[x] &+ UInt16(row[x]) &* weight }
-            }
+            break
         }
+        verticalPassScalar(rows, weights, count: count, from: vectorEnd, to: span, into: column)
+    }
+
+    /// The columns `from..<to` of ``verticalPass``, one at a time (the tail, and more than 4 rows).
+    @inline(__always)
+    private static func verticalPassScalar(
+        _ rows: UnsafeMutablePointer<UnsafePointer<UInt8>>, _ weights: UnsafeMutablePointer<UInt16>, count: Int,
+        from: Int, to end: Int, into column: UnsafeMutablePointer<UInt16>
+    ) {
+        guard from < end else { return }
+        let a = rows[0]
+        let wa = weights[0]
+        for x in from..<end { column[x] = UInt16(a[x]) &* wa }
+        for k in 1..<max(count, 1) {
+            let row = rows[k]
+            let weight = weights[k]
+            for x in from..<end { column[x] = column[x] &+ UInt16(row[x]) &* weight }
+        }
+    }
+
+    /// Asks the cache for the three source rows after `last` (those the next output row adds, up
+    /// to 3:1) at this cache line, so they arrive while this row is summed: a 12 MP frame the
+    /// camera just wrote is in no cache, and the hardware prefetcher alone left the vertical pass
+    /// waiting on memory.
+    @inline(__always)
+    private static func prefetchFollowingRows(_ last: UnsafeRawPointer, stride: Int, at x: Int) {
+        guard x & 63 == 0 else { return }
+        sw_prefetch(last + (stride &+ x))
+        sw_prefetch(last + (2 &* stride &+ x))
+        sw_prefetch(last + (3 &* stride &+ x))
+    }
+
+    /// Sixteen bytes at `base + x` as two 8-lane 16-bit vectors (`punpck*bw`; NEON `uxtl`).
+    @inline(__always)
+    private static func widened(_ base: UnsafeRawPointer, _ x: Int) -> (SIMD8<UInt16>, SIMD8<UInt16>) {
+        let bytes = base.loadUnaligned(fromByteOffset: x, as: SIMD16<UInt8>.self)
+        return (SIMD8<UInt16>(truncatingIfNeeded: bytes.lowHalf), SIMD8<UInt16>(truncatingIfNeeded: bytes.highHalf))
+    }
+
+    @inline(__always)
+    private static func store(
+        _ low: SIMD8<UInt16>, _ high: SIMD8<UInt16>, _ out: UnsafeMutableRawPointer, _ x: Int
+    ) {
+        out.storeBytes(of: low, toByteOffset: x &* 2, as: SIMD8<UInt16>.self)
+        out.storeBytes(of: high, toByteOffset: x &* 2 &+ 16, as: SIMD8<UInt16>.self)
     }
 
     /// The horizontal pass over 8.8 rows, with 16-bit column weights:
@@ -514,10 +629,15 @@ public struct YUV420Scaler: Sendable {
             truncatingIfNeeded: (SIMD8<UInt32>(truncatingIfNeeded: a) &* SIMD8<UInt32>(truncatingIfNeeded: b)) &>> 16)
     }
 
-    /// Transposes the 8x8 square of 16-bit samples in `square[0...7]` in place: three rounds of
-    /// interleaves (16-, 32-, then 64-bit), 24 shuffles in all (`punpck*`; NEON `zip1`/`zip2`).
+    typealias Square = (
+        SIMD8<UInt16>, SIMD8<UInt16>, SIMD8<UInt16>, SIMD8<UInt16>, SIMD8<UInt16>, SIMD8<UInt16>, SIMD8<UInt16>,
+        SIMD8<UInt16>
+    )
+
+    /// The 8x8 square of 16-bit samples `square` (eight rows) transposed, in registers: three
+    /// rounds of interleaves (16-, 32-, then 64-bit), 24 shuffles in all (`punpck*`; NEON `zip1`/`zip2`).
     @inline(__always)
-    static func transpose8x8(_ square: UnsafeMutablePointer<SIMD8<UInt16>>) {
+    static func transposed(_ square: Square) -> Square {
         func zip16(_ a: SIMD8<UInt16>, _ b: SIMD8<UInt16>) -> (SIMD8<UInt16>, SIMD8<UInt16>) {
             (
                 SIMD8(a[0], b[0], a[1], b[1], a[2], b[2], a[3], b[3]),
@@ -540,17 +660,18 @@ public struct YUV420Scaler: Sendable {
                 unsafeBitCast(SIMD2(x[1], y[1]), to: SIMD8<UInt16>.self)
             )
         }
-        let (b0, b1) = zip16(square[0], square[1])
-        let (b2, b3) = zip16(square[2], square[3])
-        let (b4, b5) = zip16(square[4], square[5])
-        let (b6, b7) = zip16(square[6], square[7])
+        let (b0, b1) = zip16(square.0, square.1)
+        let (b2, b3) = zip16(square.2, square.3)
+        let (b4, b5) = zip16(square.4, square.5)
+        let (b6, b7) = zip16(square.6, square.7)
         let (c0, c1) = zip32(b0, b2)
         let (c2, c3) = zip32(b1, b3)
         let (c4, c5) = zip32(b4, b6)
         let (c6, c7) = zip32(b5, b7)
-        (square[0], square[1]) = zip64(c0, c4)
-        (square[2], square[3]) = zip64(c1, c5)
-        (square[4], square[5]) = zip64(c2, c6)
-        (square[6], square[7]) = zip64(c3, c7)
+        let (d0, d1) = zip64(c0, c4)
+        let (d2, d3) = zip64(c1, c5)
+        let (d4, d5) = zip64(c2, c6)
+        let (d6, d7) = zip64(c3, c7)
+        return (d0, d1, d2, d3, d4, d5, d6, d7)
     }
 }

@@ -23,6 +23,7 @@ import Testing
     @Test(arguments: [
         CameraConfiguration(width: 0), CameraConfiguration(framesPerSecond: 0), CameraConfiguration(bufferCount: 2),
         CameraConfiguration(stallTimeout: .zero), CameraConfiguration(frameBufferPoolSize: 0),
+        CameraConfiguration(deliveredLongEdge: 8),
         CameraConfiguration(device: ""),
     ])
     func outOfRangeSettingsAreRejected(configuration: CameraConfiguration) {

@@ -59,6 +59,45 @@ import Testing
         #expect(camera.status.state == .stopped)
     }
 
+    /// The frame a capture asks for is shrunk on the camera thread straight out of the driver's
+    /// buffer (no full-size copy), and the camera keeps streaming on its buffers meanwhile.
+    @Test(.enabled(if: device != nil, noDevice))
+    func deliversFramesShrunkOutOfTheDriverBuffer() async throws {
+        var configuration = Self.configuration(access: .libc)
+        configuration.width = 1280
+        configuration.height = 720
+        configuration.rotation = .none
+        // 2.67:1 from 1280x720: the general area path, not the exact 2x fast path.
+        configuration.deliveredLongEdge = 480
+        configuration.frameBufferPoolSize = 2
+        let camera = try V4L2Camera(configuration: configuration)
+        try await camera.start()
+        let format = try #require(camera.status.format)
+        let (driverWidth, driverHeight) = (format.layout.width, format.layout.height)
+        print("[delivered] driver \(format.layout)")
+        #expect(max(driverWidth, driverHeight) > 480, "vivid should stream more than 480 pixels wide")
+        var sequences: [UInt32] = []
+        for _ in 0..<4 {
+            let t0 = MonotonicInstant.now()
+            let frame = try await camera.capture(after: t0, timeout: .seconds(5))
+            #expect(frame.timestamp >= t0)
+            #expect(max(frame.width, frame.height) == 480 && frame.width % 2 == 0 && frame.height % 2 == 0)
+            // The aspect ratio is kept to within a pixel.
+            #expect(abs(frame.height * driverWidth - frame.width * driverHeight) <= driverWidth)
+            #expect(
+                frame.buffer.capacity < format.layout.byteCount, "a pooled buffer of the small size, not a full copy")
+            let luma = UnsafeRawBufferPointer(frame.luma)
+            #expect(Set(luma.prefix(frame.layout.lumaStride * 16)).count > 1, "a test pattern is not one value")
+            sequences.append(frame.sequence)
+        }
+        #expect(sequences == sequences.sorted() && Set(sequences).count == sequences.count)
+        let received = camera.status.framesReceived
+        try await Task.sleep(for: .milliseconds(300))
+        #expect(camera.status.framesReceived > received, "still streaming after the scaled captures")
+        await camera.stop()
+        #expect(camera.status.state == .stopped)
+    }
+
     @Test(.enabled(if: device != nil && disconnect, noDisconnect))
     func anUnplugFailsPendingCapturesAndReopens() async throws {
         let camera = try V4L2Camera(configuration: Self.configuration(access: .libv4l2))

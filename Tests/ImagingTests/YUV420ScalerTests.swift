@@ -32,6 +32,49 @@ struct YUV420ScalerTests {
         #expect(small.timestamp == frame.timestamp)
     }
 
+    @Test(
+        "scaling out of a borrowed buffer (a driver's) gives the frame's own result, and a copy when it fits",
+        arguments: [(4608, 2592, 1920), (203, 151, 97), (640, 480, 1920)])
+    func fromBorrowedBytes(width: Int, height: Int, longEdge: Int) throws {
+        let frame = ImagingFixtures.frame(
+            width: width, height: height, lumaStride: width + 5,
+            luma: { x, y in UInt8(truncatingIfNeeded: x &* 7 &+ y &* 13 &+ (x * y) % 11) })
+        let expected = try YUV420Scaler().downscaled(frame, maxLongEdge: longEdge)
+        let pool = BufferPool(bufferSize: expected.layout.byteCount, maximumBuffers: 1)
+        let borrowed = try YUV420Scaler(pool: pool).downscaled(
+            UnsafeRawBufferPointer(frame.buffer.bytes), layout: frame.layout, timestamp: frame.timestamp,
+            sequence: 7, maxLongEdge: longEdge)
+        #expect(borrowed.layout.width == expected.width && borrowed.layout.height == expected.height)
+        #expect(borrowed.sequence == 7)
+        #expect(borrowed.buffer !== frame.buffer, "the result must not share the borrowed memory")
+        #expect(Self.differingSamples(borrowed, expected) == 0)
+    }
+
+    /// How many luma, Cb and Cr samples differ between two frames of one size (strides may differ).
+    static func differingSamples(_ a: YUV420Frame, _ b: YUV420Frame) -> Int {
+        func plane(_ p: UnsafeMutableRawBufferPointer, _ stride: Int, _ q: UnsafeMutableRawBufferPointer,
+                   _ otherStride: Int, width: Int, height: Int) -> Int {
+            var count = 0
+            for y in 0..<height {
+                for x in 0..<width where p[y * stride + x] != q[y * otherStride + x] { count += 1 }
+            }
+            return count
+        }
+        let (la, lb) = (a.layout, b.layout)
+        return plane(a.luma, la.lumaStride, b.luma, lb.lumaStride, width: la.width, height: la.height)
+            + plane(a.cb, la.chromaStride, b.cb, lb.chromaStride, width: la.chromaWidth, height: la.chromaHeight)
+            + plane(a.cr, la.chromaStride, b.cr, lb.chromaStride, width: la.chromaWidth, height: la.chromaHeight)
+    }
+
+    @Test("a borrowed buffer shorter than its layout is refused, not read past its end")
+    func shortBorrowedBuffer() throws {
+        let frame = ImagingFixtures.gradientFrame(width: 64, height: 48)
+        let short = UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(frame.buffer.bytes)[0..<100])
+        #expect(throws: ImagingError.self) {
+            _ = try YUV420Scaler().downscaled(short, layout: frame.layout, timestamp: frame.timestamp, maxLongEdge: 32)
+        }
+    }
+
     @Test("never upscales: a frame that fits comes back untouched")
     func neverUpscales() throws {
         for (width, height) in [(1920, 1080), (640, 480), (1079, 1920), (3, 5)] {

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The Camera module's own hardware tests (Tests/CameraTests/V4L2HardwareTests.swift) against vivid:
 # negotiation, mmap streaming through libv4l2 and plain libc, capture(after:) never returning a
-# frame older than the press, error frames dropped, stall → reopen, and vivid's "Disconnect"
-# (an unplug) → reported, then recovered. Needs `swift build --build-tests` on the host first.
+# frame older than the press, frames shrunk on the camera thread straight out of the driver buffer,
+# error frames dropped, stall → reopen, and vivid's "Disconnect" (an unplug) → reported, then
+# recovered. Needs `swift build --build-tests` on the host first.
 # Run alone (boots a guest): Tests/VMRig/camera-swift.sh
 VM_TEST_TIMEOUT=300
 . "$(dirname "$0")/../../scripts/vm/testlib.sh"
@@ -18,5 +19,7 @@ printf '%s\n' "$out" | grep -E '✔|✘|recorded an issue|Test .* skipped' | sed
 vm_expect "V4L2HardwareTests exit status" "$rc" 0
 vm_check "no hardware test was skipped" bash -c '! grep -qE "Test .* skipped" <<<"$1"' _ "$out"
 vm_check "capture on the device passed (libv4l2 and libc)" grep -q "streamsAndCapturesTheFirstFrameAfterThePress.* passed" <<<"$out"
+vm_check "frames shrunk straight out of the driver buffer passed" \
+    grep -q "deliversFramesShrunkOutOfTheDriverBuffer() passed" <<<"$out"
 vm_check "the unplug test ran and passed" grep -q "anUnplugFailsPendingCapturesAndReopens() passed" <<<"$out"
 vm_finish

@@ -174,6 +174,9 @@ public final class ScanPipeline: Sendable {
 
     /// Runs on the worker thread: pure CPU work on the frame. The frame is identified after
     /// scaling (at most `maxLongEdge`, 1920 px by default: the size the barcode figures are for).
+    /// A V4L2 camera delivers frames already shrunk to that size (scaled out of its driver
+    /// buffer), so the scale here is a no-op for them; rotating after the area scale gives the
+    /// same picture as before it.
     static func process(_ frame: YUV420Frame, settings: Settings) throws -> Processed {
         let upright = settings.rotation == .none ? frame : try rotated(frame, by: settings.rotation)
         let scaler = YUV420Scaler()

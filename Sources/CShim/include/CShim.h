@@ -6,4 +6,5 @@
 #include "sw_jpeg.h"
 #include "sw_input.h"
 #include "sw_fb.h"
+#include "sw_prefetch.h"
 #endif

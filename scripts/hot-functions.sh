@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# Regenerates Linking/hot-functions.order: the functions the daemon runs, in the order it first runs them,
+# which the release link (Package.swift, residentCodeLinkerFlags) places together at the front of .text so
+# the daemon's resident code is a few contiguous megabytes instead of 64 KiB here and there over 20 MB.
+#
+# It runs the memory benchmark's scenario (scripts/bench-memory.sh: start-up, N presses, uploads, three
+# progress streams, a restart that reconciles and resumes them) with the daemon under valgrind's callgrind,
+# and keeps every function callgrind saw executed in the swiftwing binary. Re-run it after large changes;
+# an out-of-date list still links (names that no longer exist are ignored), it only orders less well.
+#
+# Usage: scripts/hot-functions.sh [N presses, default 30] [swiftwing binary] [talaria-reference binary]
+# Needs valgrind (apt install valgrind) and a release build:
+#   swift build -c release --static-swift-stdlib --product swiftwing
+#   swift build -c release --product talaria-reference
+set -euo pipefail
+cd "$(dirname "$0")/.."
+count=${1:-30}
+bin=$(realpath "${2:-.build/release/swiftwing}")
+backend_bin=$(realpath "${3:-$(dirname "$bin")/talaria-reference}")
+command -v valgrind >/dev/null || { echo "valgrind is missing: apt install valgrind" >&2; exit 1; }
+work=$(mktemp -d /tmp/swiftwing-hot.XXXXXX)
+trap 'rm -rf "$work"' EXIT
+
+# valgrind 3.19 (bookworm) cannot read DWARF 5; the symbol table is all it needs.
+objcopy --strip-debug "$bin" "$work/swiftwing"
+cat > "$work/wrapper" <<EOF
+#!/usr/bin/env bash
+if [ "\$1" = run ]; then
+  exec valgrind --tool=callgrind --demangle=no --dump-instr=no --compress-strings=no --compress-pos=no \\
+    --callgrind-out-file="$work/callgrind.%p" "$work/swiftwing" "\$@"
+fi
+exec "$work/swiftwing" "\$@"
+EOF
+chmod +x "$work/wrapper"
+scripts/bench-memory.sh "$count" "$work/wrapper" "$backend_bin" >"$work/bench.log" 2>&1 ||
+  { cat "$work/bench.log" >&2; exit 1; }
+
+python3 - "$work" Linking/hot-functions.order <<'EOF'
+import glob, re, sys
+work, out = sys.argv[1], sys.argv[2]
+seen = {}
+for path in sorted(glob.glob(f"{work}/callgrind.*")):
+    obj = None
+    for line in open(path, errors="replace"):
+        if line.startswith("ob="):
+            obj = line[3:].strip()
+        elif line.startswith("fn=") and obj and obj.endswith("/swiftwing"):
+            name = re.sub(r"'\d+$", "", line[3:].strip())  # callgrind marks recursion depth as name'2
+            if name and not name.startswith("0x"):
+                seen[name] = True
+if len(seen) < 1000:
+    sys.exit(f"only {len(seen)} functions seen: callgrind did not follow the daemon")
+with open(out, "w") as f:
+    f.write("\n".join(seen) + "\n")
+print(f"{out}: {len(seen)} functions")
+EOF
