@@ -181,7 +181,7 @@ public struct YUV420Scaler: Sendable {
         }
         let columns = AxisWeights(
             sourceStart: crop.x, sourceLength: crop.width, sourceSize: source.width,
-            targetSize: target.width, bits: 16)
+            targetSize: target.width, bits: 15)
         let rows = AxisWeights(
             sourceStart: crop.y, sourceLength: crop.height, sourceSize: source.height,
             targetSize: target.height, bits: 8)
@@ -317,7 +317,7 @@ public struct YUV420Scaler: Sendable {
         let horizontal = HorizontalKernel(columns, left: left, width: target.width)
         defer { horizontal.deallocate() }
         if horizontal.taps <= 4 {
-            blockedAreaAverage(source, into: target, rows: rows, left: left, span: span, horizontal: horizontal)
+            rowAreaAverage(source, into: target, rows: rows, left: left, span: span, horizontal: horizontal)
             return
         }
         let column = UnsafeMutablePointer<UInt16>.allocate(capacity: span)
@@ -328,7 +328,9 @@ public struct YUV420Scaler: Sendable {
         defer { rowWeights.deallocate() }
         for y in 0..<target.height {
             let count = sourceRows(for: y, rows: rows, source: source, left: left, into: rowPointers, rowWeights)
-            verticalPass(rowPointers, rowWeights, count: count, span: span, sourceStride: source.stride, into: column)
+            verticalPass(
+                rowPointers, rowWeights, count: count, span: span, sourceStride: source.stride, halved: false,
+                into: column)
             horizontal.run(column, into: target.row(y))
         }
     }
@@ -350,169 +352,128 @@ public struct YUV420Scaler: Sendable {
         return count
     }
 
-    /// The usual case (at most 4 taps across, i.e. shrinking by less than 3:1), eight output rows
-    /// at a time: the eight vertical-pass rows are interleaved so that one 8-lane vector holds
-    /// one column of all eight, and each output column is then 4 vector multiply-highs with the
-    /// column's weights broadcast — eight outputs per step instead of one.
-    private static func blockedAreaAverage(
+    /// The usual case (at most 4 taps across, i.e. shrinking by less than 3:1), one output row at
+    /// a time: the vertical pass writes a 7-bit fraction row (small enough for signed 16-bit
+    /// lanes) that stays in L1, and the horizontal pass reads each output's four taps with one
+    /// 8-byte load and sums them with 16x16 → 32-bit pair multiply-adds (`pmaddwd`; NEON
+    /// `smull` + `addp`), four outputs per vector. No transposes, no 8-row block buffers.
+    private static func rowAreaAverage(
         _ source: PlaneView, into target: MutablePlaneView, rows: AxisWeights, left: Int, span: Int,
         horizontal: HorizontalKernel
     ) {
         let padded = (span + 4 + 7) & ~7  // 4-tap reads past the span see zeros
-        let block = UnsafeMutablePointer<UInt16>.allocate(capacity: 8 * padded)
-        defer { block.deallocate() }
-        block.initialize(repeating: 0, count: 8 * padded)
-        let interleaved = UnsafeMutableRawPointer.allocate(byteCount: padded * 16, alignment: 16)
-        defer { interleaved.deallocate() }
-        let results = UnsafeMutablePointer<SIMD8<UInt16>>.allocate(capacity: target.width)
-        defer { results.deallocate() }
+        let column = UnsafeMutablePointer<UInt16>.allocate(capacity: padded)
+        defer { column.deallocate() }
+        column.initialize(repeating: 0, count: padded)
         let rowPointers = UnsafeMutablePointer<UnsafePointer<UInt8>>.allocate(capacity: rows.taps)
         defer { rowPointers.deallocate() }
         let rowWeights = UnsafeMutablePointer<UInt16>.allocate(capacity: rows.taps)
         defer { rowWeights.deallocate() }
-
-        var y = 0
-        while y < target.height {
-            let count = min(8, target.height - y)
-            for r in 0..<count {
-                let taps = sourceRows(for: y + r, rows: rows, source: source, left: left, into: rowPointers, rowWeights)
-                verticalPass(
-                    rowPointers, rowWeights, count: taps, span: span, sourceStride: source.stride,
-                    into: block + r * padded)
-            }
-            // Lane r of vector x is row r's column x (rows past the bottom repeat the last one),
-            // built by transposing 8x8 squares.
-            let rowBytes = UnsafeRawPointer(block)
-            var offsets = (0, 0, 0, 0, 0, 0, 0, 0)  // of rows 0...7 in `block`, in bytes
-            withUnsafeMutableBytes(of: &offsets) { raw in
-                for r in 0..<8 {
-                    raw.storeBytes(of: min(r, count - 1) &* padded &* 2, toByteOffset: r &* 8, as: Int.self)
-                }
-            }
-            for x in stride(from: 0, to: padded, by: 8) {
-                @inline(__always) func load(_ offset: Int) -> SIMD8<UInt16> {
-                    rowBytes.loadUnaligned(fromByteOffset: offset &+ x &* 2, as: SIMD8<UInt16>.self)
-                }
-                let square = transposed(
-                    (
-                        load(offsets.0), load(offsets.1), load(offsets.2), load(offsets.3), load(offsets.4),
-                        load(offsets.5), load(offsets.6), load(offsets.7)
-                    ))
-                let out = interleaved + x &* 16
-                out.storeBytes(of: square.0, toByteOffset: 0, as: SIMD8<UInt16>.self)
-                out.storeBytes(of: square.1, toByteOffset: 16, as: SIMD8<UInt16>.self)
-                out.storeBytes(of: square.2, toByteOffset: 32, as: SIMD8<UInt16>.self)
-                out.storeBytes(of: square.3, toByteOffset: 48, as: SIMD8<UInt16>.self)
-                out.storeBytes(of: square.4, toByteOffset: 64, as: SIMD8<UInt16>.self)
-                out.storeBytes(of: square.5, toByteOffset: 80, as: SIMD8<UInt16>.self)
-                out.storeBytes(of: square.6, toByteOffset: 96, as: SIMD8<UInt16>.self)
-                out.storeBytes(of: square.7, toByteOffset: 112, as: SIMD8<UInt16>.self)
-            }
-            horizontal.runEightRows(UnsafeRawPointer(interleaved), into: results)
-            // And back: vector x holds column x of the eight rows.
-            let width = target.width
-            var x = 0
-            while x &+ 8 <= width {
-                let rows = transposed(
-                    (
-                        results[x], results[x &+ 1], results[x &+ 2], results[x &+ 3], results[x &+ 4],
-                        results[x &+ 5], results[x &+ 6], results[x &+ 7]
-                    ))
-                @inline(__always) func put(_ row: SIMD8<UInt16>, _ r: Int) {
-                    UnsafeMutableRawPointer(target.row(y &+ r) + x).storeBytes(
-                        of: SIMD8<UInt8>(truncatingIfNeeded: row), as: SIMD8<UInt8>.self)
-                }
-                if count == 8 {
-                    put(rows.0, 0)
-                    put(rows.1, 1)
-                    put(rows.2, 2)
-                    put(rows.3, 3)
-                    put(rows.4, 4)
-                    put(rows.5, 5)
-                    put(rows.6, 6)
-                    put(rows.7, 7)
-                } else {
-                    withUnsafeBytes(of: rows) { raw in
-                        for r in 0..<count { put(raw.load(fromByteOffset: r &* 16, as: SIMD8<UInt16>.self), r) }
-                    }
-                }
-                x &+= 8
-            }
-            while x < width {
-                for r in 0..<count { target.row(y &+ r)[x] = UInt8(truncatingIfNeeded: results[x][r]) }
-                x &+= 1
-            }
-            y += count
+        for y in 0..<target.height {
+            let count = sourceRows(for: y, rows: rows, source: source, left: left, into: rowPointers, rowWeights)
+            verticalPass(
+                rowPointers, rowWeights, count: count, span: span, sourceStride: source.stride, halved: true,
+                into: column)
+            horizontal.runFourTaps(UnsafeRawPointer(column), into: target.row(y))
         }
     }
 
-    /// The high 16 bits of `value * weight`.
+    /// `value * weight` for a 15-bit weight, without the weight's fraction bits.
     @inline(__always)
     private static func share(_ value: UInt16, _ weight: UInt16) -> UInt16 {
-        UInt16(truncatingIfNeeded: (UInt32(value) &* UInt32(weight)) &>> 16)
+        UInt16(truncatingIfNeeded: (UInt32(value) &* UInt32(weight)) &>> 15)
     }
 
     /// `column[x] = Σ weight[k] * row[k][x]` with 8-bit row weights summing to 256: 8.8 fixed point
-    /// that never leaves 16 bits, so it runs in 16-bit lanes (`pmullw`, NEON `umlal`). Sixteen
-    /// source bytes are loaded at once and widened into two 8-lane halves (one load per row instead
-    /// of two), and the next output row's source rows are prefetched. Up to three rows are fused
-    /// into one loop; more rows add up in place.
+    /// that never leaves 16 bits, so it runs in 16-bit lanes (`pmullw`, NEON `umlal`); `halved`
+    /// keeps 7 fraction bits instead (at most 32640, so the horizontal pass may use signed lanes).
+    /// Sixteen source bytes are loaded at once and widened into two 8-lane halves (one load per row
+    /// instead of two), and the next output row's source rows are prefetched. Up to four rows are
+    /// fused into one loop; more rows add up in place.
     @inline(__always)
     private static func verticalPass(
         _ rows: UnsafeMutablePointer<UnsafePointer<UInt8>>, _ weights: UnsafeMutablePointer<UInt16>, count: Int,
-        span: Int, sourceStride: Int, into column: UnsafeMutablePointer<UInt16>
+        span: Int, sourceStride: Int, halved: Bool, into column: UnsafeMutablePointer<UInt16>
     ) {
         let out = UnsafeMutableRawPointer(column)
         let vectorEnd = span & ~15
+        let shift: UInt16 = halved ? 1 : 0
+        @inline(__always) func put(_ low: SIMD8<UInt16>, _ high: SIMD8<UInt16>, _ x: Int) {
+            store(low &>> shift, high &>> shift, out, x)
+        }
         switch count {
         case 1:
             let a = UnsafeRawPointer(rows[0])
             for x in stride(from: 0, to: vectorEnd, by: 16) {
                 let (low, high) = widened(a, x)
-                store(low &<< 8, high &<< 8, out, x)
+                store(low &<< (8 - shift), high &<< (8 - shift), out, x)
             }
-        case 2...:
+        case 2:
             let a = UnsafeRawPointer(rows[0])
             let b = UnsafeRawPointer(rows[1])
+            let wa = SIMD8<UInt16>(repeating: weights[0])
+            let wb = SIMD8<UInt16>(repeating: weights[1])
+            for x in stride(from: 0, to: vectorEnd, by: 16) {
+                prefetchFollowingRows(b, stride: sourceStride, at: x)
+                let (a0, a1) = widened(a, x)
+                let (b0, b1) = widened(b, x)
+                put(a0 &* wa &+ b0 &* wb, a1 &* wa &+ b1 &* wb, x)
+            }
+        case 4:
+            let a = UnsafeRawPointer(rows[0])
+            let b = UnsafeRawPointer(rows[1])
+            let c = UnsafeRawPointer(rows[2])
+            let d = UnsafeRawPointer(rows[3])
+            let wa = SIMD8<UInt16>(repeating: weights[0])
+            let wb = SIMD8<UInt16>(repeating: weights[1])
+            let wc = SIMD8<UInt16>(repeating: weights[2])
+            let wd = SIMD8<UInt16>(repeating: weights[3])
+            for x in stride(from: 0, to: vectorEnd, by: 16) {
+                prefetchFollowingRows(d, stride: sourceStride, at: x)
+                let (a0, a1) = widened(a, x)
+                let (b0, b1) = widened(b, x)
+                let (c0, c1) = widened(c, x)
+                let (d0, d1) = widened(d, x)
+                put(a0 &* wa &+ b0 &* wb &+ c0 &* wc &+ d0 &* wd, a1 &* wa &+ b1 &* wb &+ c1 &* wc &+ d1 &* wd, x)
+            }
+        case 3...:
+            // Three rows fused; a fifth and more (4:1 and beyond) add up in place, halved at the end.
+            let a = UnsafeRawPointer(rows[0])
+            let b = UnsafeRawPointer(rows[1])
+            let c = UnsafeRawPointer(rows[2])
             let last = UnsafeRawPointer(rows[count - 1])
             let wa = SIMD8<UInt16>(repeating: weights[0])
             let wb = SIMD8<UInt16>(repeating: weights[1])
-            if count == 2 {
-                for x in stride(from: 0, to: vectorEnd, by: 16) {
-                    prefetchFollowingRows(last, stride: sourceStride, at: x)
-                    let (a0, a1) = widened(a, x)
-                    let (b0, b1) = widened(b, x)
-                    store(a0 &* wa &+ b0 &* wb, a1 &* wa &+ b1 &* wb, out, x)
-                }
-                break
-            }
-            // Three rows fused; a fourth and more (3:1 and beyond) add up in place.
-            let c = UnsafeRawPointer(rows[2])
             let wc = SIMD8<UInt16>(repeating: weights[2])
+            let laterShift: UInt16 = count == 3 ? shift : 0
             for x in stride(from: 0, to: vectorEnd, by: 16) {
                 prefetchFollowingRows(last, stride: sourceStride, at: x)
                 let (a0, a1) = widened(a, x)
                 let (b0, b1) = widened(b, x)
                 let (c0, c1) = widened(c, x)
-                store(a0 &* wa &+ b0 &* wb &+ c0 &* wc, a1 &* wa &+ b1 &* wb &+ c1 &* wc, out, x)
+                let low = a0 &* wa &+ b0 &* wb &+ c0 &* wc
+                let high = a1 &* wa &+ b1 &* wb &+ c1 &* wc
+                store(low &>> laterShift, high &>> laterShift, out, x)
             }
             for k in 3..<count {
                 let row = UnsafeRawPointer(rows[k])
                 let weight = SIMD8<UInt16>(repeating: weights[k])
+                let rowShift: UInt16 = k == count - 1 ? shift : 0
                 for x in stride(from: 0, to: vectorEnd, by: 16) {
                     let (r0, r1) = widened(row, x)
                     let low = out.loadUnaligned(fromByteOffset: x &* 2, as: SIMD8<UInt16>.self)
                     let high = out.loadUnaligned(fromByteOffset: x &* 2 &+ 16, as: SIMD8<UInt16>.self)
-                    store(low &+ r0 &* weight, high &+ r1 &* weight, out, x)
+                    store((low &+ r0 &* weight) &>> rowShift, (high &+ r1 &* weight) &>> rowShift, out, x)
                 }
             }
         default:
             break
         }
         verticalPassScalar(rows, weights, count: count, from: vectorEnd, to: span, into: column)
+        for x in vectorEnd..<max(vectorEnd, span) { column[x] = column[x] &>> shift }
     }
 
-    /// The columns `from..<to` of ``verticalPass``, one at a time (the tail, and more than 4 rows).
+    /// The columns `from..<to` of ``verticalPass`` in 8.8, one at a time (the tail).
     @inline(__always)
     private static func verticalPassScalar(
         _ rows: UnsafeMutablePointer<UnsafePointer<UInt8>>, _ weights: UnsafeMutablePointer<UInt16>, count: Int,
@@ -556,10 +517,9 @@ public struct YUV420Scaler: Sendable {
         out.storeBytes(of: high, toByteOffset: x &* 2 &+ 16, as: SIMD8<UInt16>.self)
     }
 
-    /// The horizontal pass over 8.8 rows, with 16-bit column weights:
-    /// `out[x] = Σ weight * column[first[x] + k]`, rounded. Up to four taps (shrinking by less
-    /// than 3:1) eight rows go at once (``runEightRows(_:into:)``); wider spans (thumbnails) run
-    /// row by row.
+    /// The horizontal pass, with 15-bit column weights: `out[x] = Σ weight * column[first[x] + k]`,
+    /// rounded. Up to four taps (shrinking by less than 3:1) it reads a halved row
+    /// (``runFourTaps(_:into:)``); wider spans (thumbnails) read an 8.8 row (``run(_:into:)``).
     struct HorizontalKernel {
         let width: Int
         let taps: Int
@@ -578,8 +538,8 @@ public struct YUV420Scaler: Sendable {
             for x in 0..<width {
                 first[x] = Int32(columns.first[x] - left)
                 for k in 0..<taps {
-                    // A lone full weight (1 << 16) does not fit: 65535 is off by 1/65536.
-                    weights[x * stride + k] = UInt16(clamping: columns.weights[x * taps + k])
+                    // A lone full weight (1 << 15) does not fit a signed lane: 32767 is off by 1/32768.
+                    weights[x * stride + k] = UInt16(min(columns.weights[x * taps + k], 32767))
                 }
             }
         }
@@ -589,22 +549,44 @@ public struct YUV420Scaler: Sendable {
             weights.deallocate()
         }
 
-        /// Eight rows at once over interleaved columns (vector x = column x of rows 0...7):
-        /// `out[x]` gets output column x of the eight rows. Needs `taps <= 4`.
+        /// One row of at most four taps per output, from a row with 7 fraction bits (at most 32640)
+        /// and four outputs per vector: each output's taps are one 8-byte load, multiplied with its
+        /// weights in signed 16-bit lanes and summed in pairs into 32 bits (`pmaddwd`), then the
+        /// pairs added (sums stay below 2^30). Needs `taps <= 4` and four readable columns at
+        /// every `first[x]`.
         @inline(never)
-        func runEightRows(_ columns: UnsafeRawPointer, into out: UnsafeMutablePointer<SIMD8<UInt16>>) {
+        func runFourTaps(_ column: UnsafeRawPointer, into out: UnsafeMutablePointer<UInt8>) {
             let weightBytes = UnsafeRawPointer(weights)
-            let rounding = SIMD8<UInt16>(repeating: 128)
-            for x in 0..<width {
-                let base = Int(first[x]) &* 16
-                let w = weightBytes.loadUnaligned(fromByteOffset: x &* 8, as: SIMD4<UInt16>.self)
-                var sum = SIMD8<UInt16>(repeating: 0)
-                for k in 0..<4 {
-                    let column = columns.load(fromByteOffset: base &+ k &* 16, as: SIMD8<UInt16>.self)
-                    sum &+= multiplyHigh(column, SIMD8<UInt16>(repeating: w[k]))
-                }
-                // The sum is at most 255 * 256, so adding the rounding half cannot overflow.
-                out[x] = (sum &+ rounding) &>> 8
+            let rounding = SIMD4<Int32>(repeating: 1 << 21)
+            @inline(__always) func taps(_ x: Int) -> SIMD4<Int16> {
+                column.loadUnaligned(fromByteOffset: Int(first[x]) &* 2, as: SIMD4<Int16>.self)
+            }
+            /// Outputs `x ..< x + 4`.
+            @inline(__always) func four(_ x: Int) -> SIMD4<Int32> {
+                let low = SIMD8<Int16>(lowHalf: taps(x), highHalf: taps(x &+ 1))
+                let high = SIMD8<Int16>(lowHalf: taps(x &+ 2), highHalf: taps(x &+ 3))
+                let lowWeights = weightBytes.loadUnaligned(fromByteOffset: x &* 8, as: SIMD8<Int16>.self)
+                let highWeights = weightBytes.loadUnaligned(fromByteOffset: x &* 8 &+ 16, as: SIMD8<Int16>.self)
+                let pairs = SIMD8<Int32>(
+                    lowHalf: multiplyAddPairs(low, lowWeights), highHalf: multiplyAddPairs(high, highWeights))
+                return (pairs.evenHalf &+ pairs.oddHalf &+ rounding) &>> 22
+            }
+            var x = 0
+            while x &+ 16 <= width {
+                let first8 = SIMD8<Int16>(truncatingIfNeeded: SIMD8<Int32>(lowHalf: four(x), highHalf: four(x &+ 4)))
+                let second8 = SIMD8<Int16>(
+                    truncatingIfNeeded: SIMD8<Int32>(lowHalf: four(x &+ 8), highHalf: four(x &+ 12)))
+                let bytes = SIMD16<UInt8>(truncatingIfNeeded: SIMD16<Int16>(lowHalf: first8, highHalf: second8))
+                UnsafeMutableRawPointer(out + x).storeBytes(of: bytes, as: SIMD16<UInt8>.self)
+                x &+= 16
+            }
+            while x < width {
+                let p = column.assumingMemoryBound(to: UInt16.self) + Int(first[x])
+                let w = weights + x &* 4
+                var sum: Int32 = 1 << 21
+                for k in 0..<4 { sum &+= Int32(p[k]) &* Int32(w[k]) }
+                out[x] = UInt8(truncatingIfNeeded: sum &>> 22)
+                x &+= 1
             }
         }
 
@@ -622,56 +604,10 @@ public struct YUV420Scaler: Sendable {
         }
     }
 
-    /// The high halves of the 16x16-bit products, lane by lane (`pmulhuw`; NEON `umull` + `shrn`).
+    /// `a[0] * b[0] + a[1] * b[1]`, `a[2] * b[2] + a[3] * b[3]`, ... in 32 bits (`pmaddwd`).
     @inline(__always)
-    static func multiplyHigh(_ a: SIMD8<UInt16>, _ b: SIMD8<UInt16>) -> SIMD8<UInt16> {
-        SIMD8<UInt16>(
-            truncatingIfNeeded: (SIMD8<UInt32>(truncatingIfNeeded: a) &* SIMD8<UInt32>(truncatingIfNeeded: b)) &>> 16)
-    }
-
-    typealias Square = (
-        SIMD8<UInt16>, SIMD8<UInt16>, SIMD8<UInt16>, SIMD8<UInt16>, SIMD8<UInt16>, SIMD8<UInt16>, SIMD8<UInt16>,
-        SIMD8<UInt16>
-    )
-
-    /// The 8x8 square of 16-bit samples `square` (eight rows) transposed, in registers: three
-    /// rounds of interleaves (16-, 32-, then 64-bit), 24 shuffles in all (`punpck*`; NEON `zip1`/`zip2`).
-    @inline(__always)
-    static func transposed(_ square: Square) -> Square {
-        func zip16(_ a: SIMD8<UInt16>, _ b: SIMD8<UInt16>) -> (SIMD8<UInt16>, SIMD8<UInt16>) {
-            (
-                SIMD8(a[0], b[0], a[1], b[1], a[2], b[2], a[3], b[3]),
-                SIMD8(a[4], b[4], a[5], b[5], a[6], b[6], a[7], b[7])
-            )
-        }
-        func zip32(_ a: SIMD8<UInt16>, _ b: SIMD8<UInt16>) -> (SIMD8<UInt16>, SIMD8<UInt16>) {
-            let x = unsafeBitCast(a, to: SIMD4<UInt32>.self)
-            let y = unsafeBitCast(b, to: SIMD4<UInt32>.self)
-            return (
-                unsafeBitCast(SIMD4(x[0], y[0], x[1], y[1]), to: SIMD8<UInt16>.self),
-                unsafeBitCast(SIMD4(x[2], y[2], x[3], y[3]), to: SIMD8<UInt16>.self)
-            )
-        }
-        func zip64(_ a: SIMD8<UInt16>, _ b: SIMD8<UInt16>) -> (SIMD8<UInt16>, SIMD8<UInt16>) {
-            let x = unsafeBitCast(a, to: SIMD2<UInt64>.self)
-            let y = unsafeBitCast(b, to: SIMD2<UInt64>.self)
-            return (
-                unsafeBitCast(SIMD2(x[0], y[0]), to: SIMD8<UInt16>.self),
-                unsafeBitCast(SIMD2(x[1], y[1]), to: SIMD8<UInt16>.self)
-            )
-        }
-        let (b0, b1) = zip16(square.0, square.1)
-        let (b2, b3) = zip16(square.2, square.3)
-        let (b4, b5) = zip16(square.4, square.5)
-        let (b6, b7) = zip16(square.6, square.7)
-        let (c0, c1) = zip32(b0, b2)
-        let (c2, c3) = zip32(b1, b3)
-        let (c4, c5) = zip32(b4, b6)
-        let (c6, c7) = zip32(b5, b7)
-        let (d0, d1) = zip64(c0, c4)
-        let (d2, d3) = zip64(c1, c5)
-        let (d4, d5) = zip64(c2, c6)
-        let (d6, d7) = zip64(c3, c7)
-        return (d0, d1, d2, d3, d4, d5, d6, d7)
+    static func multiplyAddPairs(_ a: SIMD8<Int16>, _ b: SIMD8<Int16>) -> SIMD4<Int32> {
+        let products = SIMD8<Int32>(truncatingIfNeeded: a) &* SIMD8<Int32>(truncatingIfNeeded: b)
+        return products.evenHalf &+ products.oddHalf
     }
 }
