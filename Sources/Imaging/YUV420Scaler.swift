@@ -413,8 +413,7 @@ public struct YUV420Scaler: Sendable {
             let b = UnsafeRawPointer(rows[1])
             let wa = SIMD8<UInt16>(repeating: weights[0])
             let wb = SIMD8<UInt16>(repeating: weights[1])
-            for x in stride(from: 0, to: vectorEnd, by: 16) {
-                prefetchFollowingRows(b, stride: sourceStride, at: x)
+            forEachSixteenColumns(upTo: vectorEnd, prefetchingAfter: b, stride: sourceStride) { x in
                 let (a0, a1) = widened(a, x)
                 let (b0, b1) = widened(b, x)
                 put(a0 &* wa &+ b0 &* wb, a1 &* wa &+ b1 &* wb, x)
@@ -428,8 +427,7 @@ public struct YUV420Scaler: Sendable {
             let wb = SIMD8<UInt16>(repeating: weights[1])
             let wc = SIMD8<UInt16>(repeating: weights[2])
             let wd = SIMD8<UInt16>(repeating: weights[3])
-            for x in stride(from: 0, to: vectorEnd, by: 16) {
-                prefetchFollowingRows(d, stride: sourceStride, at: x)
+            forEachSixteenColumns(upTo: vectorEnd, prefetchingAfter: d, stride: sourceStride) { x in
                 let (a0, a1) = widened(a, x)
                 let (b0, b1) = widened(b, x)
                 let (c0, c1) = widened(c, x)
@@ -446,8 +444,7 @@ public struct YUV420Scaler: Sendable {
             let wb = SIMD8<UInt16>(repeating: weights[1])
             let wc = SIMD8<UInt16>(repeating: weights[2])
             let laterShift: UInt16 = count == 3 ? shift : 0
-            for x in stride(from: 0, to: vectorEnd, by: 16) {
-                prefetchFollowingRows(last, stride: sourceStride, at: x)
+            forEachSixteenColumns(upTo: vectorEnd, prefetchingAfter: last, stride: sourceStride) { x in
                 let (a0, a1) = widened(a, x)
                 let (b0, b1) = widened(b, x)
                 let (c0, c1) = widened(c, x)
@@ -490,16 +487,35 @@ public struct YUV420Scaler: Sendable {
         }
     }
 
-    /// Asks the cache for the three source rows after `last` (those the next output row adds, up
-    /// to 3:1) at this cache line, so they arrive while this row is summed: a 12 MP frame the
-    /// camera just wrote is in no cache, and the hardware prefetcher alone left the vertical pass
-    /// waiting on memory.
+    /// `body(x)` for x = 0, 16, ... below `end` (a multiple of 16), four at a time, asking the cache
+    /// for the three source rows after `last` (those the next output row adds, up to 3:1) at each
+    /// cache line first, so they arrive while this row is summed: a 12 MP frame the camera just
+    /// wrote is in no cache, and the hardware prefetcher alone left the vertical pass waiting on
+    /// memory.
     @inline(__always)
-    private static func prefetchFollowingRows(_ last: UnsafeRawPointer, stride: Int, at x: Int) {
-        guard x & 63 == 0 else { return }
-        sw_prefetch(last + (stride &+ x))
-        sw_prefetch(last + (2 &* stride &+ x))
-        sw_prefetch(last + (3 &* stride &+ x))
+    private static func forEachSixteenColumns(
+        upTo end: Int, prefetchingAfter last: UnsafeRawPointer, stride: Int, _ body: (Int) -> Void
+    ) {
+        @inline(__always) func prefetch(_ x: Int) {
+            sw_prefetch(last + (stride &+ x))
+            sw_prefetch(last + (2 &* stride &+ x))
+            sw_prefetch(last + (3 &* stride &+ x))
+        }
+        var x = 0
+        let unrolledEnd = end & ~63
+        while x < unrolledEnd {
+            prefetch(x)
+            body(x)
+            body(x &+ 16)
+            body(x &+ 32)
+            body(x &+ 48)
+            x &+= 64
+        }
+        if x < end { prefetch(x) }
+        while x < end {
+            body(x)
+            x &+= 16
+        }
     }
 
     /// Sixteen bytes at `base + x` as two 8-lane 16-bit vectors (`punpck*bw`; NEON `uxtl`).
