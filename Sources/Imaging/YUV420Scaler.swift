@@ -362,19 +362,27 @@ public struct YUV420Scaler: Sendable {
         horizontal: HorizontalKernel
     ) {
         let padded = (span + 4 + 7) & ~7  // 4-tap reads past the span see zeros
-        let column = UnsafeMutablePointer<UInt16>.allocate(capacity: padded)
-        defer { column.deallocate() }
-        column.initialize(repeating: 0, count: padded)
+        let columns = UnsafeMutablePointer<UInt16>.allocate(capacity: 2 * padded)
+        defer { columns.deallocate() }
+        columns.initialize(repeating: 0, count: 2 * padded)
         let rowPointers = UnsafeMutablePointer<UnsafePointer<UInt8>>.allocate(capacity: rows.taps)
         defer { rowPointers.deallocate() }
         let rowWeights = UnsafeMutablePointer<UInt16>.allocate(capacity: rows.taps)
         defer { rowWeights.deallocate() }
-        for y in 0..<target.height {
-            let count = sourceRows(for: y, rows: rows, source: source, left: left, into: rowPointers, rowWeights)
-            verticalPass(
-                rowPointers, rowWeights, count: count, span: span, sourceStride: source.stride, halved: true,
-                into: column)
-            horizontal.runFourTaps(UnsafeRawPointer(column), into: target.row(y))
+        var y = 0
+        while y < target.height {
+            // Two rows at a time; a last odd row is computed twice into the same place.
+            let lowerY = min(y + 1, target.height - 1)
+            for r in 0..<2 {
+                let count = sourceRows(
+                    for: r == 0 ? y : lowerY, rows: rows, source: source, left: left, into: rowPointers, rowWeights)
+                verticalPass(
+                    rowPointers, rowWeights, count: count, span: span, sourceStride: source.stride, halved: true,
+                    into: columns + r &* padded)
+            }
+            horizontal.runFourTaps(
+                UnsafeRawPointer(columns), UnsafeRawPointer(columns + padded), into: target.row(y), target.row(lowerY))
+            y += 2
         }
     }
 
@@ -565,43 +573,52 @@ public struct YUV420Scaler: Sendable {
             weights.deallocate()
         }
 
-        /// One row of at most four taps per output, from a row with 7 fraction bits (at most 32640)
-        /// and four outputs per vector: each output's taps are one 8-byte load, multiplied with its
-        /// weights in signed 16-bit lanes and summed in pairs into 32 bits (`pmaddwd`), then the
-        /// pairs added (sums stay below 2^30). Needs `taps <= 4` and four readable columns at
+        /// Two rows of at most four taps per output, from rows with 7 fraction bits (at most
+        /// 32640), four outputs per vector: each output's taps are one 8-byte load, multiplied with
+        /// its weights in signed 16-bit lanes and summed in pairs into 32 bits (`pmaddwd`; NEON
+        /// `smull` + `addp`), then the pairs added (sums stay below 2^30). The two rows share the
+        /// loads of the tap offsets and weights. Needs `taps <= 4` and four readable columns at
         /// every `first[x]`.
         @inline(never)
-        func runFourTaps(_ column: UnsafeRawPointer, into out: UnsafeMutablePointer<UInt8>) {
+        func runFourTaps(
+            _ upper: UnsafeRawPointer, _ lower: UnsafeRawPointer, into upperOut: UnsafeMutablePointer<UInt8>,
+            _ lowerOut: UnsafeMutablePointer<UInt8>
+        ) {
             let weightBytes = UnsafeRawPointer(weights)
             let rounding = SIMD4<Int32>(repeating: 1 << 21)
-            @inline(__always) func taps(_ x: Int) -> SIMD4<Int16> {
-                column.loadUnaligned(fromByteOffset: Int(first[x]) &* 2, as: SIMD4<Int16>.self)
-            }
-            /// Outputs `x ..< x + 4`.
-            @inline(__always) func four(_ x: Int) -> SIMD4<Int32> {
-                let low = SIMD8<Int16>(lowHalf: taps(x), highHalf: taps(x &+ 1))
-                let high = SIMD8<Int16>(lowHalf: taps(x &+ 2), highHalf: taps(x &+ 3))
-                let lowWeights = weightBytes.loadUnaligned(fromByteOffset: x &* 8, as: SIMD8<Int16>.self)
-                let highWeights = weightBytes.loadUnaligned(fromByteOffset: x &* 8 &+ 16, as: SIMD8<Int16>.self)
-                let pairs = SIMD8<Int32>(
-                    lowHalf: multiplyAddPairs(low, lowWeights), highHalf: multiplyAddPairs(high, highWeights))
-                return (pairs.evenHalf &+ pairs.oddHalf &+ rounding) &>> 22
+            /// Outputs `x ..< x + 4` of both rows.
+            @inline(__always) func four(_ x: Int) -> (SIMD4<Int32>, SIMD4<Int32>) {
+                let taps = TapOffsets(
+                    Int(first[x]) &* 2, Int(first[x &+ 1]) &* 2, Int(first[x &+ 2]) &* 2, Int(first[x &+ 3]) &* 2)
+                let low = weightBytes.loadUnaligned(fromByteOffset: x &* 8, as: SIMD8<Int16>.self)
+                let high = weightBytes.loadUnaligned(fromByteOffset: x &* 8 &+ 16, as: SIMD8<Int16>.self)
+                return (
+                    YUV420Scaler.fourSums(upper, taps, low, high, rounding: rounding),
+                    YUV420Scaler.fourSums(lower, taps, low, high, rounding: rounding)
+                )
             }
             var x = 0
             while x &+ 16 <= width {
-                let first8 = SIMD8<Int16>(truncatingIfNeeded: SIMD8<Int32>(lowHalf: four(x), highHalf: four(x &+ 4)))
-                let second8 = SIMD8<Int16>(
-                    truncatingIfNeeded: SIMD8<Int32>(lowHalf: four(x &+ 8), highHalf: four(x &+ 12)))
-                let bytes = SIMD16<UInt8>(truncatingIfNeeded: SIMD16<Int16>(lowHalf: first8, highHalf: second8))
-                UnsafeMutableRawPointer(out + x).storeBytes(of: bytes, as: SIMD16<UInt8>.self)
+                let (a0, a1) = four(x)
+                let (b0, b1) = four(x &+ 4)
+                let (c0, c1) = four(x &+ 8)
+                let (d0, d1) = four(x &+ 12)
+                UnsafeMutableRawPointer(upperOut + x).storeBytes(
+                    of: YUV420Scaler.packed(a0, b0, c0, d0), as: SIMD16<UInt8>.self)
+                UnsafeMutableRawPointer(lowerOut + x).storeBytes(
+                    of: YUV420Scaler.packed(a1, b1, c1, d1), as: SIMD16<UInt8>.self)
                 x &+= 16
             }
             while x < width {
-                let p = column.assumingMemoryBound(to: UInt16.self) + Int(first[x])
                 let w = weights + x &* 4
-                var sum: Int32 = 1 << 21
-                for k in 0..<4 { sum &+= Int32(p[k]) &* Int32(w[k]) }
-                out[x] = UInt8(truncatingIfNeeded: sum &>> 22)
+                @inline(__always) func one(_ column: UnsafeRawPointer) -> UInt8 {
+                    let p = column.assumingMemoryBound(to: UInt16.self) + Int(first[x])
+                    var sum: Int32 = 1 << 21
+                    for k in 0..<4 { sum &+= Int32(p[k]) &* Int32(w[k]) }
+                    return UInt8(truncatingIfNeeded: sum &>> 22)
+                }
+                upperOut[x] = one(upper)
+                lowerOut[x] = one(lower)
                 x &+= 1
             }
         }
@@ -618,6 +635,43 @@ public struct YUV420Scaler: Sendable {
                 out[x] = UInt8(truncatingIfNeeded: (sum &+ 128) &>> 8)
             }
         }
+    }
+
+    /// Byte offsets of four outputs' first taps in a row.
+    struct TapOffsets {
+        let o0: Int, o1: Int, o2: Int, o3: Int
+        init(_ o0: Int, _ o1: Int, _ o2: Int, _ o3: Int) {
+            self.o0 = o0
+            self.o1 = o1
+            self.o2 = o2
+            self.o3 = o3
+        }
+    }
+
+    /// Four outputs of ``HorizontalKernel/runFourTaps(_:_:into:_:)``: each output's four taps at
+    /// its offset times its weights (`low`: outputs 0 and 1, `high`: 2 and 3), rounded.
+    @inline(__always)
+    static func fourSums(
+        _ column: UnsafeRawPointer, _ taps: TapOffsets, _ low: SIMD8<Int16>, _ high: SIMD8<Int16>,
+        rounding: SIMD4<Int32>
+    ) -> SIMD4<Int32> {
+        let t0 = column.loadUnaligned(fromByteOffset: taps.o0, as: SIMD4<Int16>.self)
+        let t1 = column.loadUnaligned(fromByteOffset: taps.o1, as: SIMD4<Int16>.self)
+        let t2 = column.loadUnaligned(fromByteOffset: taps.o2, as: SIMD4<Int16>.self)
+        let t3 = column.loadUnaligned(fromByteOffset: taps.o3, as: SIMD4<Int16>.self)
+        let lowPairs: SIMD4<Int32> = multiplyAddPairs(SIMD8<Int16>(lowHalf: t0, highHalf: t1), low)
+        let highPairs: SIMD4<Int32> = multiplyAddPairs(SIMD8<Int16>(lowHalf: t2, highHalf: t3), high)
+        let pairs = SIMD8<Int32>(lowHalf: lowPairs, highHalf: highPairs)
+        let sums: SIMD4<Int32> = pairs.evenHalf &+ pairs.oddHalf
+        return (sums &+ rounding) &>> 22
+    }
+
+    /// Sixteen results in 0...255 as bytes.
+    @inline(__always)
+    static func packed(_ a: SIMD4<Int32>, _ b: SIMD4<Int32>, _ c: SIMD4<Int32>, _ d: SIMD4<Int32>) -> SIMD16<UInt8> {
+        let first8 = SIMD8<Int16>(truncatingIfNeeded: SIMD8<Int32>(lowHalf: a, highHalf: b))
+        let second8 = SIMD8<Int16>(truncatingIfNeeded: SIMD8<Int32>(lowHalf: c, highHalf: d))
+        return SIMD16<UInt8>(truncatingIfNeeded: SIMD16<Int16>(lowHalf: first8, highHalf: second8))
     }
 
     /// `a[0] * b[0] + a[1] * b[1]`, `a[2] * b[2] + a[3] * b[3]`, ... in 32 bits (`pmaddwd`).
