@@ -1,4 +1,4 @@
-// One file on purpose (~550 lines): the fast paths, the weight tables and the SIMD passes share
+// One file on purpose (~680 lines): the fast paths, the weight tables and the SIMD passes share
 // private layout helpers, and the scaler is benchmarked as one unit (Benchmarks/README.md).
 import CShim
 import SwiftWingCore
@@ -10,8 +10,8 @@ import SwiftWingCore
 /// no ringing, flat areas stay exactly flat. The three planes are scaled independently, chroma on
 /// its own half-size grid. Exact 2x and 4x reductions take a fast path that sums 2x2 or 4x4
 /// blocks; everything else uses precomputed per-row and per-column fixed-point weights, a
-/// vertical pass into 8.8 fixed-point rows, then a horizontal pass over eight rows at once in
-/// SIMD lanes (see `areaAverage`).
+/// vertical pass into 16-bit fixed-point rows, then a horizontal pass with pair multiply-adds, two
+/// rows at once (see `areaAverage`).
 /// Results are within about one level of an exact floating-point area average. See
 /// Benchmarks/README.md for what it costs.
 ///
@@ -300,11 +300,11 @@ public struct YUV420Scaler: Sendable {
 
     /// The general path, per output row: a vertical weighted sum of the few source rows it covers
     /// (contiguous, so the compiler vectorizes it) into one 16-bit 8.8 fixed-point row, then
-    /// a horizontal weighted sum over that row — eight rows at a time in the usual case (see
-    /// `blockedAreaAverage`). Vertical first means the horizontal pass runs once per output row
+    /// a horizontal weighted sum over that row — two rows at a time in the usual case (see
+    /// `rowAreaAverage`). Vertical first means the horizontal pass runs once per output row
     /// instead of once per source row.
     ///
-    /// Row weights have 8 bits (so the vertical pass stays in 16-bit lanes), column weights 16 bits;
+    /// Row weights have 8 bits (so the vertical pass stays in 16-bit lanes), column weights 15 bits;
     /// both sum exactly to one, so flat areas stay exactly flat, and the result is within about one
     /// level of an exact floating-point area average (a unit test checks noise, the benchmark the
     /// shelf photo).
@@ -352,11 +352,12 @@ public struct YUV420Scaler: Sendable {
         return count
     }
 
-    /// The usual case (at most 4 taps across, i.e. shrinking by less than 3:1), one output row at
-    /// a time: the vertical pass writes a 7-bit fraction row (small enough for signed 16-bit
-    /// lanes) that stays in L1, and the horizontal pass reads each output's four taps with one
-    /// 8-byte load and sums them with 16x16 → 32-bit pair multiply-adds (`pmaddwd`; NEON
-    /// `smull` + `addp`), four outputs per vector. No transposes, no 8-row block buffers.
+    /// The usual case (at most 4 taps across, i.e. shrinking by less than 3:1), two output rows at
+    /// a time: the vertical pass writes rows with 7 fraction bits (small enough for signed 16-bit
+    /// lanes) that stay in L1, and the horizontal pass reads each output's four taps with one
+    /// 8-byte load and sums them with 16x16 → 32-bit pair multiply-adds, four outputs per vector.
+    /// Row by row, no transposes: `perf` showed 8x8 transposes into and out of an eight-row layout
+    /// costing as much as the horizontal sums themselves.
     private static func rowAreaAverage(
         _ source: PlaneView, into target: MutablePlaneView, rows: AxisWeights, left: Int, span: Int,
         horizontal: HorizontalKernel
