@@ -7,11 +7,11 @@ func systemLibrary(_ name: String, pkgConfig: String, apt: String) -> Target {
     .systemLibrary(name: name, pkgConfig: pkgConfig, providers: [.apt([apt])])
 }
 
-/// Release link of the daemon, for a smaller resident set (docs/memory.md): every page of code the daemon touches
-/// counts in its RSS, and the kernel maps 64 KiB around each fault. lld places the functions the daemon runs
-/// (Linking/hot-functions.order, made by scripts/hot-functions.sh) together at the front of .text; packed
-/// relative relocations (DT_RELR, glibc >= 2.36) replace 2 MB of RELA entries read at every start; and the
-/// executable exports no symbols, so the dynamic loader has no 1 MB symbol table to search.
+/// Release link of the daemon, for a smaller resident set (docs/architecture.md, "Memory and start-up"):
+/// every page of code the daemon touches counts in its RSS, and the kernel maps 64 KiB around each fault.
+/// lld places the functions the daemon runs (Linking/hot-functions.order, made by scripts/hot-functions.sh)
+/// together at the front of .text; packed relative relocations (DT_RELR, glibc >= 2.36) replace 2 MB of
+/// RELA entries read at every start; and the executable exports no symbols.
 let residentCodeLinkerFlags = [
     "-use-ld=lld",
     "-Xlinker", "-z", "-Xlinker", "pack-relative-relocs",
@@ -47,7 +47,7 @@ let package = Package(
         systemLibrary("CJPEG", pkgConfig: "libjpeg", apt: "libjpeg62-turbo-dev"),
         systemLibrary("CTurboJPEG", pkgConfig: "libturbojpeg", apt: "libturbojpeg0-dev"),
         systemLibrary("CGPIOD", pkgConfig: "libgpiod", apt: "libgpiod-dev"),
-        systemLibrary("CCurl", pkgConfig: "libcurl", apt: "libcurl4-openssl-dev"),
+        systemLibrary("CCurl", pkgConfig: "libcurl", apt: "libcurl4-gnutls-dev"),
         systemLibrary("CSystemd", pkgConfig: "libsystemd", apt: "libsystemd-dev"),
         // Cairo with its FreeType/fontconfig backend (cairo-ft, fontconfig come with libcairo2-dev).
         systemLibrary("CCairo", pkgConfig: "cairo", apt: "libcairo2-dev"),

@@ -67,8 +67,11 @@ public struct SyntheticCameraConfiguration: Hashable, Sendable {
 /// frames at the configured rate on a thread of its own, stamped with `CLOCK_MONOTONIC` when
 /// "taken", and ``capture(after:timeout:)`` returns the first one taken at or after the press.
 ///
-/// Each photo is decoded (shrunk inside libjpeg where possible) and fitted to the frame size
-/// (center crop, area scale) once, in ``start()``; frames are then copies into pooled buffers.
+/// Each photo is decoded (shrunk inside libjpeg where possible), fitted to the frame size (center
+/// crop, area scale) and kept as a quality-95 JPEG of that size, once, in ``start()``; a frame a
+/// press asks for is decoded from it into a pooled buffer (a few milliseconds at 1920x1080). Keeping
+/// the fitted photos compressed (≈0.4 MB each instead of 3 MiB of YUV) keeps the daemon's resident
+/// set to what a V4L2 camera costs: the frames a press uses, not a copy of every scene.
 public final class SyntheticCamera: FrameSource {
     public let configuration: SyntheticCameraConfiguration
     private let runner: CameraLoopRunner
@@ -143,7 +146,7 @@ private final class SyntheticLoop: CameraLoop, @unchecked Sendable {
     func run() {
         var firstFrame = FirstFrameNotice()
         firstFrame.opening()
-        let photos: [YUV420Frame]
+        let photos: PreparedPhotos
         do {
             photos = try prepare()
         } catch {
@@ -151,11 +154,11 @@ private final class SyntheticLoop: CameraLoop, @unchecked Sendable {
             hub.threadExited(finalError: .notRunning(device: hub.device))
             return
         }
-        let layout = photos[0].layout
+        let layout = photos.layout
         let format = NegotiatedFormat(
             layout: layout, requested: FrameSize(width: configuration.width, height: configuration.height),
             cameraFormat: "JPEG", plan: .synthetic(folder: configuration.folder),
-            framesPerSecond: Double(configuration.framesPerSecond), bufferCount: photos.count,
+            framesPerSecond: Double(configuration.framesPerSecond), bufferCount: photos.jpegs.count,
             softwareRotationDegrees: 0)
         let pool = BufferPool(bufferSize: layout.byteCount, maximumBuffers: configuration.frameBufferPoolSize)
         hub.markRunning(format: format)
@@ -163,6 +166,7 @@ private final class SyntheticLoop: CameraLoop, @unchecked Sendable {
         onStarted = nil
         logger.info("synthetic camera streaming", metadata: ["format": "\(format)"])
 
+        let decoder = JPEGDecoder()
         let period = 1_000_000_000 / Int64(configuration.framesPerSecond)
         let framesPerPhoto = max(1, Int((configuration.secondsPerPhoto * Double(configuration.framesPerSecond)).rounded()))
         let start = MonotonicInstant.now()
@@ -177,40 +181,63 @@ private final class SyntheticLoop: CameraLoop, @unchecked Sendable {
             hub.count { $0.framesReceived += 1 }
             firstFrame.frame(at: timestamp, sequence: UInt32(truncatingIfNeeded: frameNumber), logger: logger)
             guard hub.wantsFrame(at: timestamp) else { continue }
-            guard let pixels = pool.acquire() else {
+            let index = Int(frameNumber / Int64(framesPerPhoto)) % photos.jpegs.count
+            let decoded: YUV420Frame
+            do {
+                decoded = try decoder.decode(photos.jpegs[index], source: photos.paths[index], pool: pool)
+            } catch .noFreeBuffer {
                 hub.fail(satisfiedBy: timestamp, with: .noFreeBuffer(device: hub.device, poolSize: pool.maximumBuffers))
                 continue
+            } catch {
+                hub.fail(satisfiedBy: timestamp, with: .photoUnreadable(path: photos.paths[index], reason: error.description))
+                continue
             }
-            let photo = photos[Int(frameNumber / Int64(framesPerPhoto)) % photos.count]
-            pixels.bytes.copyMemory(from: UnsafeRawBufferPointer(rebasing: photo.buffer.bytes[0..<layout.byteCount]))
             hub.deliver(
-                YUV420Frame(layout: layout, buffer: pixels, timestamp: timestamp, sequence: UInt32(truncatingIfNeeded: frameNumber)))
+                YUV420Frame(
+                    layout: decoded.layout, buffer: decoded.buffer, timestamp: timestamp,
+                    sequence: UInt32(truncatingIfNeeded: frameNumber)))
         }
         hub.threadExited(finalError: .notRunning(device: hub.device))
     }
 
-    /// Decodes and fits every photo once; all come out with the same layout.
-    private func prepare() throws(CameraError) -> [YUV420Frame] {
+    /// The fitted photos, compressed, and the layout they decode to (libjpeg may pad strides).
+    struct PreparedPhotos {
+        var paths: [String]
+        var jpegs: [[UInt8]]
+        var layout: YUV420Layout
+    }
+
+    /// Decodes, fits and re-compresses every photo once; all must decode to the same layout.
+    private func prepare() throws(CameraError) -> PreparedPhotos {
         let paths = try SyntheticCamera.photos(in: configuration.folder)
         let decoder = JPEGDecoder()
         let scaler = YUV420Scaler()
-        var frames: [YUV420Frame] = []
+        var jpegs: [[UInt8]] = []
+        var layouts: [YUV420Layout] = []
         for path in paths {
             do {
                 let decoded = try decoder.decode(
                     contentsOf: path, minimumWidth: configuration.width, minimumHeight: configuration.height)
                 let fitted = try scaler.resized(decoded, width: configuration.width, height: configuration.height)
-                frames.append(fitted)
+                let jpeg = try JPEGEncoder(quality: SyntheticLoop.fittedQuality).encode(fitted)
+                jpegs.append(jpeg)
+                layouts.append(try decoder.decode(jpeg, source: path).layout)
             } catch {
                 throw .photoUnreadable(path: path, reason: error.description)
             }
         }
-        // The scaler may pad rows; frames must share one layout to share one pool.
-        let layout = frames[0].layout
-        for (index, frame) in frames.enumerated() where frame.layout != layout {
-            throw .photoUnreadable(path: paths[index], reason: "fitted to \(frame.layout), unlike \(layout)")
+        // Frames must share one layout to share one pool.
+        let layout = layouts[0]
+        for (index, other) in layouts.enumerated() where other != layout {
+            throw .photoUnreadable(path: paths[index], reason: "fitted to \(other), unlike \(layout)")
         }
-        logger.info("synthetic camera prepared \(frames.count) photos from \(configuration.folder) at \(layout)")
-        return frames
+        let kilobytes = jpegs.reduce(0) { $0 + $1.count } / 1024
+        logger.info(
+            "synthetic camera prepared \(jpegs.count) photos (\(kilobytes) KiB) from \(configuration.folder) at \(layout)")
+        return PreparedPhotos(paths: paths, jpegs: jpegs, layout: layout)
     }
+
+    /// High enough that the picture is the fitted photo to within JPEG's rounding (a press reads
+    /// barcodes and judges sharpness on it), low enough to keep each photo near 0.4 MB.
+    static let fittedQuality = 95
 }

@@ -59,7 +59,7 @@ public final class CurlEngine: HTTPTransport {
     public struct VersionInfo: Hashable, Sendable {
         /// e.g. "7.88.1".
         public var libcurl: String
-        /// The TLS library, e.g. "OpenSSL/3.0.19".
+        /// The TLS library, e.g. "GnuTLS/3.7.9".
         public var sslBackend: String
         public var supportsHTTP2: Bool
         /// Whether the TLS library is new enough for TLS 1.3 (OpenSSL 1.1.1, GnuTLS 3.6.5).
@@ -114,7 +114,7 @@ public final class CurlEngine: HTTPTransport {
         return AsyncThrowingStream(unfolding: { try await subscription.next() })
     }
 
-    /// libcurl's own summary, e.g. "libcurl/7.88.1 OpenSSL/3.0.17 zlib/1.2.13 …".
+    /// libcurl's own summary, e.g. "libcurl/7.88.1 GnuTLS/3.7.9 zlib/1.2.13 …".
     /// The corresponding C function is `curl_version`.
     public static var versionSummary: String { String(cString: curl_version()) }
 

@@ -126,7 +126,7 @@ public struct DoctorReport: Sendable {
         let detail = "libcurl \(info.libcurl) with \(info.sslBackend); HTTP/2 \(info.supportsHTTP2 ? "yes" : "no"); TLS 1.3 \(info.supportsTLS13 ? "yes" : "no")"
         return Check(
             name: "http", ok: info.supportsTLS13,
-            detail: info.supportsTLS13 ? detail : detail + ": the backend link needs TLS 1.3; install a newer libcurl4 / OpenSSL")
+            detail: info.supportsTLS13 ? detail : detail + ": the backend link needs TLS 1.3; install a newer libcurl3-gnutls / GnuTLS (3.6.5 or later)")
     }
 
     private static func libraryVersions() -> String {
