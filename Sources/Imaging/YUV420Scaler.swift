@@ -1,4 +1,4 @@
-// One file on purpose (~550 lines): the fast paths, the weight tables and the SIMD passes share
+// One file on purpose (~680 lines): the fast paths, the weight tables and the SIMD passes share
 // private layout helpers, and the scaler is benchmarked as one unit (Benchmarks/README.md).
 import CShim
 import SwiftWingCore
@@ -10,8 +10,8 @@ import SwiftWingCore
 /// no ringing, flat areas stay exactly flat. The three planes are scaled independently, chroma on
 /// its own half-size grid. Exact 2x and 4x reductions take a fast path that sums 2x2 or 4x4
 /// blocks; everything else uses precomputed per-row and per-column fixed-point weights, a
-/// vertical pass into 8.8 fixed-point rows, then a horizontal pass over eight rows at once in
-/// SIMD lanes (see `areaAverage`).
+/// vertical pass into 16-bit fixed-point rows, then a horizontal pass with pair multiply-adds, two
+/// rows at once (see `areaAverage`).
 /// Results are within about one level of an exact floating-point area average. See
 /// Benchmarks/README.md for what it costs.
 ///
@@ -181,7 +181,7 @@ public struct YUV420Scaler: Sendable {
         }
         let columns = AxisWeights(
             sourceStart: crop.x, sourceLength: crop.width, sourceSize: source.width,
-            targetSize: target.width, bits: 16)
+            targetSize: target.width, bits: 15)
         let rows = AxisWeights(
             sourceStart: crop.y, sourceLength: crop.height, sourceSize: source.height,
             targetSize: target.height, bits: 8)
@@ -300,11 +300,11 @@ public struct YUV420Scaler: Sendable {
 
     /// The general path, per output row: a vertical weighted sum of the few source rows it covers
     /// (contiguous, so the compiler vectorizes it) into one 16-bit 8.8 fixed-point row, then
-    /// a horizontal weighted sum over that row — eight rows at a time in the usual case (see
-    /// `blockedAreaAverage`). Vertical first means the horizontal pass runs once per output row
+    /// a horizontal weighted sum over that row — two rows at a time in the usual case (see
+    /// `rowAreaAverage`). Vertical first means the horizontal pass runs once per output row
     /// instead of once per source row.
     ///
-    /// Row weights have 8 bits (so the vertical pass stays in 16-bit lanes), column weights 16 bits;
+    /// Row weights have 8 bits (so the vertical pass stays in 16-bit lanes), column weights 15 bits;
     /// both sum exactly to one, so flat areas stay exactly flat, and the result is within about one
     /// level of an exact floating-point area average (a unit test checks noise, the benchmark the
     /// shelf photo).
@@ -317,7 +317,7 @@ public struct YUV420Scaler: Sendable {
         let horizontal = HorizontalKernel(columns, left: left, width: target.width)
         defer { horizontal.deallocate() }
         if horizontal.taps <= 4 {
-            blockedAreaAverage(source, into: target, rows: rows, left: left, span: span, horizontal: horizontal)
+            rowAreaAverage(source, into: target, rows: rows, left: left, span: span, horizontal: horizontal)
             return
         }
         let column = UnsafeMutablePointer<UInt16>.allocate(capacity: span)
@@ -328,7 +328,9 @@ public struct YUV420Scaler: Sendable {
         defer { rowWeights.deallocate() }
         for y in 0..<target.height {
             let count = sourceRows(for: y, rows: rows, source: source, left: left, into: rowPointers, rowWeights)
-            verticalPass(rowPointers, rowWeights, count: count, span: span, sourceStride: source.stride, into: column)
+            verticalPass(
+                rowPointers, rowWeights, count: count, span: span, sourceStride: source.stride, halved: false,
+                into: column)
             horizontal.run(column, into: target.row(y))
         }
     }
@@ -350,169 +352,134 @@ public struct YUV420Scaler: Sendable {
         return count
     }
 
-    /// The usual case (at most 4 taps across, i.e. shrinking by less than 3:1), eight output rows
-    /// at a time: the eight vertical-pass rows are interleaved so that one 8-lane vector holds
-    /// one column of all eight, and each output column is then 4 vector multiply-highs with the
-    /// column's weights broadcast — eight outputs per step instead of one.
-    private static func blockedAreaAverage(
+    /// The usual case (at most 4 taps across, i.e. shrinking by less than 3:1), two output rows at
+    /// a time: the vertical pass writes rows with 7 fraction bits (small enough for signed 16-bit
+    /// lanes) that stay in L1, and the horizontal pass reads each output's four taps with one
+    /// 8-byte load and sums them with 16x16 → 32-bit pair multiply-adds, four outputs per vector.
+    /// Row by row, no transposes: `perf` showed 8x8 transposes into and out of an eight-row layout
+    /// costing as much as the horizontal sums themselves.
+    private static func rowAreaAverage(
         _ source: PlaneView, into target: MutablePlaneView, rows: AxisWeights, left: Int, span: Int,
         horizontal: HorizontalKernel
     ) {
         let padded = (span + 4 + 7) & ~7  // 4-tap reads past the span see zeros
-        let block = UnsafeMutablePointer<UInt16>.allocate(capacity: 8 * padded)
-        defer { block.deallocate() }
-        block.initialize(repeating: 0, count: 8 * padded)
-        let interleaved = UnsafeMutableRawPointer.allocate(byteCount: padded * 16, alignment: 16)
-        defer { interleaved.deallocate() }
-        let results = UnsafeMutablePointer<SIMD8<UInt16>>.allocate(capacity: target.width)
-        defer { results.deallocate() }
+        let columns = UnsafeMutablePointer<UInt16>.allocate(capacity: 2 * padded)
+        defer { columns.deallocate() }
+        columns.initialize(repeating: 0, count: 2 * padded)
         let rowPointers = UnsafeMutablePointer<UnsafePointer<UInt8>>.allocate(capacity: rows.taps)
         defer { rowPointers.deallocate() }
         let rowWeights = UnsafeMutablePointer<UInt16>.allocate(capacity: rows.taps)
         defer { rowWeights.deallocate() }
-
         var y = 0
         while y < target.height {
-            let count = min(8, target.height - y)
-            for r in 0..<count {
-                let taps = sourceRows(for: y + r, rows: rows, source: source, left: left, into: rowPointers, rowWeights)
+            // Two rows at a time; a last odd row is computed twice into the same place.
+            let lowerY = min(y + 1, target.height - 1)
+            for r in 0..<2 {
+                let count = sourceRows(
+                    for: r == 0 ? y : lowerY, rows: rows, source: source, left: left, into: rowPointers, rowWeights)
                 verticalPass(
-                    rowPointers, rowWeights, count: taps, span: span, sourceStride: source.stride,
-                    into: block + r * padded)
+                    rowPointers, rowWeights, count: count, span: span, sourceStride: source.stride, halved: true,
+                    into: columns + r &* padded)
             }
-            // Lane r of vector x is row r's column x (rows past the bottom repeat the last one),
-            // built by transposing 8x8 squares.
-            let rowBytes = UnsafeRawPointer(block)
-            var offsets = (0, 0, 0, 0, 0, 0, 0, 0)  // of rows 0...7 in `block`, in bytes
-            withUnsafeMutableBytes(of: &offsets) { raw in
-                for r in 0..<8 {
-                    raw.storeBytes(of: min(r, count - 1) &* padded &* 2, toByteOffset: r &* 8, as: Int.self)
-                }
-            }
-            for x in stride(from: 0, to: padded, by: 8) {
-                @inline(__always) func load(_ offset: Int) -> SIMD8<UInt16> {
-                    rowBytes.loadUnaligned(fromByteOffset: offset &+ x &* 2, as: SIMD8<UInt16>.self)
-                }
-                let square = transposed(
-                    (
-                        load(offsets.0), load(offsets.1), load(offsets.2), load(offsets.3), load(offsets.4),
-                        load(offsets.5), load(offsets.6), load(offsets.7)
-                    ))
-                let out = interleaved + x &* 16
-                out.storeBytes(of: square.0, toByteOffset: 0, as: SIMD8<UInt16>.self)
-                out.storeBytes(of: square.1, toByteOffset: 16, as: SIMD8<UInt16>.self)
-                out.storeBytes(of: square.2, toByteOffset: 32, as: SIMD8<UInt16>.self)
-                out.storeBytes(of: square.3, toByteOffset: 48, as: SIMD8<UInt16>.self)
-                out.storeBytes(of: square.4, toByteOffset: 64, as: SIMD8<UInt16>.self)
-                out.storeBytes(of: square.5, toByteOffset: 80, as: SIMD8<UInt16>.self)
-                out.storeBytes(of: square.6, toByteOffset: 96, as: SIMD8<UInt16>.self)
-                out.storeBytes(of: square.7, toByteOffset: 112, as: SIMD8<UInt16>.self)
-            }
-            horizontal.runEightRows(UnsafeRawPointer(interleaved), into: results)
-            // And back: vector x holds column x of the eight rows.
-            let width = target.width
-            var x = 0
-            while x &+ 8 <= width {
-                let rows = transposed(
-                    (
-                        results[x], results[x &+ 1], results[x &+ 2], results[x &+ 3], results[x &+ 4],
-                        results[x &+ 5], results[x &+ 6], results[x &+ 7]
-                    ))
-                @inline(__always) func put(_ row: SIMD8<UInt16>, _ r: Int) {
-                    UnsafeMutableRawPointer(target.row(y &+ r) + x).storeBytes(
-                        of: SIMD8<UInt8>(truncatingIfNeeded: row), as: SIMD8<UInt8>.self)
-                }
-                if count == 8 {
-                    put(rows.0, 0)
-                    put(rows.1, 1)
-                    put(rows.2, 2)
-                    put(rows.3, 3)
-                    put(rows.4, 4)
-                    put(rows.5, 5)
-                    put(rows.6, 6)
-                    put(rows.7, 7)
-                } else {
-                    withUnsafeBytes(of: rows) { raw in
-                        for r in 0..<count { put(raw.load(fromByteOffset: r &* 16, as: SIMD8<UInt16>.self), r) }
-                    }
-                }
-                x &+= 8
-            }
-            while x < width {
-                for r in 0..<count { target.row(y &+ r)[x] = UInt8(truncatingIfNeeded: results[x][r]) }
-                x &+= 1
-            }
-            y += count
+            horizontal.runFourTaps(
+                UnsafeRawPointer(columns), UnsafeRawPointer(columns + padded), into: target.row(y), target.row(lowerY))
+            y += 2
         }
     }
 
-    /// The high 16 bits of `value * weight`.
+    /// `value * weight` for a 15-bit weight, without the weight's fraction bits.
     @inline(__always)
     private static func share(_ value: UInt16, _ weight: UInt16) -> UInt16 {
-        UInt16(truncatingIfNeeded: (UInt32(value) &* UInt32(weight)) &>> 16)
+        UInt16(truncatingIfNeeded: (UInt32(value) &* UInt32(weight)) &>> 15)
     }
 
     /// `column[x] = Σ weight[k] * row[k][x]` with 8-bit row weights summing to 256: 8.8 fixed point
-    /// that never leaves 16 bits, so it runs in 16-bit lanes (`pmullw`, NEON `umlal`). Sixteen
-    /// source bytes are loaded at once and widened into two 8-lane halves (one load per row instead
-    /// of two), and the next output row's source rows are prefetched. Up to three rows are fused
-    /// into one loop; more rows add up in place.
+    /// that never leaves 16 bits, so it runs in 16-bit lanes (`pmullw`, NEON `umlal`); `halved`
+    /// keeps 7 fraction bits instead (at most 32640, so the horizontal pass may use signed lanes).
+    /// Sixteen source bytes are loaded at once and widened into two 8-lane halves (one load per row
+    /// instead of two), and the next output row's source rows are prefetched. Up to four rows are
+    /// fused into one loop; more rows add up in place.
     @inline(__always)
     private static func verticalPass(
         _ rows: UnsafeMutablePointer<UnsafePointer<UInt8>>, _ weights: UnsafeMutablePointer<UInt16>, count: Int,
-        span: Int, sourceStride: Int, into column: UnsafeMutablePointer<UInt16>
+        span: Int, sourceStride: Int, halved: Bool, into column: UnsafeMutablePointer<UInt16>
     ) {
         let out = UnsafeMutableRawPointer(column)
         let vectorEnd = span & ~15
+        let shift: UInt16 = halved ? 1 : 0
+        @inline(__always) func put(_ low: SIMD8<UInt16>, _ high: SIMD8<UInt16>, _ x: Int) {
+            store(low &>> shift, high &>> shift, out, x)
+        }
         switch count {
         case 1:
             let a = UnsafeRawPointer(rows[0])
             for x in stride(from: 0, to: vectorEnd, by: 16) {
                 let (low, high) = widened(a, x)
-                store(low &<< 8, high &<< 8, out, x)
+                store(low &<< (8 - shift), high &<< (8 - shift), out, x)
             }
-        case 2...:
+        case 2:
             let a = UnsafeRawPointer(rows[0])
             let b = UnsafeRawPointer(rows[1])
-            let last = UnsafeRawPointer(rows[count - 1])
             let wa = SIMD8<UInt16>(repeating: weights[0])
             let wb = SIMD8<UInt16>(repeating: weights[1])
-            if count == 2 {
-                for x in stride(from: 0, to: vectorEnd, by: 16) {
-                    prefetchFollowingRows(last, stride: sourceStride, at: x)
-                    let (a0, a1) = widened(a, x)
-                    let (b0, b1) = widened(b, x)
-                    store(a0 &* wa &+ b0 &* wb, a1 &* wa &+ b1 &* wb, out, x)
-                }
-                break
+            forEachSixteenColumns(upTo: vectorEnd, prefetchingAfter: b, stride: sourceStride) { x in
+                let (a0, a1) = widened(a, x)
+                let (b0, b1) = widened(b, x)
+                put(a0 &* wa &+ b0 &* wb, a1 &* wa &+ b1 &* wb, x)
             }
-            // Three rows fused; a fourth and more (3:1 and beyond) add up in place.
+        case 4:
+            let a = UnsafeRawPointer(rows[0])
+            let b = UnsafeRawPointer(rows[1])
             let c = UnsafeRawPointer(rows[2])
+            let d = UnsafeRawPointer(rows[3])
+            let wa = SIMD8<UInt16>(repeating: weights[0])
+            let wb = SIMD8<UInt16>(repeating: weights[1])
             let wc = SIMD8<UInt16>(repeating: weights[2])
-            for x in stride(from: 0, to: vectorEnd, by: 16) {
-                prefetchFollowingRows(last, stride: sourceStride, at: x)
+            let wd = SIMD8<UInt16>(repeating: weights[3])
+            forEachSixteenColumns(upTo: vectorEnd, prefetchingAfter: d, stride: sourceStride) { x in
                 let (a0, a1) = widened(a, x)
                 let (b0, b1) = widened(b, x)
                 let (c0, c1) = widened(c, x)
-                store(a0 &* wa &+ b0 &* wb &+ c0 &* wc, a1 &* wa &+ b1 &* wb &+ c1 &* wc, out, x)
+                let (d0, d1) = widened(d, x)
+                put(a0 &* wa &+ b0 &* wb &+ c0 &* wc &+ d0 &* wd, a1 &* wa &+ b1 &* wb &+ c1 &* wc &+ d1 &* wd, x)
+            }
+        case 3...:
+            // Three rows fused; a fifth and more (4:1 and beyond) add up in place, halved at the end.
+            let a = UnsafeRawPointer(rows[0])
+            let b = UnsafeRawPointer(rows[1])
+            let c = UnsafeRawPointer(rows[2])
+            let last = UnsafeRawPointer(rows[count - 1])
+            let wa = SIMD8<UInt16>(repeating: weights[0])
+            let wb = SIMD8<UInt16>(repeating: weights[1])
+            let wc = SIMD8<UInt16>(repeating: weights[2])
+            let laterShift: UInt16 = count == 3 ? shift : 0
+            forEachSixteenColumns(upTo: vectorEnd, prefetchingAfter: last, stride: sourceStride) { x in
+                let (a0, a1) = widened(a, x)
+                let (b0, b1) = widened(b, x)
+                let (c0, c1) = widened(c, x)
+                let low = a0 &* wa &+ b0 &* wb &+ c0 &* wc
+                let high = a1 &* wa &+ b1 &* wb &+ c1 &* wc
+                store(low &>> laterShift, high &>> laterShift, out, x)
             }
             for k in 3..<count {
                 let row = UnsafeRawPointer(rows[k])
                 let weight = SIMD8<UInt16>(repeating: weights[k])
+                let rowShift: UInt16 = k == count - 1 ? shift : 0
                 for x in stride(from: 0, to: vectorEnd, by: 16) {
                     let (r0, r1) = widened(row, x)
                     let low = out.loadUnaligned(fromByteOffset: x &* 2, as: SIMD8<UInt16>.self)
                     let high = out.loadUnaligned(fromByteOffset: x &* 2 &+ 16, as: SIMD8<UInt16>.self)
-                    store(low &+ r0 &* weight, high &+ r1 &* weight, out, x)
+                    store((low &+ r0 &* weight) &>> rowShift, (high &+ r1 &* weight) &>> rowShift, out, x)
                 }
             }
         default:
             break
         }
         verticalPassScalar(rows, weights, count: count, from: vectorEnd, to: span, into: column)
+        for x in vectorEnd..<max(vectorEnd, span) { column[x] = column[x] &>> shift }
     }
 
-    /// The columns `from..<to` of ``verticalPass``, one at a time (the tail, and more than 4 rows).
+    /// The columns `from..<to` of ``verticalPass`` in 8.8, one at a time (the tail).
     @inline(__always)
     private static func verticalPassScalar(
         _ rows: UnsafeMutablePointer<UnsafePointer<UInt8>>, _ weights: UnsafeMutablePointer<UInt16>, count: Int,
@@ -529,16 +496,35 @@ public struct YUV420Scaler: Sendable {
         }
     }
 
-    /// Asks the cache for the three source rows after `last` (those the next output row adds, up
-    /// to 3:1) at this cache line, so they arrive while this row is summed: a 12 MP frame the
-    /// camera just wrote is in no cache, and the hardware prefetcher alone left the vertical pass
-    /// waiting on memory.
+    /// `body(x)` for x = 0, 16, ... below `end` (a multiple of 16), four at a time, asking the cache
+    /// for the three source rows after `last` (those the next output row adds, up to 3:1) at each
+    /// cache line first, so they arrive while this row is summed: a 12 MP frame the camera just
+    /// wrote is in no cache, and the hardware prefetcher alone left the vertical pass waiting on
+    /// memory.
     @inline(__always)
-    private static func prefetchFollowingRows(_ last: UnsafeRawPointer, stride: Int, at x: Int) {
-        guard x & 63 == 0 else { return }
-        sw_prefetch(last + (stride &+ x))
-        sw_prefetch(last + (2 &* stride &+ x))
-        sw_prefetch(last + (3 &* stride &+ x))
+    private static func forEachSixteenColumns(
+        upTo end: Int, prefetchingAfter last: UnsafeRawPointer, stride: Int, _ body: (Int) -> Void
+    ) {
+        @inline(__always) func prefetch(_ x: Int) {
+            sw_prefetch(last + (stride &+ x))
+            sw_prefetch(last + (2 &* stride &+ x))
+            sw_prefetch(last + (3 &* stride &+ x))
+        }
+        var x = 0
+        let unrolledEnd = end & ~63
+        while x < unrolledEnd {
+            prefetch(x)
+            body(x)
+            body(x &+ 16)
+            body(x &+ 32)
+            body(x &+ 48)
+            x &+= 64
+        }
+        if x < end { prefetch(x) }
+        while x < end {
+            body(x)
+            x &+= 16
+        }
     }
 
     /// Sixteen bytes at `base + x` as two 8-lane 16-bit vectors (`punpck*bw`; NEON `uxtl`).
@@ -556,10 +542,9 @@ public struct YUV420Scaler: Sendable {
         out.storeBytes(of: high, toByteOffset: x &* 2 &+ 16, as: SIMD8<UInt16>.self)
     }
 
-    /// The horizontal pass over 8.8 rows, with 16-bit column weights:
-    /// `out[x] = Σ weight * column[first[x] + k]`, rounded. Up to four taps (shrinking by less
-    /// than 3:1) eight rows go at once (``runEightRows(_:into:)``); wider spans (thumbnails) run
-    /// row by row.
+    /// The horizontal pass, with 15-bit column weights: `out[x] = Σ weight * column[first[x] + k]`,
+    /// rounded. Up to four taps (shrinking by less than 3:1) it reads a halved row
+    /// (``runFourTaps(_:into:)``); wider spans (thumbnails) read an 8.8 row (``run(_:into:)``).
     struct HorizontalKernel {
         let width: Int
         let taps: Int
@@ -578,8 +563,8 @@ public struct YUV420Scaler: Sendable {
             for x in 0..<width {
                 first[x] = Int32(columns.first[x] - left)
                 for k in 0..<taps {
-                    // A lone full weight (1 << 16) does not fit: 65535 is off by 1/65536.
-                    weights[x * stride + k] = UInt16(clamping: columns.weights[x * taps + k])
+                    // A lone full weight (1 << 15) does not fit a signed lane: 32767 is off by 1/32768.
+                    weights[x * stride + k] = UInt16(min(columns.weights[x * taps + k], 32767))
                 }
             }
         }
@@ -589,22 +574,53 @@ public struct YUV420Scaler: Sendable {
             weights.deallocate()
         }
 
-        /// Eight rows at once over interleaved columns (vector x = column x of rows 0...7):
-        /// `out[x]` gets output column x of the eight rows. Needs `taps <= 4`.
+        /// Two rows of at most four taps per output, from rows with 7 fraction bits (at most
+        /// 32640), four outputs per vector: each output's taps are one 8-byte load, multiplied with
+        /// its weights in signed 16-bit lanes and summed in pairs into 32 bits (`pmaddwd`; NEON
+        /// `smull` + `addp`), then the pairs added (sums stay below 2^30). The two rows share the
+        /// loads of the tap offsets and weights. Needs `taps <= 4` and four readable columns at
+        /// every `first[x]`.
         @inline(never)
-        func runEightRows(_ columns: UnsafeRawPointer, into out: UnsafeMutablePointer<SIMD8<UInt16>>) {
+        func runFourTaps(
+            _ upper: UnsafeRawPointer, _ lower: UnsafeRawPointer, into upperOut: UnsafeMutablePointer<UInt8>,
+            _ lowerOut: UnsafeMutablePointer<UInt8>
+        ) {
             let weightBytes = UnsafeRawPointer(weights)
-            let rounding = SIMD8<UInt16>(repeating: 128)
-            for x in 0..<width {
-                let base = Int(first[x]) &* 16
-                let w = weightBytes.loadUnaligned(fromByteOffset: x &* 8, as: SIMD4<UInt16>.self)
-                var sum = SIMD8<UInt16>(repeating: 0)
-                for k in 0..<4 {
-                    let column = columns.load(fromByteOffset: base &+ k &* 16, as: SIMD8<UInt16>.self)
-                    sum &+= multiplyHigh(column, SIMD8<UInt16>(repeating: w[k]))
+            let rounding = SIMD4<Int32>(repeating: 1 << 21)
+            /// Outputs `x ..< x + 4` of both rows.
+            @inline(__always) func four(_ x: Int) -> (SIMD4<Int32>, SIMD4<Int32>) {
+                let taps = TapOffsets(
+                    Int(first[x]) &* 2, Int(first[x &+ 1]) &* 2, Int(first[x &+ 2]) &* 2, Int(first[x &+ 3]) &* 2)
+                let low = weightBytes.loadUnaligned(fromByteOffset: x &* 8, as: SIMD8<Int16>.self)
+                let high = weightBytes.loadUnaligned(fromByteOffset: x &* 8 &+ 16, as: SIMD8<Int16>.self)
+                return (
+                    YUV420Scaler.fourSums(upper, taps, low, high, rounding: rounding),
+                    YUV420Scaler.fourSums(lower, taps, low, high, rounding: rounding)
+                )
+            }
+            var x = 0
+            while x &+ 16 <= width {
+                let (a0, a1) = four(x)
+                let (b0, b1) = four(x &+ 4)
+                let (c0, c1) = four(x &+ 8)
+                let (d0, d1) = four(x &+ 12)
+                UnsafeMutableRawPointer(upperOut + x).storeBytes(
+                    of: YUV420Scaler.packed(a0, b0, c0, d0), as: SIMD16<UInt8>.self)
+                UnsafeMutableRawPointer(lowerOut + x).storeBytes(
+                    of: YUV420Scaler.packed(a1, b1, c1, d1), as: SIMD16<UInt8>.self)
+                x &+= 16
+            }
+            while x < width {
+                let w = weights + x &* 4
+                @inline(__always) func one(_ column: UnsafeRawPointer) -> UInt8 {
+                    let p = column.assumingMemoryBound(to: UInt16.self) + Int(first[x])
+                    var sum: Int32 = 1 << 21
+                    for k in 0..<4 { sum &+= Int32(p[k]) &* Int32(w[k]) }
+                    return UInt8(truncatingIfNeeded: sum &>> 22)
                 }
-                // The sum is at most 255 * 256, so adding the rounding half cannot overflow.
-                out[x] = (sum &+ rounding) &>> 8
+                upperOut[x] = one(upper)
+                lowerOut[x] = one(lower)
+                x &+= 1
             }
         }
 
@@ -622,56 +638,47 @@ public struct YUV420Scaler: Sendable {
         }
     }
 
-    /// The high halves of the 16x16-bit products, lane by lane (`pmulhuw`; NEON `umull` + `shrn`).
-    @inline(__always)
-    static func multiplyHigh(_ a: SIMD8<UInt16>, _ b: SIMD8<UInt16>) -> SIMD8<UInt16> {
-        SIMD8<UInt16>(
-            truncatingIfNeeded: (SIMD8<UInt32>(truncatingIfNeeded: a) &* SIMD8<UInt32>(truncatingIfNeeded: b)) &>> 16)
+    /// Byte offsets of four outputs' first taps in a row.
+    struct TapOffsets {
+        let o0: Int, o1: Int, o2: Int, o3: Int
+        init(_ o0: Int, _ o1: Int, _ o2: Int, _ o3: Int) {
+            self.o0 = o0
+            self.o1 = o1
+            self.o2 = o2
+            self.o3 = o3
+        }
     }
 
-    typealias Square = (
-        SIMD8<UInt16>, SIMD8<UInt16>, SIMD8<UInt16>, SIMD8<UInt16>, SIMD8<UInt16>, SIMD8<UInt16>, SIMD8<UInt16>,
-        SIMD8<UInt16>
-    )
-
-    /// The 8x8 square of 16-bit samples `square` (eight rows) transposed, in registers: three
-    /// rounds of interleaves (16-, 32-, then 64-bit), 24 shuffles in all (`punpck*`; NEON `zip1`/`zip2`).
+    /// Four outputs of ``HorizontalKernel/runFourTaps(_:_:into:_:)``: each output's four taps at
+    /// its offset times its weights (`low`: outputs 0 and 1, `high`: 2 and 3), rounded.
     @inline(__always)
-    static func transposed(_ square: Square) -> Square {
-        func zip16(_ a: SIMD8<UInt16>, _ b: SIMD8<UInt16>) -> (SIMD8<UInt16>, SIMD8<UInt16>) {
-            (
-                SIMD8(a[0], b[0], a[1], b[1], a[2], b[2], a[3], b[3]),
-                SIMD8(a[4], b[4], a[5], b[5], a[6], b[6], a[7], b[7])
-            )
-        }
-        func zip32(_ a: SIMD8<UInt16>, _ b: SIMD8<UInt16>) -> (SIMD8<UInt16>, SIMD8<UInt16>) {
-            let x = unsafeBitCast(a, to: SIMD4<UInt32>.self)
-            let y = unsafeBitCast(b, to: SIMD4<UInt32>.self)
-            return (
-                unsafeBitCast(SIMD4(x[0], y[0], x[1], y[1]), to: SIMD8<UInt16>.self),
-                unsafeBitCast(SIMD4(x[2], y[2], x[3], y[3]), to: SIMD8<UInt16>.self)
-            )
-        }
-        func zip64(_ a: SIMD8<UInt16>, _ b: SIMD8<UInt16>) -> (SIMD8<UInt16>, SIMD8<UInt16>) {
-            let x = unsafeBitCast(a, to: SIMD2<UInt64>.self)
-            let y = unsafeBitCast(b, to: SIMD2<UInt64>.self)
-            return (
-                unsafeBitCast(SIMD2(x[0], y[0]), to: SIMD8<UInt16>.self),
-                unsafeBitCast(SIMD2(x[1], y[1]), to: SIMD8<UInt16>.self)
-            )
-        }
-        let (b0, b1) = zip16(square.0, square.1)
-        let (b2, b3) = zip16(square.2, square.3)
-        let (b4, b5) = zip16(square.4, square.5)
-        let (b6, b7) = zip16(square.6, square.7)
-        let (c0, c1) = zip32(b0, b2)
-        let (c2, c3) = zip32(b1, b3)
-        let (c4, c5) = zip32(b4, b6)
-        let (c6, c7) = zip32(b5, b7)
-        let (d0, d1) = zip64(c0, c4)
-        let (d2, d3) = zip64(c1, c5)
-        let (d4, d5) = zip64(c2, c6)
-        let (d6, d7) = zip64(c3, c7)
-        return (d0, d1, d2, d3, d4, d5, d6, d7)
+    static func fourSums(
+        _ column: UnsafeRawPointer, _ taps: TapOffsets, _ low: SIMD8<Int16>, _ high: SIMD8<Int16>,
+        rounding: SIMD4<Int32>
+    ) -> SIMD4<Int32> {
+        let t0 = column.loadUnaligned(fromByteOffset: taps.o0, as: SIMD4<Int16>.self)
+        let t1 = column.loadUnaligned(fromByteOffset: taps.o1, as: SIMD4<Int16>.self)
+        let t2 = column.loadUnaligned(fromByteOffset: taps.o2, as: SIMD4<Int16>.self)
+        let t3 = column.loadUnaligned(fromByteOffset: taps.o3, as: SIMD4<Int16>.self)
+        let lowPairs: SIMD4<Int32> = multiplyAddPairs(SIMD8<Int16>(lowHalf: t0, highHalf: t1), low)
+        let highPairs: SIMD4<Int32> = multiplyAddPairs(SIMD8<Int16>(lowHalf: t2, highHalf: t3), high)
+        let pairs = SIMD8<Int32>(lowHalf: lowPairs, highHalf: highPairs)
+        let sums: SIMD4<Int32> = pairs.evenHalf &+ pairs.oddHalf
+        return (sums &+ rounding) &>> 22
+    }
+
+    /// Sixteen results in 0...255 as bytes.
+    @inline(__always)
+    static func packed(_ a: SIMD4<Int32>, _ b: SIMD4<Int32>, _ c: SIMD4<Int32>, _ d: SIMD4<Int32>) -> SIMD16<UInt8> {
+        let first8 = SIMD8<Int16>(truncatingIfNeeded: SIMD8<Int32>(lowHalf: a, highHalf: b))
+        let second8 = SIMD8<Int16>(truncatingIfNeeded: SIMD8<Int32>(lowHalf: c, highHalf: d))
+        return SIMD16<UInt8>(truncatingIfNeeded: SIMD16<Int16>(lowHalf: first8, highHalf: second8))
+    }
+
+    /// `a[0] * b[0] + a[1] * b[1]`, `a[2] * b[2] + a[3] * b[3]`, ... in 32 bits (`pmaddwd`).
+    @inline(__always)
+    static func multiplyAddPairs(_ a: SIMD8<Int16>, _ b: SIMD8<Int16>) -> SIMD4<Int32> {
+        let products = SIMD8<Int32>(truncatingIfNeeded: a) &* SIMD8<Int32>(truncatingIfNeeded: b)
+        return products.evenHalf &+ products.oddHalf
     }
 }

@@ -38,11 +38,12 @@ struct YUV420ScalerReferenceTests {
     @Test(
         "noise scaled by awkward ratios stays within one level of an exact area average",
         arguments: [
-            (203, 151, 97, 61),  // ~2.1x and ~2.5x: the 8-row SIMD path with partial blocks and tails
+            (203, 151, 97, 61),  // ~2.1x and ~2.5x: two rows at once with an odd last row, a scalar tail
             (576, 324, 240, 135),  // 2.4x, as 4608x2592 → 1920x1080: 16-byte rows, 3- and 4-row spans
             (507, 380, 240, 180),  // ~2.11x, as 4056x3040 → 1920x1440
             (640, 480, 150, 110),  // >4 taps: the per-row path
             (33, 17, 30, 16),  // barely smaller
+            (41, 29, 97, 67),  // enlarged: outputs inside one source pixel (a lone full weight)
         ])
     func matchesReference(sourceWidth: Int, sourceHeight: Int, width: Int, height: Int) throws {
         var seed: UInt32 = 12345
