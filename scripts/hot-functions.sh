@@ -12,6 +12,8 @@
 # Needs valgrind (apt install valgrind) and a release build:
 #   swift build -c release --static-swift-stdlib --product swiftwing
 #   swift build -c release --product talaria-reference
+# SwiftPM does not see the list as an input of the link: after regenerating it, remove
+# .build/release/swiftwing and build again to relink with the new order.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 count=${1:-30}
