@@ -19,7 +19,8 @@ struct TransferTarget: Sendable {
     init(_ url: URL) throws(HTTPError) {
         let components = URLComponents(url: url, resolvingAgainstBaseURL: false)
         let scheme = (components?.scheme ?? url.scheme ?? "").lowercased()
-        var host = components?.host ?? ""
+        // URL's own host as written: URLComponents' host accessors run ICU's IDNA code (Punycode).
+        var host = url.host(percentEncoded: true) ?? ""
         if host.hasPrefix("[") && host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
         let port = components?.port.map { ":\($0)" } ?? ""
         let path = components?.percentEncodedPath ?? ""

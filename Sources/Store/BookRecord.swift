@@ -125,6 +125,15 @@ public struct BookRecord: Identifiable, Hashable, Sendable, Codable, FetchableRe
         .lowercaseString
     }
 
+    /// Dates as GRDB stores them, written and read without ICU (``StorageTimestamp``).
+    public static func databaseDateEncodingStrategy(for column: String) -> DatabaseDateEncodingStrategy {
+        StorageTimestamp.encodingStrategy
+    }
+
+    public static func databaseDateDecodingStrategy(for column: String) -> DatabaseDateDecodingStrategy {
+        StorageTimestamp.decodingStrategy
+    }
+
     public mutating func didInsert(_ inserted: InsertionSuccess) {
         id = inserted.rowID
     }

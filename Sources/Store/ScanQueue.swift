@@ -68,7 +68,8 @@ public struct ScanQueue: Sendable {
                 .filter(ScanRecord.Columns.discardedAt == nil)
                 .filter(Self.activeStates.contains(state) || (state == ScanState.failed && ScanRecord.Columns.retryable == true))
             if let now {
-                request = request.filter(ScanRecord.Columns.nextAttemptAt == nil || ScanRecord.Columns.nextAttemptAt <= now)
+                let due = ScanRecord.Columns.nextAttemptAt
+                request = request.filter(due == nil || due <= StorageTimestamp.databaseValue(now))
             }
             request = request.order(Column.rowID)
             if let limit { request = request.limit(limit) }
@@ -280,12 +281,13 @@ public struct ScanQueue: Sendable {
     /// When the earliest queued scan that is waiting (for backoff or the next round) becomes due.
     public func earliestNextAttempt() throws(StoreError) -> Date? {
         try database.read("nothing was read") { db in
-            try Date.fetchOne(
+            let earliest = try DatabaseValue.fetchOne(
                 db,
                 ScanRecord
                     .select(min(ScanRecord.Columns.nextAttemptAt))
                     .filter(ScanRecord.Columns.discardedAt == nil)
                     .filter(ScanRecord.Columns.state == ScanState.queued))
+            return earliest.flatMap(StorageTimestamp.date(from:))
         }
     }
 

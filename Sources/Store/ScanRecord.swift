@@ -196,13 +196,13 @@ public struct ScanRecord: Identifiable, Hashable, Sendable, FetchableRecord, Per
         }
         self.id = id
         pressedAt = MonotonicInstant(nanoseconds: UInt64(bitPattern: row[Columns.pressedAt] as Int64))
-        pressedWallAt = row[Columns.pressedWallAt]
+        pressedWallAt = try StorageTimestamp.date(in: row, Columns.pressedWallAt)
         frameAt = (row[Columns.frameAt] as Int64?).map { MonotonicInstant(nanoseconds: UInt64(bitPattern: $0)) }
-        createdAt = row[Columns.createdAt]
-        updatedAt = row[Columns.updatedAt]
+        createdAt = try StorageTimestamp.date(in: row, Columns.createdAt)
+        updatedAt = try StorageTimestamp.date(in: row, Columns.updatedAt)
         state = row[Columns.state]
         attempts = row[Columns.attempts]
-        nextAttemptAt = row[Columns.nextAttemptAt]
+        nextAttemptAt = try StorageTimestamp.optionalDate(in: row, Columns.nextAttemptAt)
         jobID = row[Columns.jobID]
         streamURL = row[Columns.streamURL]
         statusURL = row[Columns.statusURL]
@@ -217,7 +217,7 @@ public struct ScanRecord: Identifiable, Hashable, Sendable, FetchableRecord, Per
         height = row[Columns.height]
         thumbnailPath = row[Columns.thumbnailPath]
         recovered = row[Columns.recovered]
-        discardedAt = row[Columns.discardedAt]
+        discardedAt = try StorageTimestamp.optionalDate(in: row, Columns.discardedAt)
         uploadKey = row[Columns.uploadKey]
         cleanupPending = row[Columns.cleanupPending] ?? false
         cleanupAttempts = row[Columns.cleanupAttempts] ?? 0
@@ -237,13 +237,13 @@ public struct ScanRecord: Identifiable, Hashable, Sendable, FetchableRecord, Per
     public func encode(to container: inout PersistenceContainer) throws {
         container[Columns.id] = idString
         container[Columns.pressedAt] = Int64(bitPattern: pressedAt.nanoseconds)
-        container[Columns.pressedWallAt] = pressedWallAt
+        container[Columns.pressedWallAt] = StorageTimestamp.databaseValue(pressedWallAt)
         container[Columns.frameAt] = frameAt.map { Int64(bitPattern: $0.nanoseconds) }
-        container[Columns.createdAt] = createdAt
-        container[Columns.updatedAt] = updatedAt
+        container[Columns.createdAt] = StorageTimestamp.databaseValue(createdAt)
+        container[Columns.updatedAt] = StorageTimestamp.databaseValue(updatedAt)
         container[Columns.state] = state
         container[Columns.attempts] = attempts
-        container[Columns.nextAttemptAt] = nextAttemptAt
+        container[Columns.nextAttemptAt] = nextAttemptAt.map(StorageTimestamp.databaseValue)
         container[Columns.jobID] = jobID
         container[Columns.streamURL] = streamURL
         container[Columns.statusURL] = statusURL
@@ -258,7 +258,7 @@ public struct ScanRecord: Identifiable, Hashable, Sendable, FetchableRecord, Per
         container[Columns.height] = height
         container[Columns.thumbnailPath] = thumbnailPath
         container[Columns.recovered] = recovered
-        container[Columns.discardedAt] = discardedAt
+        container[Columns.discardedAt] = discardedAt.map(StorageTimestamp.databaseValue)
         container[Columns.uploadKey] = uploadKey
         container[Columns.cleanupPending] = cleanupPending
         container[Columns.cleanupAttempts] = cleanupAttempts

@@ -227,8 +227,13 @@ public struct HTTPFields: Hashable, Sendable, ExpressibleByDictionaryLiteral {
 
     /// The first value of `name` (any case), trimmed.
     public subscript(name: String) -> String? {
-        storage.first { $0.name.caseInsensitiveCompare(name) == .orderedSame }?.value
+        storage.first { Self.sameName($0.name, name) }?.value
             .trimmed
+    }
+
+    /// Field names are ASCII tokens (RFC 9110 §5.1): compared byte by byte, ASCII letters folded.
+    static func sameName(_ a: String, _ b: String) -> Bool {
+        a.utf8.elementsEqual(b.utf8) { x, y in x == y || (x | 0x20 == y | 0x20 && (x | 0x20) &- 0x61 < 26) }
     }
 
     public mutating func append(name: String, value: String) {
@@ -273,39 +278,6 @@ public enum RetryAfter {
         }
         guard let latest = candidates.max() else { return now.addingTimeInterval(defaultDelay) }
         return min(max(latest, now), now.addingTimeInterval(maximumDelay))
-    }
-}
-
-/// HTTP dates (RFC 9110 §5.6.7): IMF-fixdate, and the obsolete RFC 850 and asctime forms.
-public enum HTTPDate {
-    /// `Sun, 06 Nov 1994 08:49:37 GMT`, `Sunday, 06-Nov-94 08:49:37 GMT`, `Sun Nov  6 08:49:37 1994`.
-    private static let formatters = [
-        "EEE, dd MMM yyyy HH:mm:ss 'GMT'", "EEEE, dd-MMM-yy HH:mm:ss 'GMT'", "EEE MMM d HH:mm:ss yyyy",
-    ].map { format in
-        let formatter = DateFormatter()
-        formatter.locale = Locale(identifier: "en_US_POSIX")
-        formatter.timeZone = TimeZone(identifier: "GMT")
-        formatter.dateFormat = format
-        formatter.isLenient = false
-        // Two-digit RFC 850 years: 70–99 are 19xx, 00–69 are 20xx.
-        formatter.twoDigitStartDate = Date(timeIntervalSince1970: 0)
-        return formatter
-    }
-
-    /// `nil` when `text` is none of the three forms.
-    public static func parse(_ text: String) -> Date? {
-        // RFC 9110 allows a leap second (`:60`), which the strict formatter rejects: parse `:59`, add the second.
-        var words = text.trimmingCharacters(in: .whitespaces).split(separator: " ", omittingEmptySubsequences: false)
-        var leapSecond: TimeInterval = 0
-        if let i = words.firstIndex(where: { $0.split(separator: ":").count == 3 && $0.hasSuffix(":60") }) {
-            words[i] = words[i].dropLast(2) + "59"
-            leapSecond = 1
-        }
-        let normalized = words.joined(separator: " ")
-        for formatter in formatters {
-            if let date = formatter.date(from: normalized) { return date.addingTimeInterval(leapSecond) }
-        }
-        return nil
     }
 }
 

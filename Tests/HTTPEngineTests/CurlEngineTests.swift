@@ -280,6 +280,10 @@ import Testing
         #expect(loopback.host == "::1")
         #expect(loopback.redacted == "http://[::1]:8080/health")
         #expect(throws: HTTPError.insecureURL("2001:db8::1")) { try TransferTarget(URL(string: "http://[2001:db8::1]/")!) }
+        // A Punycode host stays as written (decoding it would run ICU's IDNA code in the daemon).
+        let punycode = try TransferTarget(URL(string: "https://xn--bcher-kva.example/v3")!)
+        #expect(punycode.host == "xn--bcher-kva.example")
+        #expect(punycode.redacted == "https://xn--bcher-kva.example/v3")
     }
 
     // MARK: Concurrency, cancellation, shutdown

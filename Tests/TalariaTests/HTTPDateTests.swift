@@ -1,4 +1,5 @@
 import Foundation
+import SwiftWingTesting
 import Testing
 
 @testable import Talaria
@@ -32,5 +33,47 @@ struct HTTPDateTests {
     ])
     func rejects(text: String) {
         #expect(HTTPDate.parse(text) == nil)
+    }
+
+    @Test("asctime days may be one digit or two; names match in any case")
+    func spellings() {
+        #expect(HTTPDate.parse("Sun Nov 6 08:49:37 1994") == expected)
+        #expect(HTTPDate.parse("Sun Nov 06 08:49:37 1994") == expected)
+        #expect(HTTPDate.parse("  sun, 06 NOV 1994 08:49:37 GMT ") == expected)
+        #expect(HTTPDate.parse("SUNDAY, 06-nov-94 08:49:37 GMT") == expected)
+    }
+
+    @Test("malformed fields are nil", arguments: [
+        "Sux, 06 Nov 1994 08:49:37 GMT", "Sun 06 Nov 1994 08:49:37 GMT", "Sun, 6 Nov 1994 08:49:37 GMT",
+        "Sun, 06 Nox 1994 08:49:37 GMT", "Sun, 06 Nov 94 08:49:37 GMT", "Sun, 06 Nov 1994 08:49 GMT",
+        "Sun, 06 Nov 1994 8:49:37 GMT", "Sun, 00 Nov 1994 08:49:37 GMT", "Sun, 31 Nov 1994 08:49:37 GMT",
+        "Sun, 06 Nov 1994 08:49:37 GMT extra", "Sun, 06 Nov 1994 08:49:3x GMT", "Sun, 06 Nov +994 08:49:37 GMT",
+        "Sun, 06-Nov-94 08:49:37 GMT", "Sunday, 06-Nov-1994 08:49:37 GMT", "Sunday, 06 Nov 94 08:49:37 GMT",
+        "Sun Nov 123 08:49:37 1994", "Sun Nov 6 08:49:37 94", "Thu, 29 Feb 2023 10:00:00 GMT",
+    ])
+    func rejectsMalformed(text: String) {
+        #expect(HTTPDate.parse(text) == nil)
+    }
+
+    @Test("3000 random instants written by Foundation's formatter in the three forms read back the same")
+    func agreesWithFoundation() throws {
+        func formatter(_ format: String) -> DateFormatter {
+            let formatter = DateFormatter()
+            formatter.locale = Locale(identifier: "en_US_POSIX")
+            formatter.timeZone = TimeZone(identifier: "GMT")
+            formatter.dateFormat = format
+            return formatter
+        }
+        let imf = formatter("EEE, dd MMM yyyy HH:mm:ss 'GMT'")
+        let rfc850 = formatter("EEEE, dd-MMM-yy HH:mm:ss 'GMT'")
+        let asctime = formatter("EEE MMM d HH:mm:ss yyyy")
+        var generator = SeededGenerator(seed: 7)
+        for _ in 0..<3000 {
+            // 1970 up to 2069: the years RFC 850's two digits can name.
+            let date = Date(timeIntervalSince1970: TimeInterval(Int.random(in: 0..<3_155_760_000, using: &generator)))
+            for text in [imf.string(from: date), rfc850.string(from: date), asctime.string(from: date)] {
+                #expect(HTTPDate.parse(text) == date, "\(text)")
+            }
+        }
     }
 }

@@ -2,6 +2,7 @@ import Controls
 import Foundation
 import HTTPEngine
 import Panel
+import Store
 import SwiftWingCore
 import Talaria
 import Uplink
@@ -131,9 +132,8 @@ extension DoctorReport {
         now: Date = Date(), synchronizedFlag: String = "/run/systemd/timesync/synchronized",
         kernelSynchronised: Bool? = ClockSynchronisation.kernelSaysSynchronised
     ) -> Check {
-        let year =
-            Calendar(identifier: .gregorian).dateComponents(in: TimeZone(identifier: "UTC")!, from: now).year ?? 0
-        let stamp = ISO8601DateFormatter().string(from: now)
+        let utc = UTCDateParts(now)
+        let (year, stamp) = (utc.year, utc.iso8601)
         guard year >= 2024 else {
             return Check(
                 name: "clock", ok: false,

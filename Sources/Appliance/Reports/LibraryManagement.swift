@@ -147,9 +147,8 @@ extension LibraryEntry {
 
     /// Every field, one per line, then the backend's JSON as it came (indented).
     public func text() -> String {
-        let date = ISO8601DateFormatter()
         var review = book.needsReview ? "yes — " + (book.reviewReason ?? LibraryReport.lowConfidence(book)) : "no"
-        if let reviewed = book.reviewedAt { review += " (reviewed \(date.string(from: reviewed)))" }
+        if let reviewed = book.reviewedAt { review += " (reviewed \(UTCDateParts(reviewed).iso8601))" }
         let fields: [(String, String?)] = [
             ("id", book.id.map(String.init)), ("title", book.title.isEmpty ? "(none yet)" : book.title),
             ("authors", book.authors.isEmpty ? nil : book.authors.joined(separator: "; ")),
@@ -157,7 +156,7 @@ extension LibraryEntry {
             ("published", book.publishedDate), ("pages", book.pageCount.map(String.init)), ("cover", book.coverURL),
             ("confidence", book.confidence.map { String($0) }), ("needs review", review),
             ("enrichment", book.enrichmentStatus.rawValue), ("source", book.source.rawValue),
-            ("added", date.string(from: book.addedAt)), ("updated", date.string(from: book.updatedAt)),
+            ("added", UTCDateParts(book.addedAt).iso8601), ("updated", UTCDateParts(book.updatedAt).iso8601),
             ("scan", book.scanID?.uuidString.lowercased()),
         ]
         var lines = fields.map { name, value in

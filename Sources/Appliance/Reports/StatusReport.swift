@@ -186,10 +186,9 @@ public struct QueueReport: Encodable, Sendable {
 
     public func text() -> String {
         guard !scans.isEmpty else { return "the queue is empty" }
-        let formatter = ISO8601DateFormatter()
         return scans.map { scan in
             var line = "\(scan.idString)  \(scan.state.rawValue.padding(toLength: 15, withPad: " ", startingAt: 0)) "
-                + "\(formatter.string(from: scan.createdAt))  \(scan.width)x\(scan.height)  \(scan.imageSize / 1024) KiB"
+                + "\(UTCDateParts(scan.createdAt).iso8601)  \(scan.width)x\(scan.height)  \(scan.imageSize / 1024) KiB"
             if scan.discardedAt != nil { line += "  discarded" }
             if scan.attempts > 0 { line += "  attempts \(scan.attempts)" }
             if let quality = scan.quality, quality.isPoor { line += "  \(quality.verdict.rawValue) frame" }
@@ -204,7 +203,11 @@ public struct QueueReport: Encodable, Sendable {
 func stableJSON(_ value: some Encodable) -> String {
     let encoder = JSONEncoder()
     encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-    encoder.dateEncodingStrategy = .iso8601
+    // The form of `.iso8601`, written without a date formatter (``UTCDateParts``).
+    encoder.dateEncodingStrategy = .custom { date, encoder in
+        var container = encoder.singleValueContainer()
+        try container.encode(UTCDateParts(date).iso8601)
+    }
     return String(decoding: (try? encoder.encode(value)) ?? Data("{}".utf8), as: UTF8.self)
 }
 

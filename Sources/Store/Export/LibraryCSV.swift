@@ -119,45 +119,12 @@ public enum LibraryCSV {
     }
 
     /// `2026-11-18T11:06:40Z`.
-    static func isoDate(_ date: Date) -> String {
-        let utc = UTCDateParts(date)
-        return "\(utc.year)-\(pad(utc.month))-\(pad(utc.day))T\(pad(utc.hour)):\(pad(utc.minute)):\(pad(utc.second))Z"
-    }
+    static func isoDate(_ date: Date) -> String { UTCDateParts(date).iso8601 }
 
     /// Goodreads' `Date Added` form, `2026/11/18`, in UTC like the other dates of the export.
     static func goodreadsDate(_ date: Date) -> String {
         let utc = UTCDateParts(date)
-        return "\(utc.year)/\(pad(utc.month))/\(pad(utc.day))"
-    }
-
-    private static func pad(_ value: Int) -> String { value < 10 ? "0\(value)" : "\(value)" }
-}
-
-/// A date's fields in UTC by integer arithmetic (the inverse of "days from civil", H. Hinnant):
-/// an export formats two dates per book, and Calendar or a date formatter costs microseconds each.
-struct UTCDateParts: Equatable {
-    var year: Int, month: Int, day: Int, hour: Int, minute: Int, second: Int
-
-    init(_ date: Date) {
-        let seconds = Int(date.timeIntervalSince1970.rounded(.down))
-        var days = seconds / 86_400
-        var secondOfDay = seconds % 86_400
-        if secondOfDay < 0 {
-            secondOfDay += 86_400
-            days -= 1
-        }
-        hour = secondOfDay / 3600
-        minute = secondOfDay % 3600 / 60
-        second = secondOfDay % 60
-        let shifted = days + 719_468  // days since 0000-03-01
-        let era = (shifted >= 0 ? shifted : shifted - 146_096) / 146_097
-        let dayOfEra = shifted - era * 146_097
-        let yearOfEra = (dayOfEra - dayOfEra / 1460 + dayOfEra / 36_524 - dayOfEra / 146_096) / 365
-        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
-        let monthFromMarch = (5 * dayOfYear + 2) / 153
-        day = dayOfYear - (153 * monthFromMarch + 2) / 5 + 1
-        month = monthFromMarch < 10 ? monthFromMarch + 3 : monthFromMarch - 9
-        year = yearOfEra + era * 400 + (month <= 2 ? 1 : 0)
+        return "\(utc.year)/\(UTCDateParts.pad(utc.month))/\(UTCDateParts.pad(utc.day))"
     }
 }
 
