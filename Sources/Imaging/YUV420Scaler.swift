@@ -11,7 +11,8 @@ import SwiftWingCore
 /// its own half-size grid. Exact 2x and 4x reductions take a fast path that sums 2x2 or 4x4
 /// blocks; everything else uses precomputed per-row and per-column fixed-point weights, a
 /// vertical pass into 16-bit fixed-point rows, then a horizontal pass with pair multiply-adds, two
-/// rows at once (see `areaAverage`).
+/// rows at once (see `areaAverage`); exactly 12:5 across (4608 → 1920) has a horizontal pass with
+/// fixed weights (`TwelveToFiveKernel`).
 /// Results are within about one level of an exact floating-point area average. See
 /// Benchmarks/README.md for what it costs.
 ///
@@ -168,7 +169,10 @@ public struct YUV420Scaler: Sendable {
     }
 
     /// Scales the `crop` area of `source` onto all of `target`.
-    static func scalePlane(_ source: PlaneView, crop: CropRect, into target: MutablePlaneView) {
+    /// `twelveToFive: false` forces the general horizontal pass (tests compare the two).
+    static func scalePlane(
+        _ source: PlaneView, crop: CropRect, into target: MutablePlaneView, twelveToFive: Bool = true
+    ) {
         if let factor = integerFactor(crop: crop, source: source, target: target) {
             let x0 = Int(crop.x)
             let y0 = Int(crop.y)
@@ -189,7 +193,7 @@ public struct YUV420Scaler: Sendable {
             columns.deallocate()
             rows.deallocate()
         }
-        areaAverage(source, into: target, columns: columns, rows: rows)
+        areaAverage(source, into: target, columns: columns, rows: rows, twelveToFive: twelveToFive)
     }
 
     /// 1, 2 or 4 when the crop is whole pixels and exactly that many times the target; else nil.
@@ -309,7 +313,8 @@ public struct YUV420Scaler: Sendable {
     /// level of an exact floating-point area average (a unit test checks noise, the benchmark the
     /// shelf photo).
     private static func areaAverage(
-        _ source: PlaneView, into target: MutablePlaneView, columns: AxisWeights, rows: AxisWeights
+        _ source: PlaneView, into target: MutablePlaneView, columns: AxisWeights, rows: AxisWeights,
+        twelveToFive: Bool
     ) {
         // Only the source columns some output column reads (a crop may skip the sides).
         let left = columns.first[0]
@@ -317,7 +322,9 @@ public struct YUV420Scaler: Sendable {
         let horizontal = HorizontalKernel(columns, left: left, width: target.width)
         defer { horizontal.deallocate() }
         if horizontal.taps <= 4 {
-            rowAreaAverage(source, into: target, rows: rows, left: left, span: span, horizontal: horizontal)
+            rowAreaAverage(
+                source, into: target, rows: rows, left: left, span: span, horizontal: horizontal,
+                periodic: twelveToFive ? TwelveToFiveKernel(horizontal) : nil)
             return
         }
         let column = UnsafeMutablePointer<UInt16>.allocate(capacity: span)
@@ -360,7 +367,7 @@ public struct YUV420Scaler: Sendable {
     /// costing as much as the horizontal sums themselves.
     private static func rowAreaAverage(
         _ source: PlaneView, into target: MutablePlaneView, rows: AxisWeights, left: Int, span: Int,
-        horizontal: HorizontalKernel
+        horizontal: HorizontalKernel, periodic: TwelveToFiveKernel?
     ) {
         let padded = (span + 4 + 7) & ~7  // 4-tap reads past the span see zeros
         let columns = UnsafeMutablePointer<UInt16>.allocate(capacity: 2 * padded)
@@ -381,8 +388,16 @@ public struct YUV420Scaler: Sendable {
                     rowPointers, rowWeights, count: count, span: span, sourceStride: source.stride, halved: true,
                     into: columns + r &* padded)
             }
-            horizontal.runFourTaps(
-                UnsafeRawPointer(columns), UnsafeRawPointer(columns + padded), into: target.row(y), target.row(lowerY))
+            if let periodic {
+                periodic.run(
+                    horizontal, UnsafeRawPointer(columns), UnsafeRawPointer(columns + padded),
+                    UnsafeRawPointer(columns + 2), UnsafeRawPointer(columns + padded + 2), into: target.row(y),
+                    target.row(lowerY))
+            } else {
+                horizontal.runFourTaps(
+                    UnsafeRawPointer(columns), UnsafeRawPointer(columns + padded), into: target.row(y),
+                    target.row(lowerY))
+            }
             y += 2
         }
     }
@@ -610,7 +625,16 @@ public struct YUV420Scaler: Sendable {
                     of: YUV420Scaler.packed(a1, b1, c1, d1), as: SIMD16<UInt8>.self)
                 x &+= 16
             }
-            while x < width {
+            fourTapsTail(from: x, upper, lower, into: upperOut, lowerOut)
+        }
+
+        /// Outputs `start ..< width` of ``runFourTaps(_:_:into:_:)``, one at a time.
+        @inline(__always)
+        func fourTapsTail(
+            from start: Int, _ upper: UnsafeRawPointer, _ lower: UnsafeRawPointer,
+            into upperOut: UnsafeMutablePointer<UInt8>, _ lowerOut: UnsafeMutablePointer<UInt8>
+        ) {
+            for x in start..<max(start, width) {
                 let w = weights + x &* 4
                 @inline(__always) func one(_ column: UnsafeRawPointer) -> UInt8 {
                     let p = column.assumingMemoryBound(to: UInt16.self) + Int(first[x])
@@ -620,7 +644,6 @@ public struct YUV420Scaler: Sendable {
                 }
                 upperOut[x] = one(upper)
                 lowerOut[x] = one(lower)
-                x &+= 1
             }
         }
 
@@ -635,6 +658,121 @@ public struct YUV420Scaler: Sendable {
                 for k in 0..<taps { sum = sum &+ UInt32(share(p[k], w[k])) }
                 out[x] = UInt8(truncatingIfNeeded: (sum &+ 128) &>> 8)
             }
+        }
+    }
+
+    /// The horizontal pass for exactly 12:5 (4608 → 1920, 2304 → 960), where the weights repeat
+    /// every 5 outputs and 12 columns. Output i of a period has all its taps in the period's columns
+    /// 2i ..< 2i + 4, so lane k (six per period, the sixth with zero weights) is column pair k times
+    /// fixed weights plus pair k + 1 times fixed weights: per four lanes, two 16-byte loads (one
+    /// of them from the row shifted by a pair) and two pair multiply-adds, with no per-output
+    /// offsets or weight loads — about 3.4 instructions per output instead of 4.9. The sixth lanes
+    /// are dropped by overlapping stores in order. Same products and sums as
+    /// ``HorizontalKernel/runFourTaps(_:_:into:_:)``, so the same bytes.
+    struct TwelveToFiveKernel {
+        /// Per 4-lane vector j of a 20-output group: the weights of columns 2k, 2k + 1 (`low`) and
+        /// 2k + 2, 2k + 3 (`high`) for lane k = 4j + m, whose output is 6p + i → 5p + i.
+        let low: (SIMD8<Int16>, SIMD8<Int16>, SIMD8<Int16>)
+        let high: (SIMD8<Int16>, SIMD8<Int16>, SIMD8<Int16>)
+
+        /// nil unless `kernel` is exactly this pattern (offsets and weights repeat with period 5 / 12).
+        init?(_ kernel: HorizontalKernel) {
+            guard kernel.taps <= 4, kernel.width >= 5 else { return nil }
+            // Per lane of one period (6 lanes), the weights of its four columns 2k ..< 2k + 4.
+            var lanes = [[Int16]](repeating: [0, 0, 0, 0], count: 6)
+            for x in 0..<kernel.width {
+                let period = x / 5
+                let i = x % 5
+                for k in 0..<4 {
+                    let weight = Int16(truncatingIfNeeded: kernel.weights[x * 4 + k])
+                    let column = Int(kernel.first[x]) + k - 12 * period - 2 * i
+                    if weight == 0 { continue }
+                    guard (0..<4).contains(column) else { return nil }
+                    if period == 0 {
+                        lanes[i][column] = weight
+                    } else if lanes[i][column] != weight {
+                        return nil
+                    }
+                }
+                // Every weight of output x must be one of the period-0 weights in place.
+                if period > 0 {
+                    var sum = 0
+                    for k in 0..<4 { sum += Int(kernel.weights[x * 4 + k]) }
+                    guard sum == lanes[i].reduce(0, { $0 + Int($1) }) else { return nil }
+                }
+            }
+            func vector(_ j: Int, _ half: Int) -> SIMD8<Int16> {
+                var v = SIMD8<Int16>()
+                for m in 0..<4 {
+                    let lane = (4 * j + m) % 6
+                    v[2 * m] = lanes[lane][2 * half]
+                    v[2 * m + 1] = lanes[lane][2 * half + 1]
+                }
+                return v
+            }
+            low = (vector(0, 0), vector(1, 0), vector(2, 0))
+            high = (vector(0, 1), vector(1, 1), vector(2, 1))
+        }
+
+        /// Like ``HorizontalKernel/runFourTaps(_:_:into:_:)``; `upperShifted` and `lowerShifted` are
+        /// the rows one column pair (4 bytes) on. They come in as arguments so LLVM cannot relate
+        /// them to `upper` and `lower`: it turns a load at +4 bytes from the same base into a dozen
+        /// word shuffles of the aligned loads (as slow as the general pass).
+        @inline(never)
+        func run(
+            _ kernel: HorizontalKernel, _ upper: UnsafeRawPointer, _ lower: UnsafeRawPointer,
+            _ upperShifted: UnsafeRawPointer, _ lowerShifted: UnsafeRawPointer,
+            into upperOut: UnsafeMutablePointer<UInt8>, _ lowerOut: UnsafeMutablePointer<UInt8>
+        ) {
+            let rounding = SIMD4<Int32>(repeating: 1 << 21)
+            /// Four lanes: column pairs of `this` times `low` plus the next pairs (`shifted`) times `high`.
+            @inline(__always) func lanes(
+                _ this: SIMD4<Int32>, _ shifted: SIMD4<Int32>, _ low: SIMD8<Int16>, _ high: SIMD8<Int16>
+            ) -> SIMD4<Int32> {
+                let sums =
+                    YUV420Scaler.multiplyAddPairs(unsafeBitCast(this, to: SIMD8<Int16>.self), low)
+                    &+ YUV420Scaler.multiplyAddPairs(unsafeBitCast(shifted, to: SIMD8<Int16>.self), high)
+                return (sums &+ rounding) &>> 22
+            }
+            /// Twenty outputs (four periods) from columns `column ..< column + 50`, written to
+            /// `out[0 ..< 23]`: the last three are overwritten by the next group.
+            @inline(__always) func group(
+                _ row: UnsafeRawPointer, _ shiftedRow: UnsafeRawPointer, _ column: Int, _ out: UnsafeMutableRawPointer
+            ) {
+                let byte = column &* 2
+                @inline(__always) func load(_ j: Int) -> SIMD4<Int32> {
+                    row.loadUnaligned(fromByteOffset: byte &+ 16 &* j, as: SIMD4<Int32>.self)
+                }
+                @inline(__always) func shifted(_ j: Int) -> SIMD4<Int32> {
+                    shiftedRow.loadUnaligned(fromByteOffset: byte &+ 16 &* j, as: SIMD4<Int32>.self)
+                }
+                let r0 = lanes(load(0), shifted(0), low.0, high.0)
+                let r1 = lanes(load(1), shifted(1), low.1, high.1)
+                let r2 = lanes(load(2), shifted(2), low.2, high.2)
+                let r3 = lanes(load(3), shifted(3), low.0, high.0)
+                let r4 = lanes(load(4), shifted(4), low.1, high.1)
+                let r5 = lanes(load(5), shifted(5), low.2, high.2)
+                let first16 = YUV420Scaler.packed(r0, r1, r2, r3)
+                let last8 = SIMD8<UInt8>(truncatingIfNeeded: SIMD8<Int32>(lowHalf: r4, highHalf: r5))
+                // Little-endian lanes: byte n of a UInt64 is lane n.
+                let a = unsafeBitCast(first16.lowHalf, to: UInt64.self)
+                let b = unsafeBitCast(first16.highHalf, to: UInt64.self)
+                let c = unsafeBitCast(last8, to: UInt64.self)
+                out.storeBytes(of: a, as: UInt64.self)  // lanes 0-4 → 0-4
+                out.storeBytes(of: (a &>> 48) | (b &<< 16), toByteOffset: 5, as: UInt64.self)  // 6-10 → 5-9
+                out.storeBytes(of: UInt32(truncatingIfNeeded: b &>> 32), toByteOffset: 10, as: UInt32.self)  // 12-15
+                out.storeBytes(of: c, toByteOffset: 14, as: UInt64.self)  // lane 16 → 14
+                out.storeBytes(of: c &>> 16, toByteOffset: 15, as: UInt64.self)  // 18-22 → 15-19
+            }
+            var x = 0
+            var column = 0
+            while x &+ 23 <= kernel.width {
+                group(upper, upperShifted, column, UnsafeMutableRawPointer(upperOut + x))
+                group(lower, lowerShifted, column, UnsafeMutableRawPointer(lowerOut + x))
+                x &+= 20
+                column &+= 48
+            }
+            kernel.fourTapsTail(from: x, upper, lower, into: upperOut, lowerOut)
         }
     }
 
