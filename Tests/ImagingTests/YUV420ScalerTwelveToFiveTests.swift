@@ -55,3 +55,28 @@ struct YUV420ScalerTwelveToFiveTests {
         #expect(differing == 0, "\(differing) of \(fast.count) bytes differ")
     }
 }
+
+@Suite("YUV420 scaler, weights kept between frames")
+struct YUV420ScalerWeightCacheTests {
+    static func key(_ width: Int) -> YUV420Scaler.PlaneWeights.Key {
+        YUV420Scaler.PlaneWeights.Key(
+            crop: YUV420Scaler.CropRect(x: 0, y: 0, width: Double(width), height: 64),
+            sourceWidth: width, sourceHeight: 64, targetWidth: width * 5 / 12, targetHeight: 27)
+    }
+
+    @Test("the same size gets the same weights; other sizes their own; the cache stays bounded")
+    func sameSizeSameWeights() {
+        let first = YUV420Scaler.PlaneWeights.cached(Self.key(1200))
+        #expect(YUV420Scaler.PlaneWeights.cached(Self.key(1200)) === first)
+        let other = YUV420Scaler.PlaneWeights.cached(Self.key(2400))
+        #expect(other !== first)
+        #expect(other.columns.taps >= 3 && first.rows.taps >= 3)
+        // Filling the cache past its limit starts it over, so a size seen long ago is made afresh.
+        for width in 1...YUV420Scaler.PlaneWeights.cacheLimit {
+            _ = YUV420Scaler.PlaneWeights.cached(Self.key(1200 + 12 * width))
+        }
+        let again = YUV420Scaler.PlaneWeights.cached(Self.key(2400))
+        #expect(again.columns.first[0] == other.columns.first[0])
+        #expect(again.columns.weights[1] == other.columns.weights[1])
+    }
+}
