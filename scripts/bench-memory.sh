@@ -8,13 +8,16 @@
 # Two peaks are read: over the process's whole life (start-up included: the synthetic camera decodes its
 # source photos then), and in the measured state only (VmHWM reset through /proc/PID/clear_refs once the
 # daemon is up, so the peak is that of the presses, uploads and streams).
-# Usage: scripts/bench-memory.sh [N] [swiftwing binary] [talaria-reference binary] [CAMERA]
+# Usage: [SWIFTWING_BENCH_PRESS_PAUSE=S] scripts/bench-memory.sh [N] [swiftwing binary] [talaria-reference binary] [CAMERA]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 count=${1:-1000}
 bin=${2:-.build/release/swiftwing}
 backend_bin=${3:-$(dirname "$bin")/talaria-reference}
 camera=${4:-synthetic}
+# Seconds between presses (default 0: as fast as the CLI goes, so frames can queue up behind a slow
+# worker, as under the VM rig's emulation); 1 is about a person's pace.
+pause=${SWIFTWING_BENCH_PRESS_PAUSE:-0}
 work=$(mktemp -d /tmp/swiftwing-membench.XXXXXX)
 daemon=""; backend=""
 stop_all() {
@@ -62,7 +65,7 @@ start
 idle_hwm=$(field VmHWM); idle_rss=$(field VmRSS)
 echo 5 > "/proc/$daemon/clear_refs"  # resets VmHWM to the current RSS
 began=$(date +%s.%N)
-for _ in $(seq 1 "$count"); do "$bin" shutter "${args[@]}" >/dev/null; done
+for _ in $(seq 1 "$count"); do "$bin" shutter "${args[@]}" >/dev/null; sleep "$pause"; done
 ended=$(date +%s.%N)
 wait_streams 3
 sleep 3
@@ -82,6 +85,7 @@ analyzing=$("$bin" queue --json "${args[@]}" | grep -c '"state" : "analyzing"')
 echo "| measure | value |"
 echo "|---|---|"
 echo "| camera | $camera |"
+echo "| pause between presses (s) | $pause |"
 echo "| scans queued / analyzing (streams) at the end | $queued / $analyzing |"
 echo "| peak RSS of start-up (KiB) | $idle_hwm |"
 echo "| RSS once up, idle (KiB) | $idle_rss |"
