@@ -1,4 +1,5 @@
 #include <curl/curl.h>
+#include <dlfcn.h>
 
 // Typed wrappers for libcurl's variadic functions and the macros Swift cannot import.
 // Nothing else lives here; HTTPEngine's CurlEngine is the only caller.
@@ -59,7 +60,20 @@ static inline CURLMcode sw_curl_multi_setopt_long(CURLM *multi, CURLMoption opti
     return curl_multi_setopt(multi, option, value);
 }
 
-static inline CURLcode sw_curl_global_init_default(void) { return curl_global_init(CURL_GLOBAL_DEFAULT); }
+/// libssh2's LIBSSH2_INIT_NO_CRYPTO (libssh2.h; its header is not installed with libcurl's).
+#define SW_LIBSSH2_INIT_NO_CRYPTO 0x0001
+
+/// `curl_global_init`, after telling libssh2 (when libcurl links it, as Debian's does) not to
+/// initialise its crypto library: libssh2 does so on its first `libssh2_init` unless that call
+/// passes LIBSSH2_INIT_NO_CRYPTO, and later calls only count. Its OpenSSL set-up touches ~3 MB of
+/// libcrypto in every process that uses curl, for SSH, which the engine never speaks (it allows
+/// only http and https). libssh2 is looked up among the loaded libraries, so nothing links to it.
+/// `*libssh2_crypto_skipped` becomes 1 when libssh2 was found and told, 0 when none is loaded.
+static inline CURLcode sw_curl_global_init_default(int *libssh2_crypto_skipped) {
+    int (*libssh2_init)(int) = (int (*)(int))dlsym(RTLD_DEFAULT, "libssh2_init");
+    *libssh2_crypto_skipped = libssh2_init != NULL && libssh2_init(SW_LIBSSH2_INIT_NO_CRYPTO) == 0;
+    return curl_global_init(CURL_GLOBAL_DEFAULT);
+}
 
 static inline curl_version_info_data *sw_curl_version_info(void) { return curl_version_info(CURLVERSION_NOW); }
 

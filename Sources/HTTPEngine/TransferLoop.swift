@@ -4,8 +4,17 @@ import Logging
 import Synchronization
 import SwiftWingCore
 
-/// `curl_global_init` is not thread-safe; a Swift global's initializer runs exactly once per process.
-private let curlGlobalInitResult: CURLcode = sw_curl_global_init_default()
+/// libcurl's process-wide set-up. `curl_global_init` is not thread-safe; a Swift static's
+/// initializer runs exactly once per process.
+enum CurlGlobal {
+    /// `curl_global_init`'s result, and whether libssh2 (which Debian's libcurl links) was told
+    /// first to leave its crypto library alone (see `sw_curl_global_init_default`).
+    static let setUp: (result: CURLcode, libssh2CryptoSkipped: Bool) = {
+        var skipped: Int32 = 0
+        let result = sw_curl_global_init_default(&skipped)
+        return (result, skipped != 0)
+    }()
+}
 
 /// The transfer thread: one curl multi handle, owned and driven by one named thread.
 ///
@@ -36,7 +45,8 @@ final class TransferLoop: @unchecked Sendable {
     private var active: [UnsafeMutableRawPointer: Transfer] = [:]
 
     init(configuration: CurlEngine.Configuration, logger: Logger) {
-        precondition(curlGlobalInitResult == CURLE_OK, "curl_global_init failed: \(curlGlobalInitResult.rawValue)")
+        let global = CurlGlobal.setUp.result
+        precondition(global == CURLE_OK, "curl_global_init failed: \(global.rawValue)")
         guard let multi = curl_multi_init() else { fatalError("curl_multi_init failed (out of memory)") }
         self.multi = multi
         self.configuration = configuration
