@@ -186,11 +186,11 @@ struct UplinkBench {
         func floorExchange() async throws -> Double {
             let start = ContinuousClock.now
             let upload = ScanUploadRequest(
-                endpoints: endpoints, idempotencyKey: UUID().uuidString.lowercased(), deviceID: UUID(), jpeg: jpeg, apiKey: nil,
+                endpoints: endpoints, idempotencyKey: UUID().uuidString.lowercased(), deviceID: UUID(), apiKey: nil,
                 version: "bench")
             let response = try await engine.send(HTTPRequest(
                 method: .post, url: upload.url, headers: upload.headers.map { HTTPHeader(name: $0.name, value: $0.value) },
-                body: upload.body))
+                body: upload.body(jpeg: jpeg)))
             let accepted = try UploadAccepted.decode(response.body, base: endpoints.base)
             guard let streamURL = accepted.streamURL else { throw BenchError("no stream URL") }
             var headers = [HTTPHeader(name: "Accept", value: "text/event-stream")]

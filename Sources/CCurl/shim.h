@@ -37,6 +37,20 @@ static inline CURLcode sw_curl_easy_set_header_callback(CURL *easy, sw_curl_data
     return result != CURLE_OK ? result : curl_easy_setopt(easy, CURLOPT_HEADERDATA, context);
 }
 
+/// CURLOPT_READFUNCTION (same signature as the data callbacks: fill `data`, return the count).
+static inline CURLcode sw_curl_easy_set_read_callback(CURL *easy, sw_curl_data_callback callback, void *context) {
+    CURLcode result = curl_easy_setopt(easy, CURLOPT_READFUNCTION, callback);
+    return result != CURLE_OK ? result : curl_easy_setopt(easy, CURLOPT_READDATA, context);
+}
+
+/// The signature of CURLOPT_SEEKFUNCTION: curl rewinds a body it must send again.
+typedef int (*sw_curl_seek_callback)(void *context, curl_off_t offset, int origin);
+
+static inline CURLcode sw_curl_easy_set_seek_callback(CURL *easy, sw_curl_seek_callback callback, void *context) {
+    CURLcode result = curl_easy_setopt(easy, CURLOPT_SEEKFUNCTION, callback);
+    return result != CURLE_OK ? result : curl_easy_setopt(easy, CURLOPT_SEEKDATA, context);
+}
+
 /// The signature of CURLOPT_XFERINFOFUNCTION.
 typedef int (*sw_curl_progress_callback)(void *context, curl_off_t download_total, curl_off_t download_now,
                                          curl_off_t upload_total, curl_off_t upload_now);
@@ -78,5 +92,11 @@ static inline CURLcode sw_curl_global_init_default(int *libssh2_crypto_skipped) 
 static inline curl_version_info_data *sw_curl_version_info(void) { return curl_version_info(CURLVERSION_NOW); }
 
 static inline size_t sw_curl_write_pause(void) { return CURL_WRITEFUNC_PAUSE; }
+
+static inline size_t sw_curl_read_abort(void) { return CURL_READFUNC_ABORT; }
+
+static inline int sw_curl_seek_ok(void) { return CURL_SEEKFUNC_OK; }
+
+static inline int sw_curl_seek_fail(void) { return CURL_SEEKFUNC_FAIL; }
 
 static inline int sw_curl_pause_continue(void) { return CURLPAUSE_CONT; }

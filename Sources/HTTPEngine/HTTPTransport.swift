@@ -31,6 +31,38 @@ public struct HTTPTimeouts: Hashable, Sendable {
     public static let eventStream = HTTPTimeouts(connect: .seconds(10), total: nil, stall: .seconds(75))
 }
 
+/// A file sent between two pieces held in memory, read in chunks while curl sends it (a photo in
+/// its multipart envelope): the file is never loaded whole. The transfer opens it when it starts and
+/// announces prefix + the file's size then + suffix as the body's length.
+public struct HTTPFileBody: Hashable, Sendable {
+    /// Sent before the file.
+    public var prefix: [UInt8]
+    /// The file's absolute path.
+    public var path: String
+    /// Sent after the file.
+    public var suffix: [UInt8]
+
+    public init(prefix: [UInt8] = [], path: String, suffix: [UInt8] = []) {
+        self.prefix = prefix
+        self.path = path
+        self.suffix = suffix
+    }
+}
+
+/// What a request sends after its head.
+public enum HTTPRequestBody: Hashable, Sendable {
+    /// Bytes in memory; empty for no body.
+    case bytes([UInt8])
+    /// A file streamed from disk between in-memory pieces.
+    case file(HTTPFileBody)
+
+    /// True for no body at all (a file body always counts, even an empty file).
+    public var isEmpty: Bool {
+        if case .bytes(let bytes) = self { return bytes.isEmpty }
+        return false
+    }
+}
+
 public struct HTTPRequest: Sendable {
     public enum Method: String, Hashable, Sendable {
         case get = "GET", post = "POST", delete = "DELETE"
@@ -39,10 +71,14 @@ public struct HTTPRequest: Sendable {
     public var method: Method
     public var url: URL
     public var headers: [HTTPHeader]
-    public var body: [UInt8]
+    public var body: HTTPRequestBody
     public var timeouts: HTTPTimeouts
 
     public init(method: Method, url: URL, headers: [HTTPHeader] = [], body: [UInt8] = [], timeouts: HTTPTimeouts = HTTPTimeouts()) {
+        self.init(method: method, url: url, headers: headers, body: .bytes(body), timeouts: timeouts)
+    }
+
+    public init(method: Method, url: URL, headers: [HTTPHeader] = [], body: HTTPRequestBody, timeouts: HTTPTimeouts = HTTPTimeouts()) {
         self.method = method
         self.url = url
         self.headers = headers
@@ -125,6 +161,9 @@ public enum HTTPError: Error, Hashable, Sendable, CustomStringConvertible {
     case cancelled
     /// The engine was shut down before or during the transfer.
     case engineStopped
+    /// A file body could not be opened or read, or it shrank while being sent: the transfer was
+    /// stopped rather than send a body shorter than announced.
+    case requestBodyUnreadable(path: String, detail: String)
     /// Anything else curl reported: its error number and text.
     case other(code: Int, detail: String)
 
@@ -132,7 +171,7 @@ public enum HTTPError: Error, Hashable, Sendable, CustomStringConvertible {
     public var isTransient: Bool {
         switch self {
         case .couldNotConnect, .timedOut, .connectionLost, .other: true
-        case .invalidURL, .insecureURL, .tls, .responseTooLarge, .cancelled, .engineStopped: false
+        case .invalidURL, .insecureURL, .tls, .responseTooLarge, .cancelled, .engineStopped, .requestBodyUnreadable: false
         }
     }
 
@@ -149,6 +188,8 @@ public enum HTTPError: Error, Hashable, Sendable, CustomStringConvertible {
         case .responseTooLarge(let limit): "the response was larger than \(limit) bytes and was refused"
         case .cancelled: "cancelled"
         case .engineStopped: "the HTTP engine has stopped"
+        case .requestBodyUnreadable(let path, let detail):
+            "the file \(path) to be sent could not be read whole (\(detail)); nothing short was sent: check the file"
         case .other(let code, let detail): "curl error \(code) (\(detail))"
         }
     }

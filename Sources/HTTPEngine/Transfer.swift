@@ -28,6 +28,8 @@ final class Transfer: @unchecked Sendable {
     private var headerList: UnsafeMutablePointer<curl_slist>?
     /// curl does not copy POSTFIELDS: the bytes live here until the handle is cleaned up.
     private var bodyCopy: UnsafeMutableRawBufferPointer?
+    /// A file body's descriptor, open from `prepare` until the handle is cleaned up.
+    private var fileBody: FileBodyReader?
     private let errorBuffer = UnsafeMutablePointer<CChar>.allocate(capacity: Int(CURL_ERROR_SIZE) + 1)
     private var head = ResponseHeadParser()
     private var headDelivered = false
@@ -149,11 +151,35 @@ final class Transfer: @unchecked Sendable {
     }
 
     private func setBody() throws(HTTPError) {
-        let copy = UnsafeMutableRawBufferPointer.allocate(byteCount: max(request.body.count, 1), alignment: 1)
-        request.body.withUnsafeBytes { copy.copyMemory(from: $0) }
-        bodyCopy = copy
-        try check(sw_curl_easy_setopt_off_t(easy, CURLOPT_POSTFIELDSIZE_LARGE, curl_off_t(request.body.count)), CURLOPT_POSTFIELDSIZE_LARGE)
-        try check(sw_curl_easy_setopt_pointer(easy, CURLOPT_POSTFIELDS, copy.baseAddress), CURLOPT_POSTFIELDS)
+        switch request.body {
+        case .bytes(let bytes):
+            let copy = UnsafeMutableRawBufferPointer.allocate(byteCount: max(bytes.count, 1), alignment: 1)
+            bytes.withUnsafeBytes { copy.copyMemory(from: $0) }
+            bodyCopy = copy
+            try setBodySize(bytes.count)
+            try check(sw_curl_easy_setopt_pointer(easy, CURLOPT_POSTFIELDS, copy.baseAddress), CURLOPT_POSTFIELDS)
+        case .file(let file):
+            // The descriptor lives as long as the handle; the size announced is the file's now.
+            let reader = try FileBodyReader(file)
+            fileBody = reader
+            try set(CURLOPT_POST, 1)
+            try setBodySize(reader.totalSize)
+            let context = Unmanaged.passUnretained(self).toOpaque()
+            try check(
+                sw_curl_easy_set_read_callback(easy, { buffer, size, count, context in
+                    let transfer = Unmanaged<Transfer>.fromOpaque(context!).takeUnretainedValue()
+                    return transfer.bodyWanted(UnsafeMutableRawBufferPointer(start: buffer, count: size * count))
+                }, context), CURLOPT_READFUNCTION)
+            try check(
+                sw_curl_easy_set_seek_callback(easy, { context, offset, origin in
+                    let transfer = Unmanaged<Transfer>.fromOpaque(context!).takeUnretainedValue()
+                    return transfer.bodyRewound(to: offset, origin: origin) ? sw_curl_seek_ok() : sw_curl_seek_fail()
+                }, context), CURLOPT_SEEKFUNCTION)
+        }
+    }
+
+    private func setBodySize(_ count: Int) throws(HTTPError) {
+        try check(sw_curl_easy_setopt_off_t(easy, CURLOPT_POSTFIELDSIZE_LARGE, curl_off_t(count)), CURLOPT_POSTFIELDSIZE_LARGE)
     }
 
     private func set(_ option: CURLoption, _ value: Int) throws(HTTPError) {
@@ -179,6 +205,8 @@ final class Transfer: @unchecked Sendable {
         headerList = nil
         bodyCopy?.deallocate()
         bodyCopy = nil
+        fileBody?.close()
+        fileBody = nil
     }
 
     // MARK: Callbacks (transfer thread, inside curl_multi_perform)
@@ -218,6 +246,28 @@ final class Transfer: @unchecked Sendable {
         }
         receivedBytes += bytes.count
         return bytes.count
+    }
+
+    /// curl wants the next bytes of a file body. A file that fails or ends early aborts the
+    /// transfer (`CURLE_ABORTED_BY_CALLBACK`), so a body never goes out shorter than announced.
+    private func bodyWanted(_ buffer: UnsafeMutableRawBufferPointer) -> Int {
+        if cancelRequested.load(ordering: .relaxed) {
+            refusal = .cancelled
+            return sw_curl_read_abort()
+        }
+        guard let fileBody else { return sw_curl_read_abort() }
+        do {
+            return try fileBody.read(into: buffer)
+        } catch {
+            refusal = error
+            return sw_curl_read_abort()
+        }
+    }
+
+    /// curl sends a file body again (a re-sent request) and rewinds it first.
+    private func bodyRewound(to offset: curl_off_t, origin: Int32) -> Bool {
+        guard origin == SEEK_SET, let fileBody else { return false }
+        return fileBody.seek(to: Int(offset))
     }
 
     /// Called by curl about once a second and whenever bytes move. Returns false to abort: the

@@ -89,11 +89,21 @@ public struct SpoolDirectory: Sendable {
         }
     }
 
-    /// The photo `fileName` (a scan's ``ScanRecord/imagePath``), for upload. At most `limit` bytes
-    /// are read: a larger file is reported as such rather than loaded.
-    public func readImage(_ fileName: String, limit: Int = 32 << 20) throws(StoreError) -> [UInt8] {
-        do {
-            return try FileOperations.readFile(path(of: fileName), limit: limit)
+    /// The photo `fileName` (a scan's ``ScanRecord/imagePath``) as it is on disk now, for an upload
+    /// that reads it while sending: the file is opened, so a photo that is gone or unreadable is
+    /// reported here, and its size comes from that descriptor. Nothing is read.
+    /// The corresponding C functions are `open` and `fstat`.
+    public func image(_ fileName: String) throws(StoreError) -> SpooledImage {
+        let imagePath = path(of: fileName)
+        do throws(SystemCallError) {
+            let fd = try FileOperations.open(imagePath, O_RDONLY | O_CLOEXEC)
+            defer { _ = Glibc.close(fd) }
+            var info = stat()
+            _ = try retryingOnInterrupt("fstat", subject: imagePath) { fstat(fd, &info) }
+            guard info.st_mode & S_IFMT == S_IFREG else {
+                throw SystemCallError("open", subject: imagePath, errno: info.st_mode & S_IFMT == S_IFDIR ? EISDIR : EINVAL)
+            }
+            return SpooledImage(fileName: fileName, path: imagePath, size: Int(info.st_size))
         } catch {
             throw Self.classify(error, spool: path, stateDirectory: stateDirectoryPath,
                                 consequence: "the photo \(fileName) was not read")

@@ -35,21 +35,25 @@ public struct TalariaEndpoints: Hashable, Sendable {
     }
 }
 
-/// The upload of one scan (docs/protocol.md §1) as headers and a `multipart/form-data` body, ready for a
-/// transfer engine. The API key is a parameter, never logged: ``redactedHeaders`` is what may be.
+/// The upload of one scan (docs/protocol.md §1) as headers and a `multipart/form-data` envelope, ready for a
+/// transfer engine: the photo's bytes go between ``bodyPrefix`` and ``bodySuffix``, read from its file as
+/// they are sent. The API key is a parameter, never logged: ``redactedHeaders`` is what may be.
 public struct ScanUploadRequest: Sendable {
     public var url: URL
     public var headers: [(name: String, value: String)]
-    public var body: [UInt8]
+    /// The boundary and the `photos[]` part's head, up to the photo's first byte.
+    public var bodyPrefix: [UInt8]
+    /// After the photo's last byte: the part's end and the closing boundary.
+    public var bodySuffix: [UInt8]
     public var boundary: String
 
     /// - Parameters:
     ///   - idempotencyKey: the scan's ``ScanRecord/idempotencyKey`` (its id for the first job): a
     ///     re-sent scan must not become a second job.
-    ///   - jpeg: the image; one photo per request, at most ``maximumImageBytes``.
     ///   - apiKey: from the systemd credential, or `nil` when none is configured.
+    /// One photo per request, at most ``maximumImageBytes``.
     public init(
-        endpoints: TalariaEndpoints, idempotencyKey: String, deviceID: UUID, jpeg: [UInt8], apiKey: String?, version: String,
+        endpoints: TalariaEndpoints, idempotencyKey: String, deviceID: UUID, apiKey: String?, version: String,
         boundary: String = "swiftwing-" + UUID().uuidString.lowercased()
     ) {
         url = endpoints.upload
@@ -63,14 +67,15 @@ public struct ScanUploadRequest: Sendable {
         ]
         if let apiKey, !apiKey.isEmpty { headers.append(("Authorization", "Bearer \(apiKey)")) }
         self.headers = headers.map { (name: $0.0, value: $0.1) }
-        var body: [UInt8] = []
-        body.reserveCapacity(jpeg.count + 256)
-        body += Array("--\(boundary)\r\n".utf8)
-        body += Array("Content-Disposition: form-data; name=\"photos[]\"; filename=\"spine.jpg\"\r\n".utf8)
-        body += Array("Content-Type: image/jpeg\r\n\r\n".utf8)
-        body += jpeg
-        body += Array("\r\n--\(boundary)--\r\n".utf8)
-        self.body = body
+        bodyPrefix = Array("--\(boundary)\r\n".utf8)
+            + Array("Content-Disposition: form-data; name=\"photos[]\"; filename=\"spine.jpg\"\r\n".utf8)
+            + Array("Content-Type: image/jpeg\r\n\r\n".utf8)
+        bodySuffix = Array("\r\n--\(boundary)--\r\n".utf8)
+    }
+
+    /// The whole body around a photo held in memory.
+    public func body(jpeg: [UInt8]) -> [UInt8] {
+        bodyPrefix + jpeg + bodySuffix
     }
 
     /// The server's limit per image.

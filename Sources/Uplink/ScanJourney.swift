@@ -67,21 +67,15 @@ struct ScanJourney: Sendable {
             }
             if keyRefused { return }
 
-            let jpeg: [UInt8]
+            let photo: SpooledImage
             do {
-                jpeg = try await store.run { () throws(StoreError) in try spool.readImage(scan.imagePath) }
+                photo = try await store.run { () throws(StoreError) in try spool.image(scan.imagePath) }
             } catch {
-                try await record(scan.id) { () throws(StoreError) in
-                    try queue.markNeedsAttention(
-                        scan.id,
-                        reason: "its photo cannot be read (\(error)); discard it with "
-                            + "`swiftwing queue discard \(scan.idString)`",
-                        now: clock.now)
-                }
+                try await photoUnreadable(scan, error)
                 return
             }
-            guard jpeg.count <= ScanUploadRequest.maximumImageBytes else {
-                let reason = "the photo is \(jpeg.count) bytes, over the backend's "
+            guard photo.size <= ScanUploadRequest.maximumImageBytes else {
+                let reason = "the photo is \(photo.size) bytes, over the backend's "
                     + "\(ScanUploadRequest.maximumImageBytes)-byte limit; it is kept: lower imaging.jpeg_quality or "
                     + "imaging.max_long_edge, then `swiftwing queue retry`"
                 try await fail(scan.id, reason: reason)
@@ -100,7 +94,14 @@ struct ScanJourney: Sendable {
             }
             events(.scanChanged(scanID: scan.id))
             let started = clock.now
-            let outcome = await client.upload(idempotencyKey: uploading.idempotencyKey, jpeg: jpeg, apiKey: apiKey)
+            let outcome: TransferOutcome
+            do {
+                outcome = try await client.upload(
+                    idempotencyKey: uploading.idempotencyKey, photoPath: photo.path, apiKey: apiKey)
+            } catch {
+                try await photoUnreadable(scan, error)
+                return
+            }
             try Task.checkCancellation()
             let finished = clock.now
             var verdict = RetryPolicy.classify(outcome, operation: "the upload", now: finished)
@@ -117,7 +118,7 @@ struct ScanJourney: Sendable {
                     link.answered()
                     logger.info("scan uploaded", metadata: [
                         "scan_id": "\(scan.idString)", "job_id": "\(accepted.jobID)", "status": "\(status)",
-                        "bytes": "\(jpeg.count)", "ms": "\(clock.milliseconds(since: started))",
+                        "bytes": "\(photo.size)", "ms": "\(clock.milliseconds(since: started))",
                         "follow": "\(accepted.needsPolling ? "polling" : "stream")",
                     ])
                     // The job is durable before its stream opens: a restart follows it, never re-sends.
@@ -166,6 +167,17 @@ struct ScanJourney: Sendable {
                 try await fail(scan.id, reason: reason)
                 return
             }
+        }
+    }
+
+    /// The photo is gone or cannot be read whole: a person must look (sending it again cannot help).
+    private func photoUnreadable(_ scan: ScanRecord, _ error: any Error) async throws {
+        let (queue, clock) = (self.queue, self.clock)
+        try await record(scan.id) { () throws(StoreError) in
+            try queue.markNeedsAttention(
+                scan.id,
+                reason: "its photo cannot be read (\(error)); discard it with `swiftwing queue discard \(scan.idString)`",
+                now: clock.now)
         }
     }
 

@@ -16,15 +16,23 @@ struct TalariaClient: Sendable {
         ]
     }
 
-    /// `POST /v3/jobs/scans` with the photo as `photos[]`.
-    func upload(idempotencyKey: String, jpeg: [UInt8], apiKey: String?) async -> TransferOutcome {
+    /// `POST /v3/jobs/scans` with the photo file as `photos[]`, read from disk as it is sent. Throws
+    /// ``HTTPError/requestBodyUnreadable(path:detail:)`` when the photo itself could not be read whole
+    /// (gone, unreadable, shrank meanwhile): that is the scan's problem, not the link's.
+    func upload(idempotencyKey: String, photoPath: String, apiKey: String?) async throws(HTTPError) -> TransferOutcome {
         let upload = ScanUploadRequest(
-            endpoints: settings.endpoints, idempotencyKey: idempotencyKey, deviceID: settings.deviceID, jpeg: jpeg,
-            apiKey: apiKey, version: settings.version)
+            endpoints: settings.endpoints, idempotencyKey: idempotencyKey, deviceID: settings.deviceID, apiKey: apiKey,
+            version: settings.version)
+        let body = HTTPFileBody(prefix: upload.bodyPrefix, path: photoPath, suffix: upload.bodySuffix)
         let request = HTTPRequest(
             method: .post, url: upload.url, headers: upload.headers.map { HTTPHeader(name: $0.name, value: $0.value) },
-            body: upload.body, timeouts: settings.uploadTimeouts)
-        return await send(request)
+            body: .file(body), timeouts: settings.uploadTimeouts)
+        do {
+            return try await response(to: request)
+        } catch {
+            if case .requestBodyUnreadable = error { throw error }
+            return Self.outcome(of: error)
+        }
     }
 
     /// A `GET` of status or results; `bearer` is the API key (or the job token when there is none).
@@ -56,13 +64,17 @@ struct TalariaClient: Sendable {
 
     private func send(_ request: HTTPRequest) async -> TransferOutcome {
         do {
-            let response = try await transport.send(request)
-            return .response(
-                status: response.status, headers: HTTPFields(response.head.headers.map { (name: $0.name, value: $0.value) }),
-                body: response.body)
+            return try await response(to: request)
         } catch {
             return Self.outcome(of: error)
         }
+    }
+
+    private func response(to request: HTTPRequest) async throws(HTTPError) -> TransferOutcome {
+        let response = try await transport.send(request)
+        return .response(
+            status: response.status, headers: HTTPFields(response.head.headers.map { (name: $0.name, value: $0.value) }),
+            body: response.body)
     }
 
     /// How a transport error counts for retries. Cancellation is not an outcome: callers check
@@ -71,7 +83,8 @@ struct TalariaClient: Sendable {
         switch error {
         case .couldNotConnect, .tls, .invalidURL, .insecureURL: .connectFailed(detail: error.description)
         case .timedOut: .timedOut(detail: error.description)
-        case .connectionLost, .responseTooLarge, .other, .cancelled, .engineStopped: .connectionLost(detail: error.description)
+        case .connectionLost, .responseTooLarge, .other, .cancelled, .engineStopped, .requestBodyUnreadable:
+            .connectionLost(detail: error.description)
         }
     }
 }

@@ -148,6 +148,23 @@ final class ServerConnection: @unchecked Sendable {
             headers: headers, body: body)
     }
 
+    /// Reads the next request on a connection kept alive, body included; nil if the client closed first.
+    func readNextRequest() -> RecordedRequest? {
+        readRequest(body: true)
+    }
+
+    /// Reads and discards until the client closes; returns how many bytes came.
+    func readUntilClosed() -> Int {
+        var buffer = [UInt8](repeating: 0, count: 65536)
+        var total = 0
+        while true {
+            let count = recv(fd, &buffer, buffer.count, 0)
+            if count < 0 && errno == EINTR { continue }
+            guard count > 0 else { return total }
+            total += count
+        }
+    }
+
     /// Sends bytes; false once the client is gone.
     @discardableResult
     func write(_ bytes: [UInt8]) -> Bool {

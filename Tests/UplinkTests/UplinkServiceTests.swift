@@ -44,7 +44,12 @@ struct UplinkServiceTests {
         #expect(backend.header(upload, "Idempotency-Key") == scan.idString)
         #expect(backend.header(upload, "Authorization") == "Bearer sk-test-key")
         #expect(backend.header(upload, "X-Device-ID") == harness.service.settings.deviceID.uuidString.lowercased())
-        #expect(String(decoding: upload.body, as: UTF8.self).contains("name=\"photos[]\"; filename=\"spine.jpg\""))
+        guard case .file(let photo) = upload.body else {
+            Issue.record("the upload's body is not the photo file: \(upload.body)")
+            return
+        }
+        #expect(photo.path == harness.spool.path(of: scan.imagePath))
+        #expect(String(decoding: photo.prefix, as: UTF8.self).contains("name=\"photos[]\"; filename=\"spine.jpg\""))
         let stream = try #require(backend.requests(.get, pathSuffix: "/stream").first)
         #expect(stream.url.absoluteString == "http://127.0.0.1:9/v3/jobs/scans/job-1/stream")
         #expect(backend.header(stream, "Authorization") == "Bearer tok-job-1")
@@ -325,6 +330,34 @@ struct UplinkServiceTests {
         #expect(gaps(checks).allSatisfy { $0 >= 2.9 }, "checks \(gaps(checks)) s apart: a tenth of the limit")
         #expect(harness.uploads().count == 2)
         #expect(Set(harness.uploads().compactMap { harness.backend.header($0, "Idempotency-Key") }).count == 2)
+    }
+
+    @Test("a photo gone before its upload, or not readable whole while sent, needs attention and is not sent again")
+    func unreadablePhoto() async throws {
+        let harness = try UplinkHarness { request, _ in
+            if request.method == .post, case .file(let photo) = request.body {
+                return .failure(.requestBodyUnreadable(path: photo.path, detail: "it ended at byte 3 while being sent"))
+            }
+            return .response(status: 204, body: "")
+        }
+        let gone = try harness.queueScan()
+        try FileManager.default.removeItem(atPath: harness.spool.path(of: gone.imagePath))
+        let shrunk = try harness.queueScan()
+        harness.start()
+        try await harness.eventually("both scans need attention") {
+            try harness.scan(gone.id).state == .needsAttention && harness.scan(shrunk.id).state == .needsAttention
+        }
+        try await harness.pass(30, step: 1)
+        await harness.stop()
+        for scan in [gone, shrunk] {
+            let reason = try harness.scan(scan.id).lastError ?? ""
+            #expect(try harness.scan(scan.id).state == .needsAttention)
+            #expect(reason.hasPrefix("its photo cannot be read ("), "\(reason)")
+            #expect(reason.hasSuffix("; discard it with `swiftwing queue discard \(scan.idString)`"), "\(reason)")
+        }
+        #expect(try harness.scan(gone.id).lastError?.contains("No such file") == true)
+        #expect(try harness.scan(shrunk.id).lastError?.contains("ended at byte 3") == true)
+        #expect(harness.uploads().count == 1, "only the photo that was there went out, once")
     }
 
     @Test("a job without a stream is polled no faster than the poll interval until its results arrive")

@@ -1,0 +1,168 @@
+import Foundation
+import Synchronization
+import Testing
+
+@testable import HTTPEngine
+
+/// A scratch file with `count` patterned bytes; removed by `remove()`.
+private struct ScratchFile {
+    let path: String
+    let bytes: [UInt8]
+
+    init(count: Int) throws {
+        path = FileManager.default.temporaryDirectory.appendingPathComponent("file-body-\(UUID().uuidString)").path
+        // A pattern whose period (251) never lines up with a chunk size: a shifted or repeated chunk shows.
+        bytes = (0..<count).map { UInt8(truncatingIfNeeded: $0 % 251) }
+        try Data(bytes).write(to: URL(fileURLWithPath: path))
+    }
+
+    func remove() { try? FileManager.default.removeItem(atPath: path) }
+}
+
+private let prefix = Array("--b\r\nContent-Disposition: form-data; name=\"photos[]\"; filename=\"spine.jpg\"\r\n\r\n".utf8)
+private let suffix = Array("\r\n--b--\r\n".utf8)
+
+private func fileRequest(_ url: String, _ file: ScratchFile) -> HTTPRequest {
+    HTTPRequest(
+        method: .post, url: URL(string: url)!, headers: [HTTPHeader(name: "Content-Type", value: "multipart/form-data; boundary=b")],
+        body: .file(HTTPFileBody(prefix: prefix, path: file.path, suffix: suffix)), timeouts: patient)
+}
+
+/// File bodies over real HTTP on loopback: read from disk in chunks as curl sends them.
+@Suite struct FileBodyTests {
+    @Test func aFileBodyArrivesByteIdenticalBetweenItsPrefixAndSuffix() async throws {
+        let file = try ScratchFile(count: 5 << 20)
+        defer { file.remove() }
+        let server = try LoopbackServer { connection, _ in connection.respond(status: 202, body: Array("{}".utf8)) }
+        defer { server.stop() }
+        let engine = CurlEngine()
+        defer { engine.shutdown() }
+
+        let response = try await engine.send(fileRequest("\(server.url)/v3/jobs/scans", file))
+
+        #expect(response.status == 202)
+        let recorded = try #require(server.requests.first)
+        let expected = prefix + file.bytes + suffix
+        #expect(recorded.method == "POST")
+        #expect(recorded.header("Content-Length") == "\(expected.count)")
+        #expect(recorded.header("Expect") == nil)
+        #expect(recorded.header("Transfer-Encoding") == nil)
+        #expect(recorded.body.count == expected.count)
+        #expect(recorded.body == expected)
+    }
+
+    @Test func aRequestSentAgainOnAFreshConnectionRewindsTheFileAndSendsItWhole() async throws {
+        let file = try ScratchFile(count: 3 << 20)
+        defer { file.remove() }
+        let deadConnectionBodies = Mutex<[[UInt8]]>([])
+        let server = try LoopbackServer { connection, request in
+            guard request.target == "/warm" else {
+                connection.respond(status: 201)
+                return
+            }
+            // Kept alive, so curl sends the upload on this connection, which then dies unanswered
+            // once the body is in: curl retries on a fresh connection and must rewind the file.
+            connection.write("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
+            if let upload = connection.readNextRequest() { deadConnectionBodies.withLock { $0.append(upload.body) } }
+        }
+        defer { server.stop() }
+        let engine = CurlEngine()
+        defer { engine.shutdown() }
+
+        let warm = try await engine.send(makeRequest(.get, "\(server.url)/warm"))
+        let response = try await engine.send(fileRequest("\(server.url)/upload", file))
+
+        #expect(warm.status == 200)
+        #expect(response.status == 201)
+        let expected = prefix + file.bytes + suffix
+        #expect(deadConnectionBodies.withLock { $0 } == [expected], "the first attempt went out whole on the kept connection")
+        let fresh = try #require(server.requests.first { $0.target == "/upload" })
+        #expect(fresh.body.count == expected.count)
+        #expect(fresh.body == expected, "the re-sent body starts again at the prefix's first byte")
+    }
+
+    @Test func aFileTruncatedWhileBeingSentFailsTheTransferInsteadOfSendingAShortBody() async throws {
+        // Larger than loopback's socket buffers hold, so curl is still reading when the file shrinks.
+        let file = try ScratchFile(count: 16 << 20)
+        defer { file.remove() }
+        let received = Mutex<(announced: Int, got: Int)>((0, 0))
+        let server = try LoopbackServer(readsBodies: false) { connection, request in
+            // curl opened the file and announced its length before it sent this head.
+            _ = truncate(file.path, 1 << 20)
+            let got = request.body.count + connection.readUntilClosed()
+            received.withLock { $0 = (Int(request.header("Content-Length") ?? "") ?? 0, got) }
+        }
+        defer { server.stop() }
+        let engine = CurlEngine()
+        defer { engine.shutdown() }
+
+        let failure = await sendFailure(engine, fileRequest("\(server.url)/upload", file))
+
+        guard case .requestBodyUnreadable(let path, let detail) = failure else {
+            Issue.record("expected requestBodyUnreadable, got \(String(describing: failure))")
+            return
+        }
+        #expect(path == file.path)
+        #expect(detail.contains("\(16 << 20) bytes had been announced"))
+        #expect(failure?.isTransient == false)
+        #expect(failure?.description.contains(file.path) == true)
+        let (announced, got) = await eventuallyValue { received.withLock { $0.announced > 0 ? $0 : nil } } ?? (0, 0)
+        #expect(announced == prefix.count + (16 << 20) + suffix.count)
+        #expect(got < announced, "the server never got a complete body")
+    }
+
+    @Test func aFileGoneBeforeTheTransferStartsFailsWithoutConnecting() async throws {
+        let file = try ScratchFile(count: 10)
+        file.remove()
+        let server = try LoopbackServer { connection, _ in connection.respond(status: 201) }
+        defer { server.stop() }
+        let engine = CurlEngine()
+        defer { engine.shutdown() }
+
+        let failure = await sendFailure(engine, fileRequest("\(server.url)/upload", file))
+
+        guard case .requestBodyUnreadable(let path, let detail) = failure else {
+            Issue.record("expected requestBodyUnreadable, got \(String(describing: failure))")
+            return
+        }
+        #expect(path == file.path)
+        #expect(detail.contains("No such file"))
+        #expect(server.requests.isEmpty)
+    }
+
+    @Test func theReaderFillsAcrossPrefixFileAndSuffixAndRewinds() throws {
+        let file = try ScratchFile(count: 1000)
+        defer { file.remove() }
+        let reader = try FileBodyReader(HTTPFileBody(prefix: prefix, path: file.path, suffix: suffix))
+        defer { reader.close() }
+        let expected = prefix + file.bytes + suffix
+        #expect(reader.totalSize == expected.count)
+
+        func readAll(chunk: Int) throws -> [UInt8] {
+            var result: [UInt8] = []
+            var buffer = [UInt8](repeating: 0, count: chunk)
+            while true {
+                let count = try buffer.withUnsafeMutableBytes { try reader.read(into: $0) }
+                if count == 0 { return result }
+                result += buffer[0..<count]
+            }
+        }
+        #expect(try readAll(chunk: 77) == expected)
+        #expect(reader.seek(to: 0))
+        #expect(try readAll(chunk: 4096) == expected)
+        #expect(reader.seek(to: prefix.count + 500))
+        #expect(try readAll(chunk: 13) == Array(expected[(prefix.count + 500)...]))
+        #expect(!reader.seek(to: expected.count + 1))
+        #expect(!reader.seek(to: -1))
+    }
+}
+
+/// Polls `value` until it is non-nil or the hang guard passed.
+private func eventuallyValue<T>(_ value: () -> T?) async -> T? {
+    let deadline = ContinuousClock.now + hangGuard
+    while ContinuousClock.now < deadline {
+        if let found = value() { return found }
+        try? await Task.sleep(for: .milliseconds(10))
+    }
+    return value()
+}
