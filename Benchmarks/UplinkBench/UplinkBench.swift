@@ -8,7 +8,8 @@
 //     are done (bounded by concurrency × the server's delay: both are printed).
 //  3. memory: this process's RSS while N scans are queued and `concurrency` streams are open.
 //
-// Usage: swift run -c release UplinkBench [--scans 50] [--drain 500] [--delay-ms 100] [--fixture F]
+// Usage: swift run -c release UplinkBench [--scans 50] [--drain 500] [--delay-ms 100] [--fixture F] [--quality 85]
+// (a higher --quality makes the larger photos a finely textured shelf gives at q85).
 import Foundation
 import HTTPEngine
 import Imaging
@@ -36,6 +37,7 @@ func stringOption(_ name: String) -> String? {
 let pressCount = option("--scans", 50)
 let drainCount = option("--drain", 500)
 let delayMs = option("--delay-ms", 100)
+let jpegQuality = option("--quality", 85)
 
 func fixturePath() -> String {
     stringOption("--fixture")
@@ -48,6 +50,19 @@ func residentMegabytes() -> Double {
     else { return -1 }
     let kilobytes = Double(line.split(separator: " ").dropFirst().first ?? "0") ?? 0
     return kilobytes / 1024
+}
+
+/// The peak RSS (VmHWM) since the process started or since `resetPeakResident()`.
+func peakResidentMegabytes() -> Double {
+    guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8),
+        let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmHWM:") })
+    else { return -1 }
+    return (Double(line.split(separator: " ").dropFirst().first ?? "0") ?? 0) / 1024
+}
+
+/// Sets VmHWM to the current RSS, so the next peak is that of what follows.
+func resetPeakResident() {
+    try? "5".write(toFile: "/proc/self/clear_refs", atomically: false, encoding: .utf8)
 }
 
 func freePort() -> Int {
@@ -118,11 +133,11 @@ struct UplinkBench {
             handler.logLevel = .error
             return handler
         }
-        // What the daemon uploads: the shelf photo as a 1920x1080 frame, JPEG q85 (as a press makes it).
+        // What the daemon uploads: the shelf photo as a 1920x1080 frame, JPEG q85 by default (as a press makes it).
         let photo = try JPEGDecoder().decode(contentsOf: fixturePath(), minimumWidth: 1920, minimumHeight: 1080)
         let frame = try YUV420Scaler().resized(photo, width: 1920, height: 1080)
-        let jpeg = try JPEGEncoder(quality: 85).encode(frame)
-        print("UplinkBench: a 1920x1080 q85 JPEG of the shelf photo, \(jpeg.count) bytes, server recognition delay \(delayMs) ms, \(ProcessInfo.processInfo.activeProcessorCount) CPUs")
+        let jpeg = try JPEGEncoder(quality: jpegQuality).encode(frame)
+        print("UplinkBench: a 1920x1080 q\(jpegQuality) JPEG of the shelf photo, \(jpeg.count) bytes, server recognition delay \(delayMs) ms, \(ProcessInfo.processInfo.activeProcessorCount) CPUs")
         let port = freePort()
         let backend = Backend(port: port, extra: ["--recognition-delay-ms", "\(delayMs)"])
         try backend.start()
@@ -231,6 +246,7 @@ struct UplinkBench {
         let queuedRSS = residentMegabytes()
         let before = landed.count
         try backend.start()
+        resetPeakResident()
         let drainStart = ContinuousClock.now
         uplink.wake()
         while landed.count - before < drainCount {
@@ -241,6 +257,8 @@ struct UplinkBench {
             + Double((ContinuousClock.now - drainStart).components.attoseconds) / 1e18
         let ceiling = Double(settings.concurrency) * 60_000 / Double(max(delayMs, 1))
         print("drain of \(drainCount) scans queued offline: \(format(drainSeconds)) s from the backend's return (incl. noticing it) = \(format(Double(drainCount) / drainSeconds * 60)) scans/min; ceiling at concurrency \(settings.concurrency) and \(delayMs) ms/job: \(format(ceiling)) scans/min")
+        // Uploads in flight all through the drain: what each one holds shows in this peak.
+        print("memory over the drain: peak RSS \(format(peakResidentMegabytes())) MB, \(format(queuedRSS)) MB before it")
 
         // 3. memory: N queued, `concurrency` streams open (a slow backend keeps them open).
         backend.stop()
