@@ -44,21 +44,19 @@ func fixturePath() -> String {
         ?? (ShippedFiles.folder("shelves") ?? ShippedFiles.sourceTree + "/Fixtures/shelves") + "/two_shelves.jpg"
 }
 
-func residentMegabytes() -> Double {
+/// A size line of /proc/self/status (`VmRSS`, `VmHWM`) in MB.
+func statusMegabytes(_ field: String) -> Double {
     guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8),
-        let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") })
+        let line = status.split(separator: "\n").first(where: { $0.hasPrefix(field + ":") })
     else { return -1 }
     let kilobytes = Double(line.split(separator: " ").dropFirst().first ?? "0") ?? 0
     return kilobytes / 1024
 }
 
-/// The peak RSS (VmHWM) since the process started or since `resetPeakResident()`.
-func peakResidentMegabytes() -> Double {
-    guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8),
-        let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmHWM:") })
-    else { return -1 }
-    return (Double(line.split(separator: " ").dropFirst().first ?? "0") ?? 0) / 1024
-}
+func residentMegabytes() -> Double { statusMegabytes("VmRSS") }
+
+/// The peak RSS since the process started or since `resetPeakResident()`.
+func peakResidentMegabytes() -> Double { statusMegabytes("VmHWM") }
 
 /// Sets VmHWM to the current RSS, so the next peak is that of what follows.
 func resetPeakResident() {

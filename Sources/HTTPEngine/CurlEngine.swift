@@ -21,6 +21,9 @@ import SwiftWingCore
 /// - Logs (label `swiftwing.http`, debug level) carry method, URL without user info or query,
 ///   status, bytes and milliseconds: never header values (the API key travels in `Authorization`).
 ///
+/// - A body is bytes in memory or a file between two in-memory pieces (``HTTPFileBody``), read from
+///   disk in curl's chunks, so an upload holds no copy of the photo; curl can rewind it to send it
+///   again, and a file that ends early fails the transfer rather than send a short body.
 /// - Timeouts: connect and total from ``HTTPTimeouts``; a stall (no byte moving either way for
 ///   `stall`) ends the transfer within about a second of the limit.
 ///

@@ -26,14 +26,14 @@ final class FileBodyReader {
         do {
             descriptor = try FileOperations.open(body.path, O_RDONLY | O_CLOEXEC)
         } catch {
-            throw .requestBodyUnreadable(path: body.path, detail: error.description)
+            throw Self.unreadable(body.path, error)
         }
         var info = stat()
         do {
             _ = try retryingOnInterrupt("fstat", subject: body.path) { fstat(descriptor, &info) }
         } catch {
             _ = Glibc.close(descriptor)
-            throw .requestBodyUnreadable(path: body.path, detail: error.description)
+            throw Self.unreadable(body.path, error)
         }
         guard info.st_mode & S_IFMT == S_IFREG else {
             _ = Glibc.close(descriptor)
@@ -90,6 +90,11 @@ final class FileBodyReader {
         descriptor = nil
     }
 
+    /// The detail leaves out the path, which the error carries already.
+    private static func unreadable(_ path: String, _ error: SystemCallError) -> HTTPError {
+        .requestBodyUnreadable(path: path, detail: "\(error.call): \(error.reason) (errno \(error.errno))")
+    }
+
     private func copy(_ bytes: [UInt8], from offset: Int, count: Int, to destination: UnsafeMutableRawPointer) {
         bytes.withUnsafeBytes { destination.copyMemory(from: $0.baseAddress! + offset, byteCount: count) }
     }
@@ -104,7 +109,7 @@ final class FileBodyReader {
                 Glibc.pread(descriptor, destination, count, off_t(offset))
             }
         } catch {
-            throw .requestBodyUnreadable(path: body.path, detail: error.description)
+            throw Self.unreadable(body.path, error)
         }
         guard got > 0 else {
             throw .requestBodyUnreadable(

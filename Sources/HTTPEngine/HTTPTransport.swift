@@ -189,7 +189,7 @@ public enum HTTPError: Error, Hashable, Sendable, CustomStringConvertible {
         case .cancelled: "cancelled"
         case .engineStopped: "the HTTP engine has stopped"
         case .requestBodyUnreadable(let path, let detail):
-            "the file \(path) to be sent could not be read whole (\(detail)); nothing short was sent: check the file"
+            "\(path) could not be read whole to be sent (\(detail)); the transfer stopped rather than send a short body"
         case .other(let code, let detail): "curl error \(code) (\(detail))"
         }
     }

@@ -6,7 +6,7 @@
 ///
 /// | piece | type | the engine's use |
 /// |---|---|---|
-/// | upload request | ``TalariaEndpoints``, ``ScanUploadRequest`` | URL, headers (`Idempotency-Key` = scan id), multipart body; log ``ScanUploadRequest/redactedHeaders`` only |
+/// | upload request | ``TalariaEndpoints``, ``ScanUploadRequest`` | URL, headers (`Idempotency-Key` = scan id), the multipart envelope around the photo file; log ``ScanUploadRequest/redactedHeaders`` only |
 /// | upload response | ``UploadAccepted/decode(_:base:)`` | persist `jobID`, `streamURL`, `streamToken`, `statusURL` before opening the stream; ``UploadAccepted/needsPolling`` → poll |
 /// | error bodies | ``ProblemDetails``, ``RetryAfter`` | never fails; the reason for the queue listing |
 /// | outcome → action | ``RetryPolicy/classify(_:operation:now:)``, ``RetryPolicy/decide(after:attemptInRound:now:)``, ``RateLimitGate`` | backoff, next round, pause all, fail with the server's reason |
