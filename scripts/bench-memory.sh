@@ -71,6 +71,10 @@ wait_streams 3
 sleep 3
 press_hwm=$(field VmHWM); press_rss=$(field VmRSS); press_anon=$(field RssAnon); press_file=$(field RssFile)
 press_threads=$(field Threads); press_connections=$(connections)
+# The camera driver's buffers the daemon has read (a V4L2 camera's mmap'd /dev/video* pages count as
+# files in RSS with vb2-vmalloc drivers such as vivid; a Pi's CSI camera maps them uncounted).
+press_driver=$(awk '/^[0-9a-f]+-[0-9a-f]+ / {video = ($6 ~ /^\/dev\/video/)} video && $1 == "Rss:" {kib += $2}
+  END {print kib + 0}' "/proc/$daemon/smaps")
 kill -TERM "$daemon"; wait "$daemon" || true
 start
 restart_start_hwm=$(field VmHWM)
@@ -91,6 +95,7 @@ echo "| peak RSS of start-up (KiB) | $idle_hwm |"
 echo "| RSS once up, idle (KiB) | $idle_rss |"
 echo "| **peak RSS over $count presses with the streams open** (KiB; start-up excluded) | $press_hwm |"
 echo "| then: RSS, of it anonymous + files (KiB) | $press_rss = $press_anon + $press_file |"
+echo "| then: of the files, the camera driver's buffers (KiB) | $press_driver |"
 echo "| then: threads, connections to the backend | $press_threads, $press_connections |"
 echo "| peak RSS of the restart's start-up, $count scans queued (KiB) | $restart_start_hwm |"
 echo "| peak RSS after restart, streams resumed (KiB; start-up excluded) | $restart_hwm (anonymous $restart_anon, files $restart_file) |"

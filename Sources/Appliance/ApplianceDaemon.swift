@@ -24,7 +24,7 @@ public struct ApplianceDaemon: Sendable {
         LoggingSystem.bootstrap { JournalLogHandler(label: $0, logLevel: level) }
         let logger = Logger(label: "appliance")
         if !allocatorTuned {
-            logger.notice("glibc refused the malloc settings (mallopt); the daemon runs on, using more memory")
+            logger.notice("a memory setting was refused (mallopt or PR_SET_THP_DISABLE); running on, using more memory")
         }
         let notifier = SystemdNotifier()
 

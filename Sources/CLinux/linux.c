@@ -41,4 +41,8 @@ int sw_malloc_tune(int arenas, int mmap_threshold) {
     return 0;
 }
 
+int sw_disable_transparent_huge_pages(void) { return prctl(PR_SET_THP_DISABLE, 1, 0, 0, 0) == 0 ? 0 : errno; }
+
+int sw_transparent_huge_pages_disabled(void) { return prctl(PR_GET_THP_DISABLE, 0, 0, 0, 0); }
+
 long sw_malloc_mapped_blocks(void) { return (long)mallinfo2().hblks; }

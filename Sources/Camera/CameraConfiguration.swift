@@ -84,7 +84,7 @@ public struct CameraConfiguration: Hashable, Sendable {
 
     public init(
         device: String = "/dev/video0", width: Int = 1920, height: Int = 1080, framesPerSecond: Int = 15,
-        bufferCount: Int = 4, controls: CameraControls = CameraControls(), rotation: CameraRotation = .none,
+        bufferCount: Int = 3, controls: CameraControls = CameraControls(), rotation: CameraRotation = .none,
         stallTimeout: Duration = .seconds(5), frameBufferPoolSize: Int = 4, access: V4L2Access = .automatic,
         deliveredLongEdge: Int? = nil
     ) {

@@ -9,15 +9,29 @@ import CLinux
 /// once freed. With two arenas and a fixed 128 KiB threshold every frame, decoded photo and scaled
 /// picture is a mapping of its own that goes back to the kernel when freed, and peak resident memory
 /// stays near what is in use (Benchmarks/README.md, "Daemon memory").
+///
+/// Transparent huge pages are turned off for the process. Kernels that default them to `always`
+/// (Debian's) back any 2 MiB-aligned stretch of anonymous memory with one 2 MiB page at its first
+/// touch: a thread stack whose top lands on such a boundary costs 2 MiB instead of a few dozen KiB,
+/// and khugepaged later folds sparse heap regions into huge pages too. The daemon's blocks are a few
+/// MiB at most; the TLB savings are not worth a resident set that depends on alignment luck.
 public enum AllocatorTuning {
     public static let arenas: Int32 = 2
     public static let mmapThreshold: Int32 = 128 * 1024
 
     /// Applies the settings; call once at start, before other threads allocate. Returns `false` when
-    /// glibc refused one (the process then runs with glibc's defaults, only using more memory).
+    /// glibc or the kernel refused one (the process then runs with their defaults, only using more
+    /// memory).
     @discardableResult
     public static func apply() -> Bool {
-        sw_malloc_tune(arenas, mmapThreshold) == 0
+        let malloc = sw_malloc_tune(arenas, mmapThreshold) == 0
+        let hugePages = sw_disable_transparent_huge_pages() == 0
+        return malloc && hugePages
+    }
+
+    /// Whether transparent huge pages are off for this process (``apply()`` turns them off).
+    public static var transparentHugePagesDisabled: Bool {
+        sw_transparent_huge_pages_disabled() == 1
     }
 
     /// Blocks malloc serves from mappings of their own right now.

@@ -118,9 +118,10 @@ import Testing
         memset(frame.buffer.bytes.baseAddress!, 128, frame.layout.byteCount)
         let processed = try ScanPipeline.process(
             frame, settings: .init(maxLongEdge: 1920, jpegQuality: 85, thumbnailLongEdge: 160, rotation: .clockwise90,
-                                  captureTimeout: .seconds(1), minimumFreeBytes: 0))
+                                  captureTimeout: .seconds(1), minimumFreeBytes: 0)
+        ) { jpeg in Array(jpeg) }
         #expect(processed.width == 480 && processed.height == 640)
-        let info = try JPEGInfo(processed.jpeg)
+        let info = try JPEGInfo(processed.saved)
         #expect(info.width == 480 && info.height == 640)
     }
 }

@@ -5,7 +5,7 @@ import Testing
     @Test func defaults() throws {
         let configuration = CameraConfiguration()
         #expect(configuration.width == 1920 && configuration.height == 1080)
-        #expect(configuration.framesPerSecond == 15 && configuration.bufferCount == 4)
+        #expect(configuration.framesPerSecond == 15 && configuration.bufferCount == 3)
         #expect(configuration.stallTimeout == .seconds(5))
         try configuration.validate()
     }

@@ -152,3 +152,44 @@ private func farDeadline() -> MonotonicInstant { MonotonicInstant.now().advanced
         #expect(mapped > 0, "none of \(blocks.count) live 1 MiB blocks was a mapping of its own")
     }
 }
+
+@Suite struct TransparentHugePageTests {
+    /// A 2 MiB-aligned stretch that even asks for huge pages (MADV_HUGEPAGE, which the kernel's
+    /// `madvise` mode honours) gets 4 KiB pages once the tuning is applied: one touched byte costs
+    /// one page, not 2 MiB.
+    @Test func aTouchedAlignedRegionGetsNoHugePage() throws {
+        #expect(AllocatorTuning.apply())
+        #expect(AllocatorTuning.transparentHugePagesDisabled)
+        let hugePage = 2 << 20
+        let size = 2 * hugePage
+        let mapping = try #require(mmap(nil, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0))
+        #expect(mapping != MAP_FAILED)
+        defer { munmap(mapping, size) }
+        let aligned = (Int(bitPattern: mapping) + hugePage - 1) & ~(hugePage - 1)
+        let start = try #require(UnsafeMutableRawPointer(bitPattern: aligned))
+        _ = madvise(start, hugePage, MADV_HUGEPAGE)
+        start.storeBytes(of: 1, as: UInt8.self)
+        let (resident, huge) = try Self.residentAndHugeKiB(of: Int(bitPattern: mapping))
+        #expect(huge == 0, "\(huge) KiB of huge pages")
+        #expect(resident <= 64, "one touched byte left \(resident) KiB resident")
+    }
+
+    /// `Rss` and `AnonHugePages` of the mapping that starts at `address`, from /proc/self/smaps.
+    static func residentAndHugeKiB(of address: Int) throws -> (Int, Int) {
+        let smaps = String(decoding: try FileOperations.readFile("/proc/self/smaps"), as: UTF8.self)
+        var inMapping = false
+        var resident = 0
+        var huge = 0
+        for line in smaps.split(separator: "\n") {
+            let fields = line.split(separator: " ", omittingEmptySubsequences: true)
+            guard let first = fields.first else { continue }
+            if first.contains("-"), let start = Int(first.split(separator: "-")[0], radix: 16) {
+                inMapping = start == address
+            } else if inMapping, fields.count >= 2, let kib = Int(fields[1]) {
+                if first == "Rss:" { resident = kib }
+                if first == "AnonHugePages:" { huge = kib }
+            }
+        }
+        return (resident, huge)
+    }
+}

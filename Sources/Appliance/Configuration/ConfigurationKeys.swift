@@ -158,7 +158,7 @@ extension ConfigurationKey {
         ConfigurationKey(section: "camera", name: "frames_per_second", kind: .integer, example: "15") {
             $0.camera.framesPerSecond = try integer($1, in: 1...240)
         },
-        ConfigurationKey(section: "camera", name: "buffers", kind: .integer, example: "4") {
+        ConfigurationKey(section: "camera", name: "buffers", kind: .integer, example: "3") {
             $0.camera.bufferCount = try integer($1, in: 3...32)
         },
         ConfigurationKey(section: "camera", name: "rotation", kind: .integer, example: "90") {

@@ -118,8 +118,17 @@ public final class ScanPipeline: Sendable {
         let pressedWallAt = Date()
         do {
             let (record, isbns) = try await slot.run { () throws -> (ScanRecord, [String]) in
-                let processed = try Self.process(frame, settings: settings)
-                let image = try spool.write(jpeg: processed.jpeg, for: id)
+                let processed: Processed<SpooledImage>
+                do {
+                    processed = try Self.process(frame, settings: settings) { jpeg throws(StoreError) in
+                        try spool.write(jpeg: jpeg, for: id)
+                    }
+                } catch {
+                    // The photo may be written already; without a scan it must not linger.
+                    try? spool.remove(scan: id)
+                    throw error
+                }
+                let image = processed.saved
                 let thumbnail = try? spool.write(thumbnail: processed.thumbnail, for: id)
                 let identification = processed.identification
                 let newScan = NewScan(
@@ -163,8 +172,9 @@ public final class ScanPipeline: Sendable {
         }
     }
 
-    struct Processed: Sendable {
-        var jpeg: [UInt8]
+    struct Processed<Saved> {
+        /// What `saveJPEG` made of the JPEG (the spooled file).
+        var saved: Saved
         var thumbnail: [UInt8]
         var width: Int
         var height: Int
@@ -177,17 +187,21 @@ public final class ScanPipeline: Sendable {
     /// A V4L2 camera delivers frames already shrunk to that size (scaled out of its driver
     /// buffer), so the scale here is a no-op for them; rotating after the area scale gives the
     /// same picture as before it.
-    static func process(_ frame: YUV420Frame, settings: Settings) throws -> Processed {
+    /// - Parameter saveJPEG: writes the JPEG (to the spool), given the encoder's own buffer: a copy
+    ///   of it would be another megabyte held through identification.
+    static func process<Saved, Failure: Error>(
+        _ frame: YUV420Frame, settings: Settings, saveJPEG: (UnsafeRawBufferPointer) throws(Failure) -> Saved
+    ) throws -> Processed<Saved> {
         let upright = settings.rotation == .none ? frame : try rotated(frame, by: settings.rotation)
         let scaler = YUV420Scaler()
         let scaled = try scaler.downscaled(upright, maxLongEdge: settings.maxLongEdge)
         let encoder = try JPEGEncoder(quality: settings.jpegQuality)
-        let jpeg = try encoder.encode(scaled)
+        let saved = try encoder.withJPEG(of: scaled) { jpeg in Result { () throws(Failure) in try saveJPEG(jpeg) } }.get()
         let thumbnail = try Thumbnail(of: scaled, longEdge: settings.thumbnailLongEdge, encoder: encoder, scaler: scaler)
         // A ZBar scanner per frame: the identifier is not Sendable and costs microseconds to make.
         let identification = try? FrameIdentifier(thresholds: settings.identify.thresholds).identify(frame: scaled)
         return Processed(
-            jpeg: jpeg, thumbnail: thumbnail.jpeg, width: scaled.width, height: scaled.height,
+            saved: saved, thumbnail: thumbnail.jpeg, width: scaled.width, height: scaled.height,
             identification: identification)
     }
 

@@ -33,6 +33,15 @@ int sw_clock_is_synchronised(void);
 /// first option glibc refused. The corresponding C function is `mallopt`.
 int sw_malloc_tune(int arenas, int mmap_threshold);
 
+/// Asks the kernel not to back this process's memory with transparent huge pages, whatever
+/// `/sys/kernel/mm/transparent_hugepage/enabled` says. Returns 0 or errno. The corresponding C
+/// function is `prctl(PR_SET_THP_DISABLE)`.
+int sw_disable_transparent_huge_pages(void);
+
+/// 1 when transparent huge pages are disabled for this process, 0 when not, -1 with errno. The
+/// corresponding C function is `prctl(PR_GET_THP_DISABLE)`.
+int sw_transparent_huge_pages_disabled(void);
+
 /// How many blocks malloc currently serves from mappings of their own. The corresponding C function
 /// is `mallinfo2` (its `hblks`).
 long sw_malloc_mapped_blocks(void);
