@@ -256,7 +256,8 @@ struct UplinkBench {
         let ceiling = Double(settings.concurrency) * 60_000 / Double(max(delayMs, 1))
         print("drain of \(drainCount) scans queued offline: \(format(drainSeconds)) s from the backend's return (incl. noticing it) = \(format(Double(drainCount) / drainSeconds * 60)) scans/min; ceiling at concurrency \(settings.concurrency) and \(delayMs) ms/job: \(format(ceiling)) scans/min")
         // Uploads in flight all through the drain: what each one holds shows in this peak.
-        print("memory over the drain: peak RSS \(format(peakResidentMegabytes())) MB, \(format(queuedRSS)) MB before it")
+        let drainPeak = peakResidentMegabytes()
+        print("memory over the drain: peak RSS \(format(drainPeak)) MB, \(format(queuedRSS)) MB before it")
 
         // 3. memory: N queued, `concurrency` streams open (a slow backend keeps them open).
         backend.stop()

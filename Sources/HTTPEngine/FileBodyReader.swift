@@ -65,7 +65,8 @@ final class FileBodyReader {
                 count = min(room, fileStart - position)
                 copy(body.prefix, from: position, count: count, to: base + filled)
             } else if position < suffixStart {
-                count = try readFile(at: position - fileStart, count: min(room, suffixStart - position), to: base + filled)
+                let wanted = min(room, suffixStart - position)
+                count = try readFile(at: position - fileStart, count: wanted, to: base + filled)
             } else {
                 count = min(room, totalSize - position)
                 copy(body.suffix, from: position - suffixStart, count: count, to: base + filled)
@@ -99,7 +100,9 @@ final class FileBodyReader {
         bytes.withUnsafeBytes { destination.copyMemory(from: $0.baseAddress! + offset, byteCount: count) }
     }
 
-    private func readFile(at offset: Int, count: Int, to destination: UnsafeMutableRawPointer) throws(HTTPError) -> Int {
+    private func readFile(
+        at offset: Int, count: Int, to destination: UnsafeMutableRawPointer
+    ) throws(HTTPError) -> Int {
         guard let descriptor else {
             throw .requestBodyUnreadable(path: body.path, detail: "the file was closed before it was sent")
         }

@@ -78,7 +78,9 @@ public struct HTTPRequest: Sendable {
         self.init(method: method, url: url, headers: headers, body: .bytes(body), timeouts: timeouts)
     }
 
-    public init(method: Method, url: URL, headers: [HTTPHeader] = [], body: HTTPRequestBody, timeouts: HTTPTimeouts = HTTPTimeouts()) {
+    public init(
+        method: Method, url: URL, headers: [HTTPHeader] = [], body: HTTPRequestBody, timeouts: HTTPTimeouts = HTTPTimeouts()
+    ) {
         self.method = method
         self.url = url
         self.headers = headers
@@ -171,7 +173,8 @@ public enum HTTPError: Error, Hashable, Sendable, CustomStringConvertible {
     public var isTransient: Bool {
         switch self {
         case .couldNotConnect, .timedOut, .connectionLost, .other: true
-        case .invalidURL, .insecureURL, .tls, .responseTooLarge, .cancelled, .engineStopped, .requestBodyUnreadable: false
+        case .invalidURL, .insecureURL, .tls, .responseTooLarge, .cancelled, .engineStopped, .requestBodyUnreadable:
+            false
         }
     }
 

@@ -179,7 +179,8 @@ final class Transfer: @unchecked Sendable {
     }
 
     private func setBodySize(_ count: Int) throws(HTTPError) {
-        try check(sw_curl_easy_setopt_off_t(easy, CURLOPT_POSTFIELDSIZE_LARGE, curl_off_t(count)), CURLOPT_POSTFIELDSIZE_LARGE)
+        try check(
+            sw_curl_easy_setopt_off_t(easy, CURLOPT_POSTFIELDSIZE_LARGE, curl_off_t(count)), CURLOPT_POSTFIELDSIZE_LARGE)
     }
 
     private func set(_ option: CURLoption, _ value: Int) throws(HTTPError) {

@@ -101,7 +101,8 @@ public struct SpoolDirectory: Sendable {
             var info = stat()
             _ = try retryingOnInterrupt("fstat", subject: imagePath) { fstat(fd, &info) }
             guard info.st_mode & S_IFMT == S_IFREG else {
-                throw SystemCallError("open", subject: imagePath, errno: info.st_mode & S_IFMT == S_IFDIR ? EISDIR : EINVAL)
+                let kind = info.st_mode & S_IFMT == S_IFDIR ? EISDIR : EINVAL
+                throw SystemCallError("open", subject: imagePath, errno: kind)
             }
             return SpooledImage(fileName: fileName, path: imagePath, size: Int(info.st_size))
         } catch {

@@ -19,12 +19,14 @@ private struct ScratchFile {
     func remove() { try? FileManager.default.removeItem(atPath: path) }
 }
 
-private let prefix = Array("--b\r\nContent-Disposition: form-data; name=\"photos[]\"; filename=\"spine.jpg\"\r\n\r\n".utf8)
+private let prefix = Array("--b\r\nContent-Disposition: form-data; name=\"photos[]\"; filename=\"spine.jpg\"\r\n".utf8)
+    + Array("Content-Type: image/jpeg\r\n\r\n".utf8)
 private let suffix = Array("\r\n--b--\r\n".utf8)
 
 private func fileRequest(_ url: String, _ file: ScratchFile) -> HTTPRequest {
     HTTPRequest(
-        method: .post, url: URL(string: url)!, headers: [HTTPHeader(name: "Content-Type", value: "multipart/form-data; boundary=b")],
+        method: .post, url: URL(string: url)!,
+        headers: [HTTPHeader(name: "Content-Type", value: "multipart/form-data; boundary=b")],
         body: .file(HTTPFileBody(prefix: prefix, path: file.path, suffix: suffix)), timeouts: patient)
 }
 
@@ -75,7 +77,8 @@ private func fileRequest(_ url: String, _ file: ScratchFile) -> HTTPRequest {
         #expect(warm.status == 200)
         #expect(response.status == 201)
         let expected = prefix + file.bytes + suffix
-        #expect(deadConnectionBodies.withLock { $0 } == [expected], "the first attempt went out whole on the kept connection")
+        let firstAttempts = deadConnectionBodies.withLock { $0 }
+        #expect(firstAttempts == [expected], "the first attempt went out whole on the kept connection")
         let fresh = try #require(server.requests.first { $0.target == "/upload" })
         #expect(fresh.body.count == expected.count)
         #expect(fresh.body == expected, "the re-sent body starts again at the prefix's first byte")

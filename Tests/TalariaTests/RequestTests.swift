@@ -30,7 +30,8 @@ struct RequestTests {
         let request = ScanUploadRequest(
             endpoints: TalariaEndpoints(base: URL(string: "https://api.example.org/")!), idempotencyKey: scan.uuidString.lowercased(), deviceID: device,
             apiKey: "sk-secret", version: "0.1.0", boundary: "BOUNDARY")
-        let head = Array("--BOUNDARY\r\nContent-Disposition: form-data; name=\"photos[]\"; filename=\"spine.jpg\"\r\n".utf8)
+        let head = Array("--BOUNDARY\r\n".utf8)
+            + Array("Content-Disposition: form-data; name=\"photos[]\"; filename=\"spine.jpg\"\r\n".utf8)
             + Array("Content-Type: image/jpeg\r\n\r\n".utf8)
         let tail = Array("\r\n--BOUNDARY--\r\n".utf8)
         // The envelope a streamed photo is sent in, and the same bytes around a photo in memory.
