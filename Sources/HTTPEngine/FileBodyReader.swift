@@ -10,7 +10,8 @@ import Glibc
 ///
 /// The length announced is fixed when the file is opened. A file that ends early fails the read
 /// (curl then aborts the transfer) instead of sending a short body; bytes a growing file gains are
-/// not sent. A file unlinked meanwhile is still read whole through the open descriptor.
+/// not sent. A file removed (or replaced by a rename) before all of it was read fails too: its
+/// bytes would still come through the descriptor, but whoever removed it no longer wants it sent.
 final class FileBodyReader {
     let body: HTTPFileBody
     /// The file's size when it was opened.
@@ -28,9 +29,9 @@ final class FileBodyReader {
         } catch {
             throw Self.unreadable(body.path, error)
         }
-        var info = stat()
+        let info: stat
         do {
-            _ = try retryingOnInterrupt("fstat", subject: body.path) { fstat(descriptor, &info) }
+            info = try Self.status(of: descriptor, path: body.path)
         } catch {
             _ = Glibc.close(descriptor)
             throw Self.unreadable(body.path, error)
@@ -96,6 +97,13 @@ final class FileBodyReader {
         .requestBodyUnreadable(path: path, detail: "\(error.call): \(error.reason) (errno \(error.errno))")
     }
 
+    /// The corresponding C function is `fstat`.
+    private static func status(of descriptor: Int32, path: String) throws(SystemCallError) -> stat {
+        var info = stat()
+        _ = try retryingOnInterrupt("fstat", subject: path) { fstat(descriptor, &info) }
+        return info
+    }
+
     private func copy(_ bytes: [UInt8], from offset: Int, count: Int, to destination: UnsafeMutableRawPointer) {
         bytes.withUnsafeBytes { destination.copyMemory(from: $0.baseAddress! + offset, byteCount: count) }
     }
@@ -106,6 +114,13 @@ final class FileBodyReader {
         guard let descriptor else {
             throw .requestBodyUnreadable(path: body.path, detail: "the file was closed before it was sent")
         }
+        let links: nlink_t
+        do {
+            links = try Self.status(of: descriptor, path: body.path).st_nlink
+        } catch {
+            throw Self.unreadable(body.path, error)
+        }
+        guard links > 0 else { throw .requestBodyUnreadable(path: body.path, detail: "it was removed while being sent") }
         let got: Int
         do {
             got = try retryingOnInterrupt("pread", subject: body.path) {

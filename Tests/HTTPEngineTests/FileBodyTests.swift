@@ -110,6 +110,26 @@ private func fileRequest(_ url: String, _ file: ScratchFile) -> HTTPRequest {
         #expect(got < announced, "the server never got a complete body")
     }
 
+    @Test func aFileRemovedWhileBeingSentFailsTheTransfer() async throws {
+        let file = try ScratchFile(count: 16 << 20)
+        defer { file.remove() }
+        let received = Mutex<(announced: Int, got: Int)?>(nil)
+        let server = try LoopbackServer(readsBodies: false) { connection, request in
+            _ = unlink(file.path)
+            let got = request.body.count + connection.readUntilClosed()
+            received.withLock { $0 = (Int(request.header("Content-Length") ?? "") ?? 0, got) }
+        }
+        defer { server.stop() }
+        let engine = CurlEngine()
+        defer { engine.shutdown() }
+
+        let failure = await sendFailure(engine, fileRequest("\(server.url)/upload", file))
+
+        #expect(unreadableDetail(failure, path: file.path)?.contains("removed while being sent") == true)
+        let (announced, got) = await eventuallyValue { received.withLock { $0 } } ?? (0, 0)
+        #expect(got < announced, "the server never got a complete body")
+    }
+
     @Test func aFileGoneBeforeTheTransferStartsFailsWithoutConnecting() async throws {
         let file = try ScratchFile(count: 10)
         file.remove()
