@@ -67,7 +67,7 @@ public struct CameraConfiguration: Hashable, Sendable {
     public var width: Int
     public var height: Int
     public var framesPerSecond: Int
-    /// mmap buffers to ask the driver for; it may grant a different number (at least 3 is required).
+    /// mmap buffers to ask the driver for; it may grant more (at least ``minimumBuffers``).
     public var bufferCount: Int
     public var controls: CameraControls
     public var rotation: CameraRotation
@@ -84,7 +84,7 @@ public struct CameraConfiguration: Hashable, Sendable {
 
     public init(
         device: String = "/dev/video0", width: Int = 1920, height: Int = 1080, framesPerSecond: Int = 15,
-        bufferCount: Int = 3, controls: CameraControls = CameraControls(), rotation: CameraRotation = .none,
+        bufferCount: Int = 2, controls: CameraControls = CameraControls(), rotation: CameraRotation = .none,
         stallTimeout: Duration = .seconds(5), frameBufferPoolSize: Int = 4, access: V4L2Access = .automatic,
         deliveredLongEdge: Int? = nil
     ) {
@@ -101,8 +101,11 @@ public struct CameraConfiguration: Hashable, Sendable {
         self.deliveredLongEdge = deliveredLongEdge
     }
 
-    /// The minimum number of mmap buffers: one being filled, one being copied, one queued.
-    public static let minimumBuffers = 3
+    /// The minimum number of mmap buffers, also the default: the driver fills one while the camera
+    /// thread holds the other. The thread re-queues every frame at once except a pressed one, which
+    /// it holds for the few milliseconds its shrink or copy takes, far less than a frame period, so
+    /// the driver is never left without a buffer. Each more is a full frame of kernel memory.
+    public static let minimumBuffers = 2
 
     /// Throws the first out-of-range setting, naming the allowed values.
     public func validate() throws(CameraError) {
@@ -120,7 +123,7 @@ public struct CameraConfiguration: Hashable, Sendable {
         if !(Self.minimumBuffers...32).contains(bufferCount) {
             throw .invalidConfiguration(
                 setting: "buffers", value: String(bufferCount),
-                advice: "use \(Self.minimumBuffers) to 32 driver buffers (4 is a good default)")
+                advice: "use \(Self.minimumBuffers) to 32 driver buffers (\(Self.minimumBuffers) is the default)")
         }
         if stallTimeout < .milliseconds(100) {
             throw .invalidConfiguration(

@@ -5,7 +5,7 @@ import Testing
     @Test func defaults() throws {
         let configuration = CameraConfiguration()
         #expect(configuration.width == 1920 && configuration.height == 1080)
-        #expect(configuration.framesPerSecond == 15 && configuration.bufferCount == 3)
+        #expect(configuration.framesPerSecond == 15 && configuration.bufferCount == 2)
         #expect(configuration.stallTimeout == .seconds(5))
         try configuration.validate()
     }
@@ -21,7 +21,7 @@ import Testing
     }
 
     @Test(arguments: [
-        CameraConfiguration(width: 0), CameraConfiguration(framesPerSecond: 0), CameraConfiguration(bufferCount: 2),
+        CameraConfiguration(width: 0), CameraConfiguration(framesPerSecond: 0), CameraConfiguration(bufferCount: 1),
         CameraConfiguration(stallTimeout: .zero), CameraConfiguration(frameBufferPoolSize: 0),
         CameraConfiguration(deliveredLongEdge: 8),
         CameraConfiguration(device: ""),

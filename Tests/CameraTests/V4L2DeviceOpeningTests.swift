@@ -80,7 +80,7 @@ import Testing
 
     @Test func invalidConfigurationIsRejectedBeforeOpening() {
         #expect(throws: CameraError.self) {
-            _ = try V4L2Camera(configuration: CameraConfiguration(bufferCount: 2))
+            _ = try V4L2Camera(configuration: CameraConfiguration(bufferCount: 1))
         }
     }
 }

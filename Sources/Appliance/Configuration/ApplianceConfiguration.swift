@@ -75,10 +75,9 @@ public struct ApplianceConfiguration: Equatable, Sendable {
         public var width = 1920
         public var height = 1080
         public var framesPerSecond = 15
-        /// Three is the camera's minimum: the camera thread holds one buffer at a time, for a few
-        /// milliseconds, so the driver always has two. Each is a full sensor frame of kernel memory
-        /// (3 MiB at 1080p, 18 MiB at 12 MP), so more only cost memory.
-        public var bufferCount = 3
+        /// Driver buffers: two suffice (see ``CameraConfiguration/minimumBuffers``), and each is a
+        /// full sensor frame of kernel memory (3 MiB at 1080p, 18 MiB at 12 MP).
+        public var bufferCount = 2
         /// Degrees clockwise to turn frames for a camera mounted sideways: 0, 90, 180 or 270.
         public var rotation = 0
         public var autofocus: Bool?

@@ -158,8 +158,8 @@ extension ConfigurationKey {
         ConfigurationKey(section: "camera", name: "frames_per_second", kind: .integer, example: "15") {
             $0.camera.framesPerSecond = try integer($1, in: 1...240)
         },
-        ConfigurationKey(section: "camera", name: "buffers", kind: .integer, example: "3") {
-            $0.camera.bufferCount = try integer($1, in: 3...32)
+        ConfigurationKey(section: "camera", name: "buffers", kind: .integer, example: "2") {
+            $0.camera.bufferCount = try integer($1, in: 2...32)
         },
         ConfigurationKey(section: "camera", name: "rotation", kind: .integer, example: "90") {
             let degrees = try integer($1, in: 0...270)
