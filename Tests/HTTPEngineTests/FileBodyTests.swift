@@ -85,49 +85,48 @@ private func fileRequest(_ url: String, _ file: ScratchFile) -> HTTPRequest {
     }
 
     @Test func aFileTruncatedWhileBeingSentFailsTheTransferInsteadOfSendingAShortBody() async throws {
-        // Larger than loopback's socket buffers hold, so curl is still reading when the file shrinks.
         let file = try ScratchFile(count: 16 << 20)
         defer { file.remove() }
-        let received = Mutex<(announced: Int, got: Int)>((0, 0))
-        let server = try LoopbackServer(readsBodies: false) { connection, request in
-            // curl opened the file and announced its length before it sent this head.
-            _ = truncate(file.path, 1 << 20)
-            let got = request.body.count + connection.readUntilClosed()
-            received.withLock { $0 = (Int(request.header("Content-Length") ?? "") ?? 0, got) }
-        }
-        defer { server.stop() }
-        let engine = CurlEngine()
-        defer { engine.shutdown() }
 
-        let failure = await sendFailure(engine, fileRequest("\(server.url)/upload", file))
+        let sent = try await sendWhile(file) { _ = truncate($0, 1 << 20) }
 
-        let detail = unreadableDetail(failure, path: file.path)
+        let detail = unreadableDetail(sent.failure, path: file.path)
         #expect(detail?.contains("\(16 << 20) bytes had been announced") == true)
-        #expect(failure?.isTransient == false)
-        #expect(failure?.description.contains(file.path) == true)
-        let (announced, got) = await eventuallyValue { received.withLock { $0.announced > 0 ? $0 : nil } } ?? (0, 0)
-        #expect(announced == prefix.count + (16 << 20) + suffix.count)
-        #expect(got < announced, "the server never got a complete body")
+        #expect(sent.failure?.isTransient == false)
+        #expect(sent.failure?.description.contains(file.path) == true)
+        #expect(sent.announced == prefix.count + (16 << 20) + suffix.count)
+        #expect(sent.received < sent.announced, "the server never got a complete body")
     }
 
     @Test func aFileRemovedWhileBeingSentFailsTheTransfer() async throws {
         let file = try ScratchFile(count: 16 << 20)
         defer { file.remove() }
-        let received = Mutex<(announced: Int, got: Int)?>(nil)
+
+        let sent = try await sendWhile(file) { _ = unlink($0) }
+
+        #expect(unreadableDetail(sent.failure, path: file.path)?.contains("removed while being sent") == true)
+        #expect(sent.received < sent.announced, "the server never got a complete body")
+    }
+
+    /// Sends `file` to a server that runs `change` on its path as soon as the request's head is in
+    /// (curl opened the file and announced its length before it sent the head), then reads what
+    /// comes until curl closes. The file must be larger than loopback's socket buffers hold, so
+    /// curl is still reading it after the change.
+    private func sendWhile(
+        _ file: ScratchFile, change: @escaping @Sendable (String) -> Void
+    ) async throws -> (failure: HTTPError?, announced: Int, received: Int) {
+        let counts = Mutex<(announced: Int, received: Int)?>(nil)
         let server = try LoopbackServer(readsBodies: false) { connection, request in
-            _ = unlink(file.path)
-            let got = request.body.count + connection.readUntilClosed()
-            received.withLock { $0 = (Int(request.header("Content-Length") ?? "") ?? 0, got) }
+            change(file.path)
+            let received = request.body.count + connection.readUntilClosed()
+            counts.withLock { $0 = (Int(request.header("Content-Length") ?? "") ?? 0, received) }
         }
         defer { server.stop() }
         let engine = CurlEngine()
         defer { engine.shutdown() }
-
         let failure = await sendFailure(engine, fileRequest("\(server.url)/upload", file))
-
-        #expect(unreadableDetail(failure, path: file.path)?.contains("removed while being sent") == true)
-        let (announced, got) = await eventuallyValue { received.withLock { $0 } } ?? (0, 0)
-        #expect(got < announced, "the server never got a complete body")
+        let (announced, received) = await eventuallyValue { counts.withLock { $0 } } ?? (0, 0)
+        return (failure, announced, received)
     }
 
     @Test func aFileGoneBeforeTheTransferStartsFailsWithoutConnecting() async throws {
