@@ -30,7 +30,7 @@ import Testing
         print("[\(access)] \(status)")
         #expect(status.state == .streaming)
         let format = try #require(status.format)
-        #expect(format.bufferCount >= 3)
+        #expect(format.bufferCount >= CameraConfiguration.minimumBuffers)
         #expect(format.layout.byteCount > 0)
 
         for _ in 0..<3 {
