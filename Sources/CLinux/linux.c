@@ -45,4 +45,6 @@ int sw_disable_transparent_huge_pages(void) { return prctl(PR_SET_THP_DISABLE, 1
 
 int sw_transparent_huge_pages_disabled(void) { return prctl(PR_GET_THP_DISABLE, 0, 0, 0, 0); }
 
+int sw_malloc_trim(void) { return malloc_trim(0); }
+
 long sw_malloc_mapped_blocks(void) { return (long)mallinfo2().hblks; }

@@ -34,6 +34,14 @@ public enum AllocatorTuning {
         sw_transparent_huge_pages_disabled() == 1
     }
 
+    /// Returns the free pages inside malloc's arenas to the kernel. glibc gives back only the free
+    /// top of an arena on its own; the holes a burst of small blocks leaves below live blocks stay
+    /// resident. Cheap (a walk of the free lists); call it when a burst of work is over.
+    @discardableResult
+    public static func returnFreeMemory() -> Bool {
+        sw_malloc_trim() == 1
+    }
+
     /// Blocks malloc serves from mappings of their own right now.
     public static var mappedBlocks: Int {
         Int(sw_malloc_mapped_blocks())

@@ -153,6 +153,24 @@ private func farDeadline() -> MonotonicInstant { MonotonicInstant.now().advanced
     }
 }
 
+@Suite struct FreeMemoryReturnTests {
+    /// 8 MiB of small blocks freed below one that stays (so no arena top can be trimmed) are held by
+    /// malloc until ``AllocatorTuning/returnFreeMemory()`` hands their pages back.
+    @Test func freedSmallBlocksBelowALiveOneAreReturned() {
+        AllocatorTuning.apply()
+        var blocks: [UnsafeMutableRawPointer] = []
+        for _ in 0..<8192 {
+            let block = UnsafeMutableRawPointer.allocate(byteCount: 1024, alignment: 16)
+            block.initializeMemory(as: UInt8.self, repeating: 1, count: 1024)  // resident
+            blocks.append(block)
+        }
+        let live = UnsafeMutableRawPointer.allocate(byteCount: 1024, alignment: 16)
+        defer { live.deallocate() }
+        for block in blocks { block.deallocate() }
+        #expect(AllocatorTuning.returnFreeMemory(), "malloc_trim returned nothing of 8 MiB freed")
+    }
+}
+
 @Suite struct TransparentHugePageTests {
     /// A 2 MiB-aligned stretch that even asks for huge pages (MADV_HUGEPAGE, which the kernel's
     /// `madvise` mode honours) gets 4 KiB pages once the tuning is applied: one touched byte costs

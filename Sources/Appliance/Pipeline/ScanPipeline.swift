@@ -99,7 +99,11 @@ public final class ScanPipeline: Sendable {
             return refuse(press, logger: logger, "processing queue is full (\(worker.capacity) presses in flight): wait for the click "
                 + "before pressing again, or raise imaging.queue_depth")
         }
-        defer { slot.release() }
+        defer {
+            slot.release()
+            // The last press in flight is done: a burst's freed blocks go back to the kernel.
+            if worker.busy == 0 { AllocatorTuning.returnFreeMemory() }
+        }
         if let problem = freeSpaceProblem() { return refuse(press, logger: logger, problem) }
 
         let frame: YUV420Frame

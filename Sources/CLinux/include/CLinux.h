@@ -42,6 +42,10 @@ int sw_disable_transparent_huge_pages(void);
 /// corresponding C function is `prctl(PR_GET_THP_DISABLE)`.
 int sw_transparent_huge_pages_disabled(void);
 
+/// Gives the kernel back the free pages inside malloc's arenas, not only at their tops. Returns 1
+/// when some memory was returned. The corresponding C function is `malloc_trim(0)`.
+int sw_malloc_trim(void);
+
 /// How many blocks malloc currently serves from mappings of their own. The corresponding C function
 /// is `mallinfo2` (its `hblks`).
 long sw_malloc_mapped_blocks(void);
