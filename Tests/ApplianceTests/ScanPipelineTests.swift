@@ -113,6 +113,22 @@ import Testing
         await rig.tearDown()
     }
 
+    @Test func theHandOffKeepsNoReferenceToTheFrameOnceTaken() {
+        weak var buffer: PixelBuffer?
+        let handOff: ScanPipeline.FrameHandOff
+        do {
+            let frame = YUV420Frame(layout: YUV420Layout(width: 64, height: 48))
+            buffer = frame.buffer
+            handOff = ScanPipeline.FrameHandOff(frame)
+        }
+        #expect(buffer != nil, "the hand-off holds the frame until the worker takes it")
+        do {
+            let taken = handOff.take()
+            #expect(taken.width == 64)
+        }
+        #expect(buffer == nil, "the frame's buffer outlived the worker's use of it")
+    }
+
     @Test func rotationIsAppliedOnTheWorker() throws {
         let frame = YUV420Frame(layout: YUV420Layout(width: 640, height: 480))
         memset(frame.buffer.bytes.baseAddress!, 128, frame.layout.byteCount)

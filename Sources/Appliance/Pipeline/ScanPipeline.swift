@@ -106,10 +106,15 @@ public final class ScanPipeline: Sendable {
         }
         if let problem = freeSpaceProblem() { return refuse(press, logger: logger, problem) }
 
-        let frame: YUV420Frame
+        // The frame lives in the hand-off, not in a variable of this function, so it goes back to
+        // the pool as soon as the worker has encoded and read it, before the spool's and the
+        // database's fsyncs: presses in quick succession then hold fewer frames at once.
+        let handOff: FrameHandOff
+        let frameAt: MonotonicInstant
         do {
-            frame = try await camera.capture(after: press.time, timeout: settings.captureTimeout)
+            let frame = try await camera.capture(after: press.time, timeout: settings.captureTimeout)
             feedback.frameCaptured(press)
+            (handOff, frameAt) = (FrameHandOff(frame), frame.timestamp)
         } catch let error as CameraSupervisorError {
             return refuse(press, logger: logger, error.description)
         } catch {
@@ -124,7 +129,7 @@ public final class ScanPipeline: Sendable {
             let (record, isbns) = try await slot.run { () throws -> (ScanRecord, [String]) in
                 let processed: Processed<SpooledImage>
                 do {
-                    processed = try Self.process(frame, settings: settings) { jpeg throws(StoreError) in
+                    processed = try Self.process(handOff.take(), settings: settings) { jpeg throws(StoreError) in
                         try spool.write(jpeg: jpeg, for: id)
                     }
                 } catch {
@@ -136,7 +141,7 @@ public final class ScanPipeline: Sendable {
                 let thumbnail = try? spool.write(thumbnail: processed.thumbnail, for: id)
                 let identification = processed.identification
                 let newScan = NewScan(
-                    id: id, pressedAt: press.time, pressedWallAt: pressedWallAt, frameAt: frame.timestamp,
+                    id: id, pressedAt: press.time, pressedWallAt: pressedWallAt, frameAt: frameAt,
                     image: image, width: processed.width, height: processed.height, thumbnail: thumbnail,
                     quality: identification.map(Self.scanQuality),
                     barcodes: identification.map(Self.scanBarcodes) ?? [])
@@ -160,7 +165,7 @@ public final class ScanPipeline: Sendable {
                 "scan saved",
                 metadata: [
                     "source": "\(press.source.rawValue)",
-                    "press_to_frame_ms": "\(Self.milliseconds(frame.timestamp.nanoseconds(since: press.time)))",
+                    "press_to_frame_ms": "\(Self.milliseconds(frameAt.nanoseconds(since: press.time)))",
                     "press_to_durable_ms": "\(Self.milliseconds(MonotonicInstant.now().nanoseconds(since: press.time)))",
                     "image_bytes": "\(record.imageSize)", "size": "\(record.width)x\(record.height)",
                     "state": "\(record.state.rawValue)",
@@ -173,6 +178,19 @@ public final class ScanPipeline: Sendable {
             return refuse(press, logger: logger, error.description)
         } catch {
             return refuse(press, logger: logger, "the frame could not be processed: \(error)")
+        }
+    }
+
+    /// Carries a captured frame to the worker, which takes it out: the one reference left.
+    final class FrameHandOff: Sendable {
+        private let frame: Mutex<YUV420Frame?>
+
+        init(_ frame: YUV420Frame) { self.frame = Mutex(frame) }
+
+        /// The frame; once only.
+        func take() -> YUV420Frame {
+            guard let frame = frame.withLock({ $0.take() }) else { preconditionFailure("the frame was taken twice") }
+            return frame
         }
     }
 
