@@ -18,6 +18,11 @@ public struct ApplianceDaemon: Sendable {
         self.configuration = configuration
     }
 
+    /// glibc's and the kernel's memory settings for a long-running process (`AllocatorTuning`), for
+    /// the program to apply first, before the Swift runtime starts threads; `run()` applies them too.
+    @discardableResult
+    public static func tuneMemory() -> Bool { AllocatorTuning.apply() }
+
     public func run() async throws {
         let allocatorTuned = AllocatorTuning.apply()
         let level = configuration.logLevel

@@ -13,6 +13,14 @@ struct SwiftWingCommand: AsyncParsableCommand {
             Run.self, Shutter.self, Status.self, Queue.self, Library.self, Export.self, Doctor.self, IdentifyPictures.self,
         ]
     )
+
+    /// The memory settings come before anything else: the threads the runtime starts later take
+    /// their stacks and arenas under them (a stack touched before transparent huge pages were off
+    /// kept a 2 MiB page). `run` applies them again and logs if they failed.
+    static func main() async {
+        ApplianceDaemon.tuneMemory()
+        await main(nil)
+    }
 }
 
 /// Options every command takes to find the configuration and the state directory.
