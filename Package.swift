@@ -26,6 +26,7 @@ let package = Package(
     products: [
         .executable(name: "swiftwing", targets: ["swiftwing"]),
         .executable(name: "talaria-reference", targets: ["talaria-reference"]),
+        .executable(name: "swiftwing-recognizer", targets: ["swiftwing-recognizer"]),
     ],
     dependencies: [
         .package(url: "https://github.com/groue/GRDB.swift", exact: "7.10.0"),
@@ -217,6 +218,30 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
+        // The recognizer's stages: catalogue import and index (SQLite FTS5 through GRDB), spine grouping, matching
+        // and assignment, the OCR worker's supervisor. Like the reference backend it never imports the device's
+        // modules. May import: GRDB, CSV, Logging, Foundation.
+        .target(
+            name: "Recognition",
+            dependencies: [
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "CSV", package: "CSV.swift"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        // The recognizer's command line and service: `serve` is the reference backend's protocol with the real
+        // recognizer plugged in. May import: Recognition, TalariaReferenceServer, Hummingbird, ArgumentParser,
+        // Logging, Foundation.
+        .executableTarget(
+            name: "swiftwing-recognizer",
+            dependencies: [
+                "Recognition", "TalariaReferenceServer",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .testTarget(name: "RecognitionTests", dependencies: ["Recognition"]),
         // Tests of the backend over real loopback HTTP. May import: TalariaReferenceServer, Hummingbird, NIOCore,
         // ServiceLifecycle, Logging, Foundation, Testing.
         .testTarget(
