@@ -100,3 +100,33 @@ public protocol TextReading: Sendable {
 public protocol SpineMatching: Sendable {
     func assign(_ spines: [String]) throws -> [SpineMatch?]
 }
+
+/// A catalogue entry found on a photo, with the spine it was read from.
+public struct RecognizedBook: Sendable, Hashable, Codable {
+    public var match: SpineMatch
+    public var spine: SpineText
+    public init(match: SpineMatch, spine: SpineText) {
+        self.match = match
+        self.spine = spine
+    }
+}
+
+/// What the recognizer found on one photo: the books it matched and the spines it read but could not match (kept
+/// with their text and box, so a later lookup can still resolve them).
+public struct ShelfRecognition: Sendable, Hashable, Codable {
+    public var books: [RecognizedBook]
+    public var unmatched: [SpineText]
+    public init(books: [RecognizedBook], unmatched: [SpineText]) {
+        self.books = books
+        self.unmatched = unmatched
+    }
+}
+
+/// The whole recognizer on one photo: read, group into spines, assign. `progress` gets a fraction 0–1 and a short
+/// stage name ("reading", "grouping", "matching") as the work goes on.
+public protocol ShelfRecognizing: Sendable {
+    func recognize(
+        jpeg: [UInt8],
+        progress: @escaping @Sendable (Double, String) async -> Void
+    ) async throws -> ShelfRecognition
+}
