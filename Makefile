@@ -16,8 +16,10 @@ deps:
 build: deps
 	$(SWIFT) build -c $(CONFIGURATION) $(SWIFT_FLAGS)
 
+# The build every way of installing uses (make install and make deb alike): the Swift runtime linked in, so the
+# device needs only Debian's libraries and maps no separate libswiftCore/Foundation (Benchmarks/README.md, memory).
 release:
-	$(MAKE) build CONFIGURATION=release
+	$(MAKE) build CONFIGURATION=release SWIFT_FLAGS="$(SWIFT_FLAGS) --static-swift-stdlib"
 
 # The repository check, unit tests, tests on real files/sockets/processes, then the VM rig on real
 # kernel drivers; skipped tests are listed with their reason and the run ends with one count
@@ -51,10 +53,8 @@ bench: deps
 install: release
 	PREFIX=$(PREFIX) DESTDIR=$(DESTDIR) scripts/install.sh --binary .build/release/swiftwing
 
-# A .deb for this machine's architecture (dpkg-deb, offline) in .build/deb/; the Swift runtime is
-# linked in so the package needs only Debian's libraries.
-deb: deps
-	$(MAKE) build CONFIGURATION=release SWIFT_FLAGS="$(SWIFT_FLAGS) --static-swift-stdlib"
+# A .deb for this machine's architecture (dpkg-deb, offline) in .build/deb/, from the same build as make install.
+deb: release
 	scripts/build-deb.sh --binary .build/release/swiftwing
 
 clean:

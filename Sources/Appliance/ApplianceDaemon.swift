@@ -1,6 +1,7 @@
 import Camera
 import Controls
 import Foundation
+import Identify
 import Imaging
 import Logging
 import Panel
@@ -249,7 +250,18 @@ public struct ApplianceDaemon: Sendable {
                 // scale is then a no-op (docs/architecture.md, capture).
                 deliveredLongEdge: configuration.imaging.maxLongEdge)
             do {
-                return try V4L2Camera(configuration: cameraConfiguration, logger: cameraLogger)
+                // Barcode-like regions are kept at the sensor's resolution beside the shrunk frame, so codes the
+                // shrink makes too small to read are read from them (BarcodeReader.detail).
+                return try V4L2Camera(
+                    configuration: cameraConfiguration,
+                    detailCapture: { shrunk, captured, layout in
+                        BarcodeReader.detail(
+                            locatedOn: UnsafeRawBufferPointer(shrunk.luma), width: shrunk.width,
+                            height: shrunk.height, stride: shrunk.layout.lumaStride, captured: captured,
+                            capturedWidth: layout.width, capturedHeight: layout.height,
+                            capturedStride: layout.lumaStride)
+                    },
+                    logger: cameraLogger)
             } catch {
                 throw ApplianceError(error.description)
             }

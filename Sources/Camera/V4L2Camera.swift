@@ -21,11 +21,23 @@ public final class V4L2Camera: FrameSource {
     private let logger: Logger
     private var hub: CaptureHub { runner.hub }
 
+    /// Cuts from the driver's buffer what a frame's consumers want at the resolution captured, given the frame the
+    /// camera shrank from it (``CameraConfiguration/deliveredLongEdge``): the daemon keeps its barcode-like regions.
+    /// Runs on the camera thread, only for frames a capture asked for.
+    public typealias DetailCapture =
+        @Sendable (_ shrunk: YUV420Frame, _ captured: UnsafeRawBufferPointer, _ layout: YUV420Layout) -> LumaDetail?
+
+    private let detailCapture: DetailCapture?
+
     /// Validates `configuration` (throws ``CameraError/invalidConfiguration(setting:value:advice:)``);
     /// nothing is opened until ``start()``.
-    public init(configuration: CameraConfiguration, logger: Logger = Logger(label: "swiftwing.camera")) throws(CameraError) {
+    public init(
+        configuration: CameraConfiguration, detailCapture: DetailCapture? = nil,
+        logger: Logger = Logger(label: "swiftwing.camera")
+    ) throws(CameraError) {
         try configuration.validate()
         self.configuration = configuration
+        self.detailCapture = detailCapture
         self.runner = CameraLoopRunner(device: configuration.device)
         var logger = logger
         logger[metadataKey: "device"] = .string(configuration.device)
@@ -37,7 +49,7 @@ public final class V4L2Camera: FrameSource {
     /// failures are handled by reopening.
     public func start() async throws(CameraError) {
         try await runner.start(threadName: "sw-camera") {
-            CaptureLoop(configuration: configuration, hub: hub, logger: logger)
+            CaptureLoop(configuration: configuration, detailCapture: detailCapture, hub: hub, logger: logger)
         }
     }
 
@@ -82,8 +94,11 @@ private final class CaptureLoop: CameraLoop, @unchecked Sendable {
     /// Messages already logged: a repeated device complaint is logged once, not per frame or retry.
     private var logged: Set<String> = []
 
-    init(configuration: CameraConfiguration, hub: CaptureHub, logger: Logger) {
+    let detailCapture: V4L2Camera.DetailCapture?
+
+    init(configuration: CameraConfiguration, detailCapture: V4L2Camera.DetailCapture?, hub: CaptureHub, logger: Logger) {
         self.configuration = configuration
+        self.detailCapture = detailCapture
         self.hub = hub
         self.logger = logger
     }
@@ -205,9 +220,10 @@ private final class CaptureLoop: CameraLoop, @unchecked Sendable {
             // The press scales the frame anyway: doing it here, out of the driver buffer, reads the
             // 12 MP frame once instead of copying it and reading the copy again.
             do {
-                hub.deliver(
-                    try scaler.downscaled(
-                        source, layout: layout, timestamp: timestamp, sequence: buffer.sequence, maxLongEdge: longEdge))
+                var shrunk = try scaler.downscaled(
+                    source, layout: layout, timestamp: timestamp, sequence: buffer.sequence, maxLongEdge: longEdge)
+                shrunk.detail = detailCapture?(shrunk, source, layout)
+                hub.deliver(shrunk)
             } catch {
                 // The pool is sized for the shrunk layout and the driver buffer checked above, so
                 // the one error left is an empty pool.

@@ -1,3 +1,5 @@
+import SwiftWingCore
+
 /// Reads every product code in a luma plane the way dedicated barcode readers do, within a fixed
 /// amount of work: find candidate regions (``BarcodeLocator``), scan each with ZBar along the
 /// rows (bars standing up) or columns (bars lying down), ask zxing-cpp when ZBar finds nothing,
@@ -39,15 +41,24 @@ public final class BarcodeReader {
     public static var libraryVersions: String { "ZBar \(ZBarScanner.version), zxing-cpp \(ZXingReader.version)" }
 
     /// Every valid product code in the plane, each once, in the order found.
+    ///
+    /// With `detail`, the plane is a scaled copy of a larger frame: regions are located on the plane (cheap, and the
+    /// same figures as a 1080p frame) and a region that gives no code is read again from the detail, the frame's
+    /// pixels as captured, where a code the scaling shrank below ZBar's resolution still has its bars.
     public func read(
-        luma plane: UnsafeRawBufferPointer, width: Int, height: Int, stride: Int
+        luma plane: UnsafeRawBufferPointer, width: Int, height: Int, stride: Int, detail: LumaDetail? = nil
     ) throws(IdentifyError) -> [Barcode] {
         guard width > 0, height > 0, stride >= width, plane.count >= stride * (height - 1) + width else {
             throw .badFrame("a \(width)x\(height) plane with stride \(stride) does not fit in \(plane.count) bytes")
         }
+        if let detail, detail.width < width || detail.height < height {
+            throw .badFrame(
+                "detail of a \(detail.width)x\(detail.height) frame cannot be behind a \(width)x\(height) frame")
+        }
         var found = Found()
         var remaining = budget.scannedPixels
         var read: [PixelRect] = []
+        var reReadCrops: Set<Int> = []
         for (rank, region) in locator.regions(in: plane, width: width, height: height, stride: stride).enumerated() {
             // A region mostly inside one that gave a code is the same code again.
             guard !read.contains(where: { $0.covers(mostOf: region.rect) }) else { continue }
@@ -64,6 +75,21 @@ public final class BarcodeReader {
             let attempts: [Attempt] = weak || rank > 0 ? [.plain, .halved, .zxing] : Attempt.allCases
             let lines: ZBarScanner.Lines = region.barsVertical ? .alongRows : .alongColumns
             try readWithRetries(crop, lines: lines, attempts: attempts, into: &found, remaining: &remaining)
+            if found.barcodes.count == before, let detail {
+                // The region's pieces as captured, plain and with zxing-cpp only: the enhanced retries are for faint
+                // codes, and these pixels are several times as many.
+                let large = Self.captured(region.rect, width: width, height: height, in: detail)
+                for index in detail.crops.indices where !reReadCrops.contains(index) {
+                    let crop = detail.crops[index]
+                    let rect = PixelRect(x: crop.x, y: crop.y, width: crop.width, height: crop.height)
+                    guard large.covers(mostOf: rect), rect.area <= remaining else { continue }
+                    reReadCrops.insert(index)
+                    let image = GreyImage(width: crop.width, height: crop.height, pixels: crop.pixels)
+                    try readWithRetries(
+                        image, lines: lines, attempts: [.plain, .zxing], into: &found, remaining: &remaining)
+                    if found.barcodes.count > before { break }
+                }
+            }
             if found.barcodes.count > before { read.append(region.rect) }
         }
         if found.barcodes.isEmpty, remaining >= width * height {
@@ -71,6 +97,53 @@ public final class BarcodeReader {
             try readWithRetries(whole, into: &found, remaining: &remaining)
         }
         return found.barcodes
+    }
+
+    /// The candidate regions located on a scaled frame, cut from the frame as captured: what ``read(luma:width:height:
+    /// stride:detail:)`` may read again. The most code-like first, up to `budget`'s pixels in all (a reader with that
+    /// budget cannot scan more anyway). Cheap enough for the capture loop: one locator pass and a few copies.
+    public static func detail(
+        locatedOn plane: UnsafeRawBufferPointer, width: Int, height: Int, stride: Int,
+        captured: UnsafeRawBufferPointer, capturedWidth: Int, capturedHeight: Int, capturedStride: Int,
+        budget: Budget = .standard
+    ) -> LumaDetail? {
+        guard width > 0, height > 0, stride >= width, plane.count >= stride * (height - 1) + width,
+            capturedWidth > width || capturedHeight > height, capturedStride >= capturedWidth,
+            captured.count >= capturedStride * (capturedHeight - 1) + capturedWidth
+        else { return nil }
+        let shape = LumaDetail(width: capturedWidth, height: capturedHeight, crops: [])
+        var crops: [LumaDetail.Crop] = []
+        var taken: [PixelRect] = []
+        var remaining = budget.scannedPixels
+        let locator = BarcodeLocator()
+        for region in locator.regions(in: plane, width: width, height: height, stride: stride) {
+            let large = Self.captured(region.rect, width: width, height: height, in: shape)
+            // A large region (a code among spines or print) is located again at full resolution, where its code
+            // is a small part of it; a small one is kept whole.
+            var pieces = [large]
+            if large.area > budget.scannedPixels / 4 {
+                let origin = large.y * capturedStride + large.x
+                let subplane = UnsafeRawBufferPointer(rebasing: captured[origin...])
+                pieces = locator.regions(in: subplane, width: large.width, height: large.height, stride: capturedStride)
+                    .map { PixelRect(x: large.x + $0.rect.x, y: large.y + $0.rect.y, width: $0.rect.width,
+                        height: $0.rect.height) }
+            }
+            for piece in pieces where piece.area <= remaining && !taken.contains(where: { $0.covers(mostOf: piece) }) {
+                remaining -= piece.area
+                taken.append(piece)
+                crops.append(
+                    LumaDetail.Crop(
+                        copying: captured, stride: capturedStride, x: piece.x, y: piece.y, width: piece.width,
+                        height: piece.height))
+            }
+        }
+        return crops.isEmpty ? nil : LumaDetail(width: capturedWidth, height: capturedHeight, crops: crops)
+    }
+
+    /// A region of a `width` x `height` frame in the pixels of the frame it was scaled from.
+    private static func captured(_ rect: PixelRect, width: Int, height: Int, in detail: LumaDetail) -> PixelRect {
+        rect.scaled(x: Double(detail.width) / Double(width), y: Double(detail.height) / Double(height))
+            .clipped(width: detail.width, height: detail.height)
     }
 
     /// One way of reading a region, in the order tried.

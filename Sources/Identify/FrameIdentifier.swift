@@ -33,13 +33,23 @@ public final class FrameIdentifier {
         self.reader = try BarcodeReader(budget: budget)
     }
 
-    public func identify(frame: YUV420Frame) throws(IdentifyError) -> Identification {
+    /// Identifies `frame`; regions that give no code are read again from `frame.detail` (set by a camera that scales
+    /// its frames down) or, for a frame scaled here, from `fullResolution`, the frame it was scaled from.
+    public func identify(frame: YUV420Frame, fullResolution: YUV420Frame? = nil) throws(IdentifyError) -> Identification {
         let start = MonotonicInstant.now()
         let luma = UnsafeRawBufferPointer(frame.luma)
         let layout = frame.layout
         let (width, height, stride) = (layout.width, layout.height, layout.lumaStride)
         let quality = try meter.measure(luma: luma, width: width, height: height, stride: stride)
-        let barcodes = try reader.read(luma: luma, width: width, height: height, stride: stride)
+        let detail =
+            frame.detail
+            ?? fullResolution.flatMap { original in
+                BarcodeReader.detail(
+                    locatedOn: luma, width: width, height: height, stride: stride,
+                    captured: UnsafeRawBufferPointer(original.luma), capturedWidth: original.width,
+                    capturedHeight: original.height, capturedStride: original.layout.lumaStride, budget: reader.budget)
+            }
+        let barcodes = try reader.read(luma: luma, width: width, height: height, stride: stride, detail: detail)
         let elapsed = Double(MonotonicInstant.now().nanoseconds(since: start)) / 1_000_000
         return Identification(
             barcodes: barcodes, quality: quality, verdict: quality.verdict(thresholds), milliseconds: elapsed)

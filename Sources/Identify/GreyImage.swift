@@ -179,6 +179,15 @@ struct PixelRect: Sendable, Hashable {
         return PixelRect(x: left, y: top, width: right - left, height: bottom - top)
     }
 
+    /// This rectangle in a picture `x` times as wide and `y` times as tall, rounded outwards.
+    func scaled(x factorX: Double, y factorY: Double) -> PixelRect {
+        let left = Int((Double(x) * factorX).rounded(.down))
+        let top = Int((Double(y) * factorY).rounded(.down))
+        let right = Int((Double(x + width) * factorX).rounded(.up))
+        let bottom = Int((Double(y + height) * factorY).rounded(.up))
+        return PixelRect(x: left, y: top, width: right - left, height: bottom - top)
+    }
+
     /// Whether more than half of `other` lies inside this rectangle.
     func covers(mostOf other: PixelRect) -> Bool {
         let width = min(x + self.width, other.x + other.width) - max(x, other.x)

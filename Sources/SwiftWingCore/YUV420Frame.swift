@@ -37,6 +37,8 @@ public struct YUV420Frame: Sendable {
     public var timestamp: MonotonicInstant
     /// The driver's frame counter (or the source's own), for spotting dropped frames.
     public var sequence: UInt32
+    /// Barcode-like regions at the resolution the camera captured, when it scaled this frame down from more pixels.
+    public var detail: LumaDetail?
 
     public init(layout: YUV420Layout, buffer: PixelBuffer, timestamp: MonotonicInstant, sequence: UInt32 = 0) {
         precondition(buffer.capacity >= layout.byteCount, "buffer too small for \(layout)")

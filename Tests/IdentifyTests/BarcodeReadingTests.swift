@@ -66,6 +66,42 @@ struct BarcodeReadingTests {
         #expect(try FrameIdentifier().identify(frame: padded).barcodes.map(\.text) == [digits])
     }
 
+    @Test("codes a large sensor's scaling shrinks are read again from the frame as captured")
+    func reReadAtFullResolution() throws {
+        let identifier = try FrameIdentifier()
+        let shelf = try Fixtures.frame(Fixtures.shelves + "/one_shelf.jpg")
+        let background = try YUV420Scaler().resized(shelf, width: 3840, height: 2160)
+        var onScaled = 0
+        var reRead = 0
+        var onFull = 0
+        // Every fifth picture of the small-code set: 240x240 photos whose codes are two pixels a module as taken.
+        let cases = try Fixtures.barcodeSet("ean13-3", expectedCount: 55).enumerated().filter { $0.offset % 5 == 0 }
+        for (_, (path, digits)) in cases {
+            let camera = Fixtures.pasted(try Fixtures.frame(path), into: background)
+            let scaled = try YUV420Scaler().downscaled(camera, maxLongEdge: 1920)
+            if try identifier.identify(frame: scaled).barcodes.map(\.text).contains(digits) { onScaled += 1 }
+            let codes = try identifier.identify(frame: scaled, fullResolution: camera).barcodes.map(\.text)
+            if codes.contains(digits) { reRead += 1 }
+            if try identifier.identify(frame: camera).barcodes.map(\.text).contains(digits) { onFull += 1 }
+        }
+        // At half size these codes are below ZBar's resolution: the scaled frame alone reads (almost) none of them.
+        #expect(onScaled <= cases.count / 4, "scaled: \(onScaled) of \(cases.count)")
+        #expect(reRead >= onFull, "re-read \(reRead), full frame \(onFull) of \(cases.count)")
+        #expect(reRead > onScaled, "re-read \(reRead), scaled \(onScaled) of \(cases.count)")
+    }
+
+    @Test("detail of a frame smaller than the one it stands behind is refused")
+    func detailSmallerThanFrame() throws {
+        let reader = try BarcodeReader()
+        let plane = [UInt8](repeating: 128, count: 64 * 48)
+        let detail = LumaDetail(width: 32, height: 24, crops: [])
+        #expect(throws: IdentifyError.self) {
+            try plane.withUnsafeBytes { luma in
+                _ = try reader.read(luma: luma, width: 64, height: 48, stride: 64, detail: detail)
+            }
+        }
+    }
+
     @Test("a shelf photo without a barcode gives none")
     func noCodeOnShelf() throws {
         let frame = try Fixtures.frame(Fixtures.shelves + "/two_shelves.jpg")

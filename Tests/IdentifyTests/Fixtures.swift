@@ -32,6 +32,22 @@ enum Fixtures {
         try PictureFile.frame(contentsOf: path)
     }
 
+    /// `picture`'s luma pasted into the middle of a copy of `background` (chroma left as it was).
+    static func pasted(_ picture: YUV420Frame, into background: YUV420Frame) -> YUV420Frame {
+        let result = YUV420Frame(layout: background.layout)
+        result.buffer.bytes.copyMemory(
+            from: UnsafeRawBufferPointer(rebasing: background.buffer.bytes[0..<background.layout.byteCount]))
+        let x0 = (background.width - picture.width) / 2
+        let y0 = (background.height - picture.height) / 2
+        for row in 0..<picture.height {
+            for column in 0..<picture.width {
+                result.luma[(y0 + row) * result.layout.lumaStride + x0 + column] =
+                    picture.luma[row * picture.layout.lumaStride + column]
+            }
+        }
+        return result
+    }
+
     /// `pictures` side by side on a mid-grey frame (a table top), `gap` pixels apart (luma only;
     /// chroma neutral).
     static func sideBySide(_ pictures: [YUV420Frame], gap: Int = 40) -> YUV420Frame {

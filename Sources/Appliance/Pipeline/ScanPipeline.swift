@@ -205,7 +205,8 @@ public final class ScanPipeline: Sendable {
     }
 
     /// Runs on the worker thread: pure CPU work on the frame. The frame is identified after
-    /// scaling (at most `maxLongEdge`, 1920 px by default: the size the barcode figures are for).
+    /// scaling (at most `maxLongEdge`, 1920 px by default: the size the barcode figures are for), with the
+    /// frame as captured behind it for codes the scaling shrank too far.
     /// A V4L2 camera delivers frames already shrunk to that size (scaled out of its driver
     /// buffer), so the scale here is a no-op for them; rotating after the area scale gives the
     /// same picture as before it.
@@ -214,14 +215,22 @@ public final class ScanPipeline: Sendable {
     static func process<Saved, Failure: Error>(
         _ frame: YUV420Frame, settings: Settings, saveJPEG: (UnsafeRawBufferPointer) throws(Failure) -> Saved
     ) throws -> Processed<Saved> {
-        let upright = settings.rotation == .none ? frame : try rotated(frame, by: settings.rotation)
+        var upright = frame
+        if settings.rotation != .none {
+            upright = try rotated(frame, by: settings.rotation)
+            upright.detail = frame.detail?.turned(clockwiseQuarterTurns: settings.rotation.degrees / 90)
+        }
         let scaler = YUV420Scaler()
         let scaled = try scaler.downscaled(upright, maxLongEdge: settings.maxLongEdge)
         let encoder = try JPEGEncoder(quality: settings.jpegQuality)
         let saved = try encoder.withJPEG(of: scaled) { jpeg in Result { () throws(Failure) in try saveJPEG(jpeg) } }.get()
         let thumbnail = try Thumbnail(of: scaled, longEdge: settings.thumbnailLongEdge, encoder: encoder, scaler: scaler)
-        // A ZBar scanner per frame: the identifier is not Sendable and costs microseconds to make.
-        let identification = try? FrameIdentifier(thresholds: settings.identify.thresholds).identify(frame: scaled)
+        // A ZBar scanner per frame: the identifier is not Sendable and costs microseconds to make. Regions located on
+        // the scaled frame that give no code are read again as captured: from the detail a V4L2 camera that scales
+        // its frames keeps beside them, or from the frame before the scaling just done.
+        let original = upright.width > scaled.width || upright.height > scaled.height ? upright : nil
+        let identification = try? FrameIdentifier(thresholds: settings.identify.thresholds)
+            .identify(frame: scaled, fullResolution: original)
         return Processed(
             saved: saved, thumbnail: thumbnail.jpeg, width: scaled.width, height: scaled.height,
             identification: identification)
