@@ -254,12 +254,9 @@ public struct ApplianceDaemon: Sendable {
                 // shrink makes too small to read are read from them (BarcodeReader.detail).
                 return try V4L2Camera(
                     configuration: cameraConfiguration,
-                    detailCapture: { shrunk, captured, layout in
+                    detailCapture: { _, captured, layout in
                         BarcodeReader.detail(
-                            locatedOn: UnsafeRawBufferPointer(shrunk.luma), width: shrunk.width,
-                            height: shrunk.height, stride: shrunk.layout.lumaStride, captured: captured,
-                            capturedWidth: layout.width, capturedHeight: layout.height,
-                            capturedStride: layout.lumaStride)
+                            captured: captured, width: layout.width, height: layout.height, stride: layout.lumaStride)
                     },
                     logger: cameraLogger)
             } catch {

@@ -5,8 +5,9 @@ import SwiftWingCore
 /// rows (bars standing up) or columns (bars lying down), ask zxing-cpp when ZBar finds nothing,
 /// and retry the most code-like region halved or doubled, contrast-stretched and sharpened.
 /// ZBar decodes each scanline in both directions, so upside-down codes read like upright ones.
-/// When no region gives a code and the budget allows, the whole frame is scanned (this catches
-/// codes the locator missed in small pictures).
+/// A small picture (half the budget or less) is first scanned whole, as ZBar alone would; when no
+/// region gives a code and the budget allows, the whole frame is retried with the enhancements
+/// (this catches codes the locator missed in small pictures).
 ///
 /// The budget counts pixels handed to ZBar, not milliseconds, so a frame reads the same on a
 /// busy machine as on an idle one.
@@ -42,9 +43,9 @@ public final class BarcodeReader {
 
     /// Every valid product code in the plane, each once, in the order found.
     ///
-    /// With `detail`, the plane is a scaled copy of a larger frame: regions are located on the plane (cheap, and the
-    /// same figures as a 1080p frame) and a region that gives no code is read again from the detail, the frame's
-    /// pixels as captured, where a code the scaling shrank below ZBar's resolution still has its bars.
+    /// With `detail`, the plane is a scaled copy of a larger frame: after the plane's own regions, the detail's (the
+    /// frame's regions as captured, ``detail(captured:width:height:stride:budget:)``) are read where no code was read
+    /// yet: a code the scaling shrank below ZBar's resolution still has its bars there.
     public func read(
         luma plane: UnsafeRawBufferPointer, width: Int, height: Int, stride: Int, detail: LumaDetail? = nil
     ) throws(IdentifyError) -> [Barcode] {
@@ -58,7 +59,14 @@ public final class BarcodeReader {
         var found = Found()
         var remaining = budget.scannedPixels
         var read: [PixelRect] = []
-        var reReadCrops: Set<Int> = []
+        // A picture of at most half the budget is first scanned whole, every row and column, as ZBar alone (zbarimg)
+        // scans it: on such pictures the reader finds at least what ZBar alone finds, then looks for more.
+        let scannedWhole = width * height <= budget.scannedPixels / 2
+        if scannedWhole {
+            let whole = GreyImage(plane, width: width, height: height, stride: stride)
+            remaining -= whole.pixels.count
+            _ = found.add(try scanner.scan(whole, lines: .all))
+        }
         for (rank, region) in locator.regions(in: plane, width: width, height: height, stride: stride).enumerated() {
             // A region mostly inside one that gave a code is the same code again.
             guard !read.contains(where: { $0.covers(mostOf: region.rect) }) else { continue }
@@ -75,75 +83,74 @@ public final class BarcodeReader {
             let attempts: [Attempt] = weak || rank > 0 ? [.plain, .halved, .zxing] : Attempt.allCases
             let lines: ZBarScanner.Lines = region.barsVertical ? .alongRows : .alongColumns
             try readWithRetries(crop, lines: lines, attempts: attempts, into: &found, remaining: &remaining)
-            if found.barcodes.count == before, let detail {
-                // The region's pieces as captured, plain and with zxing-cpp only: the enhanced retries are for faint
-                // codes, and these pixels are several times as many.
-                let large = Self.captured(region.rect, width: width, height: height, in: detail)
-                for index in detail.crops.indices where !reReadCrops.contains(index) {
-                    let crop = detail.crops[index]
-                    let rect = PixelRect(x: crop.x, y: crop.y, width: crop.width, height: crop.height)
-                    guard large.covers(mostOf: rect), rect.area <= remaining else { continue }
-                    reReadCrops.insert(index)
-                    let image = GreyImage(width: crop.width, height: crop.height, pixels: crop.pixels)
-                    try readWithRetries(
-                        image, lines: lines, attempts: [.plain, .zxing], into: &found, remaining: &remaining)
-                    if found.barcodes.count > before { break }
-                }
-            }
             if found.barcodes.count > before { read.append(region.rect) }
+        }
+        if let detail {
+            // The regions located on the frame as captured, read where no code was read on this frame yet: plain
+            // and with zxing-cpp only (the enhanced retries are for faint codes), within a budget of their own, so
+            // they never take pixels from the reads above: the reader finds at least what it finds without them.
+            var detailRemaining = budget.scannedPixels
+            let shrinkX = Double(width) / Double(detail.width)
+            let shrinkY = Double(height) / Double(detail.height)
+            for crop in detail.crops {
+                let here = PixelRect(x: crop.x, y: crop.y, width: crop.width, height: crop.height)
+                    .scaled(x: shrinkX, y: shrinkY).clipped(width: width, height: height)
+                guard !read.contains(where: { $0.covers(mostOf: here) }), crop.pixels.count <= detailRemaining else {
+                    continue
+                }
+                let before = found.barcodes.count
+                let image = GreyImage(width: crop.width, height: crop.height, pixels: crop.pixels)
+                let lines: ZBarScanner.Lines = crop.barsVertical ? .alongRows : .alongColumns
+                try readWithRetries(
+                    image, lines: lines, attempts: [.plain, .zxing], into: &found, remaining: &detailRemaining)
+                if found.barcodes.count > before { read.append(here) }
+            }
         }
         if found.barcodes.isEmpty, remaining >= width * height {
             let whole = GreyImage(plane, width: width, height: height, stride: stride)
-            try readWithRetries(whole, into: &found, remaining: &remaining)
+            let attempts = Attempt.allCases.filter { !scannedWhole || $0 != .plain }
+            try readWithRetries(whole, attempts: attempts, into: &found, remaining: &remaining)
         }
         return found.barcodes
     }
 
-    /// The candidate regions located on a scaled frame, cut from the frame as captured: what ``read(luma:width:height:
-    /// stride:detail:)`` may read again. The most code-like first, up to `budget`'s pixels in all (a reader with that
-    /// budget cannot scan more anyway). Cheap enough for the capture loop: one locator pass and a few copies.
+    /// The candidate regions of a frame as captured, before it is scaled down: what ``read(luma:width:height:stride:
+    /// detail:)`` reads where the scaled frame gave no code. Located on the captured pixels, where a code the scaling
+    /// shrinks below ZBar's resolution still has edges to find; a large region (a code among spines or print) is
+    /// located again inside itself. The most code-like first, up to `budget`'s pixels in all. Cheap enough for the
+    /// capture loop: a locator pass reads every fourth row, then a few copies.
     public static func detail(
-        locatedOn plane: UnsafeRawBufferPointer, width: Int, height: Int, stride: Int,
-        captured: UnsafeRawBufferPointer, capturedWidth: Int, capturedHeight: Int, capturedStride: Int,
-        budget: Budget = .standard
+        captured plane: UnsafeRawBufferPointer, width: Int, height: Int, stride: Int, budget: Budget = .standard
     ) -> LumaDetail? {
-        guard width > 0, height > 0, stride >= width, plane.count >= stride * (height - 1) + width,
-            capturedWidth > width || capturedHeight > height, capturedStride >= capturedWidth,
-            captured.count >= capturedStride * (capturedHeight - 1) + capturedWidth
-        else { return nil }
-        let shape = LumaDetail(width: capturedWidth, height: capturedHeight, crops: [])
+        guard width > 0, height > 0, stride >= width, plane.count >= stride * (height - 1) + width else { return nil }
         var crops: [LumaDetail.Crop] = []
         var taken: [PixelRect] = []
         var remaining = budget.scannedPixels
         let locator = BarcodeLocator()
         for region in locator.regions(in: plane, width: width, height: height, stride: stride) {
-            let large = Self.captured(region.rect, width: width, height: height, in: shape)
-            // A large region (a code among spines or print) is located again at full resolution, where its code
-            // is a small part of it; a small one is kept whole.
-            var pieces = [large]
-            if large.area > budget.scannedPixels / 4 {
-                let origin = large.y * capturedStride + large.x
-                let subplane = UnsafeRawBufferPointer(rebasing: captured[origin...])
-                pieces = locator.regions(in: subplane, width: large.width, height: large.height, stride: capturedStride)
-                    .map { PixelRect(x: large.x + $0.rect.x, y: large.y + $0.rect.y, width: $0.rect.width,
-                        height: $0.rect.height) }
+            var pieces = [region]
+            if region.rect.area > budget.scannedPixels / 4 {
+                let rect = region.rect
+                let inside = UnsafeRawBufferPointer(rebasing: plane[(rect.y * stride + rect.x)...])
+                pieces = locator.regions(in: inside, width: rect.width, height: rect.height, stride: stride).map {
+                    var piece = $0
+                    piece.rect.x += rect.x
+                    piece.rect.y += rect.y
+                    return piece
+                }
             }
-            for piece in pieces where piece.area <= remaining && !taken.contains(where: { $0.covers(mostOf: piece) }) {
-                remaining -= piece.area
-                taken.append(piece)
-                crops.append(
-                    LumaDetail.Crop(
-                        copying: captured, stride: capturedStride, x: piece.x, y: piece.y, width: piece.width,
-                        height: piece.height))
+            for piece in pieces {
+                let rect = piece.rect
+                guard rect.area <= remaining, !taken.contains(where: { $0.covers(mostOf: rect) }) else { continue }
+                remaining -= rect.area
+                taken.append(rect)
+                var crop = LumaDetail.Crop(
+                    copying: plane, stride: stride, x: rect.x, y: rect.y, width: rect.width, height: rect.height)
+                crop.barsVertical = piece.barsVertical
+                crops.append(crop)
             }
         }
-        return crops.isEmpty ? nil : LumaDetail(width: capturedWidth, height: capturedHeight, crops: crops)
-    }
-
-    /// A region of a `width` x `height` frame in the pixels of the frame it was scaled from.
-    private static func captured(_ rect: PixelRect, width: Int, height: Int, in detail: LumaDetail) -> PixelRect {
-        rect.scaled(x: Double(detail.width) / Double(width), y: Double(detail.height) / Double(height))
-            .clipped(width: detail.width, height: detail.height)
+        return crops.isEmpty ? nil : LumaDetail(width: width, height: height, crops: crops)
     }
 
     /// One way of reading a region, in the order tried.

@@ -45,9 +45,8 @@ public final class FrameIdentifier {
             frame.detail
             ?? fullResolution.flatMap { original in
                 BarcodeReader.detail(
-                    locatedOn: luma, width: width, height: height, stride: stride,
-                    captured: UnsafeRawBufferPointer(original.luma), capturedWidth: original.width,
-                    capturedHeight: original.height, capturedStride: original.layout.lumaStride, budget: reader.budget)
+                    captured: UnsafeRawBufferPointer(original.luma), width: original.width, height: original.height,
+                    stride: original.layout.lumaStride, budget: reader.budget)
             }
         let barcodes = try reader.read(luma: luma, width: width, height: height, stride: stride, detail: detail)
         let elapsed = Double(MonotonicInstant.now().nanoseconds(since: start)) / 1_000_000

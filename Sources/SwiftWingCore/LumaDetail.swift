@@ -9,6 +9,8 @@ public struct LumaDetail: Sendable {
         public var width: Int
         public var height: Int
         public var pixels: [UInt8]
+        /// Whether the bars of the code that may be here run up and down (read along rows) or across (columns).
+        public var barsVertical = true
 
         public init(x: Int, y: Int, width: Int, height: Int, pixels: [UInt8]) {
             precondition(width > 0 && height > 0 && pixels.count == width * height, "a crop holds its pixels")
@@ -82,8 +84,10 @@ public struct LumaDetail: Sendable {
                     pixels[column * crop.height + (crop.height - 1 - row)] = crop.pixels[row * crop.width + column]
                 }
             }
-            return Crop(
+            var turned = Crop(
                 x: height - crop.y - crop.height, y: crop.x, width: crop.height, height: crop.width, pixels: pixels)
+            turned.barsVertical = !crop.barsVertical
+            return turned
         }
         return LumaDetail(width: height, height: width, crops: crops)
     }

@@ -1,3 +1,4 @@
+import Foundation
 import Identify
 import Imaging
 import SwiftWingCore
@@ -88,6 +89,41 @@ struct BarcodeReadingTests {
         #expect(onScaled <= cases.count / 4, "scaled: \(onScaled) of \(cases.count)")
         #expect(reRead >= onFull, "re-read \(reRead), full frame \(onFull) of \(cases.count)")
         #expect(reRead > onScaled, "re-read \(reRead), scaled \(onScaled) of \(cases.count)")
+    }
+
+    @Test("every code ZBar alone reads in a fixture picture (zbarimg, every scanline) the reader reads too")
+    func atLeastWhatZBarAloneReads() throws {
+        let identifier = try FrameIdentifier()
+        var zbarRead = 0
+        for (set, count) in [("ean13-1", 34), ("ean13-3", 55)] {
+            for (path, digits) in try Fixtures.barcodeSet(set, expectedCount: count) {
+                guard try Self.zbarimg(path).contains(digits) else { continue }
+                zbarRead += 1
+                let ours = try identifier.identify(frame: try Fixtures.frame(path)).barcodes.map(\.text)
+                #expect(ours.contains(digits), "zbarimg reads \(digits) in \(path); the reader found \(ours)")
+            }
+        }
+        // zbarimg reads most of both sets: the comparison covers real work.
+        #expect(zbarRead >= 70, "zbarimg read only \(zbarRead) of 89 pictures")
+    }
+
+    /// The codes `zbarimg` (ZBar's own command, every row and column) prints for a picture.
+    static func zbarimg(_ path: String) throws -> [String] {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/zbarimg")
+        process.arguments = ["-q", "--raw", path]
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = FileHandle.nullDevice
+        do {
+            try process.run()
+        } catch {
+            Issue.record("zbarimg could not run (\(error)): install zbar-tools (scripts/install-deps.sh test does)")
+            throw error
+        }
+        let data = output.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return String(decoding: data, as: UTF8.self).split(whereSeparator: \.isNewline).map(String.init)
     }
 
     @Test("detail of a frame smaller than the one it stands behind is refused")
