@@ -1,0 +1,277 @@
+import Foundation
+import GRDB
+
+/// A catalogue in SQLite, built once from its CSV and kept in a file so a restart does not rebuild it: the entries,
+/// an FTS5 trigram index over their folded text (title and authors in one column, the call number tag in another),
+/// and the document frequencies of words and trigrams the matcher weighs evidence by.
+///
+/// Text is indexed compacted (folded, spaces dropped: "guiadelamusculacion"), and spines are queried the same way,
+/// so trigrams still meet when OCR merged or split words. Only the frequency tables live in memory (tens of
+/// thousands of words and trigrams, whatever the catalogue's size); entries stay on disk behind SQLite's page cache.
+public final class CatalogueIndex: Sendable {
+    /// Bumped when the schema or the indexed text changes, so an old index file is rebuilt.
+    static let formatVersion = "4"
+
+    let database: DatabaseQueue
+    public let entryCount: Int
+    let wordDocuments: [String: Int32]
+    let textGramDocuments: [UInt64: Int32]
+    let tagGramDocuments: [UInt64: Int32]
+    /// Where the index lives, and whether this open built it (false: reused from an earlier run).
+    public let path: String
+    public let built: Bool
+
+    /// Opens the index of the catalogue CSV at `cataloguePath`, building it first when there is none or the CSV
+    /// changed (size or modification time). `indexPath` defaults to ``defaultIndexPath(catalogue:)``.
+    public static func open(catalogue cataloguePath: String, indexPath: String? = nil) throws -> CatalogueIndex {
+        let indexPath = indexPath ?? defaultIndexPath(catalogue: cataloguePath)
+        let stamp = try sourceStamp(cataloguePath)
+        if FileManager.default.fileExists(atPath: indexPath), let index = try? CatalogueIndex(path: indexPath, built: false),
+            try index.meta("source") == stamp, try index.meta("format") == formatVersion
+        {
+            return index
+        }
+        try build(catalogue: cataloguePath, into: indexPath, stamp: stamp)
+        return try CatalogueIndex(path: indexPath, built: true)
+    }
+
+    /// `FILE.index.sqlite` beside the CSV when its folder is writable, else a file named after the CSV's full path
+    /// in `$XDG_CACHE_HOME/swiftwing-recognizer` (or `~/.cache/swiftwing-recognizer`).
+    public static func defaultIndexPath(catalogue: String) -> String {
+        let url = URL(fileURLWithPath: catalogue).standardizedFileURL
+        let folder = url.deletingLastPathComponent().path
+        if FileManager.default.isWritableFile(atPath: folder) { return url.path + ".index.sqlite" }
+        let environment = ProcessInfo.processInfo.environment
+        let cache = environment["XDG_CACHE_HOME"] ?? (NSHomeDirectory() + "/.cache")
+        let name = url.path.map { $0.isLetter || $0.isNumber ? $0 : "_" }
+        return cache + "/swiftwing-recognizer/" + String(name) + ".index.sqlite"
+    }
+
+    private init(path: String, built: Bool) throws {
+        var configuration = Configuration()
+        configuration.readonly = true
+        configuration.label = "catalogue-index"
+        configuration.prepareDatabase { db in
+            // A bounded page cache (8 MiB) whatever the catalogue's size; the file's pages are the OS's to cache.
+            try db.execute(sql: "PRAGMA cache_size = -8192")
+        }
+        let queue = try DatabaseQueue(path: path, configuration: configuration)
+        let (count, words, textGrams, tagGrams) = try queue.read { db in
+            let count = try Int.fetchOne(db, sql: "SELECT count(*) FROM entry") ?? 0
+            var words: [String: Int32] = [:]
+            let wordRows = try Row.fetchCursor(db, sql: "SELECT word, documents FROM word_frequency")
+            while let row = try wordRows.next() {
+                let word: String = row[0]
+                words[word] = row[1]
+            }
+            var textGrams: [UInt64: Int32] = [:]
+            var tagGrams: [UInt64: Int32] = [:]
+            let gramRows = try Row.fetchCursor(db, sql: "SELECT gram, text_documents, tag_documents FROM gram_frequency")
+            while let row = try gramRows.next() {
+                let gram: Int64 = row[0]
+                let text: Int32 = row[1]
+                let tag: Int32 = row[2]
+                if text > 0 { textGrams[UInt64(bitPattern: gram)] = text }
+                if tag > 0 { tagGrams[UInt64(bitPattern: gram)] = tag }
+            }
+            return (count, words, textGrams, tagGrams)
+        }
+        database = queue
+        self.path = path
+        self.built = built
+        entryCount = count
+        wordDocuments = words
+        textGramDocuments = textGrams
+        tagGramDocuments = tagGrams
+    }
+
+    private func meta(_ key: String) throws -> String? {
+        try database.read { db in try String.fetchOne(db, sql: "SELECT value FROM meta WHERE key = ?", arguments: [key]) }
+    }
+
+    private static func sourceStamp(_ path: String) throws -> String {
+        let attributes: [FileAttributeKey: Any]
+        do {
+            attributes = try FileManager.default.attributesOfItem(atPath: path)
+        } catch {
+            throw CatalogueImportError(file: path, line: 0, column: nil, reason: "cannot read the file; check the path")
+        }
+        let size = (attributes[.size] as? NSNumber)?.int64Value ?? -1
+        let modified = (attributes[.modificationDate] as? Date)?.timeIntervalSince1970 ?? 0
+        return "\(size) \(modified)"
+    }
+
+    /// What a build did, for the benchmark.
+    public struct BuildReport: Sendable {
+        public var entries: Int
+        public var format: CatalogueFormat
+        public var bytes: Int64
+    }
+
+    /// Builds the index of `cataloguePath` into `indexPath`: written to a temporary file beside it and renamed into
+    /// place, so a build that fails or is interrupted leaves any earlier index as it was.
+    @discardableResult
+    public static func build(catalogue cataloguePath: String, into indexPath: String, stamp: String? = nil) throws
+        -> BuildReport
+    {
+        let stamp = try stamp ?? sourceStamp(cataloguePath)
+        let folder = URL(fileURLWithPath: indexPath).deletingLastPathComponent().path
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        let temporary = indexPath + ".building-\(getpid())"
+        try? FileManager.default.removeItem(atPath: temporary)
+        var count = 0
+        var format = CatalogueFormat.libraryDataset
+        do {
+            var configuration = Configuration()
+            configuration.prepareDatabase { db in
+                // The file is renamed into place only when complete, so no journal is needed while writing it.
+                try db.execute(sql: "PRAGMA journal_mode = OFF; PRAGMA synchronous = OFF; PRAGMA cache_size = -32768")
+            }
+            let queue = try DatabaseQueue(path: temporary, configuration: configuration)
+            try queue.writeWithoutTransaction { db in
+                try db.execute(
+                    sql: """
+                        CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
+                        CREATE TABLE entry(
+                            id INTEGER PRIMARY KEY, title TEXT NOT NULL, authors TEXT NOT NULL,
+                            isbn TEXT, tag TEXT, series TEXT);
+                        CREATE VIRTUAL TABLE entry_text USING fts5(
+                            text, content='', columnsize=0, detail=none, tokenize='trigram');
+                        CREATE VIRTUAL TABLE entry_tag USING fts5(
+                            tag, content='', columnsize=0, detail=none, tokenize='trigram');
+                        CREATE TABLE word_frequency(word TEXT PRIMARY KEY, documents INTEGER NOT NULL) WITHOUT ROWID;
+                        CREATE TABLE gram_frequency(
+                            gram INTEGER PRIMARY KEY, text_documents INTEGER NOT NULL, tag_documents INTEGER NOT NULL);
+                        """)
+                var words: [String: Int32] = [:]
+                var grams: [UInt64: (text: Int32, tag: Int32)] = [:]
+                try db.inTransaction {
+                    let insertEntry = try db.makeStatement(
+                        sql: "INSERT INTO entry(id, title, authors, isbn, tag, series) VALUES (?, ?, ?, ?, ?, ?)")
+                    let insertText = try db.makeStatement(sql: "INSERT INTO entry_text(rowid, text) VALUES (?, ?)")
+                    let insertTag = try db.makeStatement(sql: "INSERT INTO entry_tag(rowid, tag) VALUES (?, ?)")
+                    format = try CatalogueImport.read(path: cataloguePath) { entry in
+                        count += 1
+                        try insertEntry.execute(arguments: [
+                            count, entry.title, entry.authors.joined(separator: "\n"), entry.isbn, entry.tag,
+                            entry.series,
+                        ])
+                        let text = indexedText(entry)
+                        let tag = Normalisation.compact(Normalisation.fold(entry.tag ?? ""))
+                        try insertText.execute(arguments: [count, String(scalars: text)])
+                        if !tag.isEmpty { try insertTag.execute(arguments: [count, String(scalars: tag)]) }
+                        for gram in Set(trigrams(text)) { grams[gram, default: (0, 0)].text += 1 }
+                        for gram in Set(trigrams(tag)) { grams[gram, default: (0, 0)].tag += 1 }
+                        let entryWords = Set(
+                            Normalisation.words(entry.title) + entry.authors.flatMap(Normalisation.words))
+                        for word in entryWords { words[word, default: 0] += 1 }
+                    }
+                    return .commit
+                }
+                try db.inTransaction {
+                    let insertWord = try db.makeStatement(sql: "INSERT INTO word_frequency VALUES (?, ?)")
+                    for (word, documents) in words { try insertWord.execute(arguments: [word, documents]) }
+                    let insertGram = try db.makeStatement(sql: "INSERT INTO gram_frequency VALUES (?, ?, ?)")
+                    for (gram, documents) in grams {
+                        try insertGram.execute(arguments: [Int64(bitPattern: gram), documents.text, documents.tag])
+                    }
+                    try db.execute(
+                        sql: "INSERT INTO meta VALUES ('format', ?), ('source', ?), ('catalogue', ?)",
+                        arguments: [formatVersion, stamp, cataloguePath])
+                    return .commit
+                }
+                try db.execute(sql: "INSERT INTO entry_text(entry_text) VALUES ('optimize')")
+                try db.execute(sql: "INSERT INTO entry_tag(entry_tag) VALUES ('optimize')")
+            }
+            try queue.close()
+            if FileManager.default.fileExists(atPath: indexPath) { try FileManager.default.removeItem(atPath: indexPath) }
+            try FileManager.default.moveItem(atPath: temporary, toPath: indexPath)
+        } catch {
+            try? FileManager.default.removeItem(atPath: temporary)
+            throw error
+        }
+        let bytes = (try? FileManager.default.attributesOfItem(atPath: indexPath)[.size] as? NSNumber)?.int64Value ?? 0
+        return BuildReport(entries: count, format: format, bytes: bytes)
+    }
+
+    /// The compacted title and authors an entry is found by.
+    static func indexedText(_ entry: CatalogueEntry) -> [UInt32] {
+        Normalisation.compact(Normalisation.fold(([entry.title] + entry.authors).joined(separator: " ")))
+    }
+
+    /// Each run of three scalars as one key (21 bits a scalar).
+    static func trigrams(_ scalars: [UInt32]) -> [UInt64] {
+        guard scalars.count >= 3 else { return [] }
+        return (0...(scalars.count - 3)).map { trigramKey(scalars[$0], scalars[$0 + 1], scalars[$0 + 2]) }
+    }
+
+    static func trigramKey(_ a: UInt32, _ b: UInt32, _ c: UInt32) -> UInt64 {
+        UInt64(a & 0x1F_FFFF) << 42 | UInt64(b & 0x1F_FFFF) << 21 | UInt64(c & 0x1F_FFFF)
+    }
+
+    static func trigramText(_ key: UInt64) -> String {
+        let scalars = [UInt32(key >> 42 & 0x1F_FFFF), UInt32(key >> 21 & 0x1F_FFFF), UInt32(key & 0x1F_FFFF)]
+        return String(scalars: scalars)
+    }
+
+    /// How many entries hold `word` among their title and author words (0 for a word the catalogue lacks).
+    func documents(word: String) -> Int { Int(wordDocuments[word] ?? 0) }
+
+    /// The ids of up to `limit` entries sharing the most trigrams with the spine's words, each trigram weighted by
+    /// its rarity (idf), best first. Only the `queryGrams` rarest trigrams the catalogue holds are looked up: that
+    /// bounds the postings read per spine, and rare trigrams are the ones that tell entries apart. Trigrams are taken
+    /// within the spine's words, since ones spanning two words are mostly chance ("badmemoria").
+    func candidates(words: [String], useTags: Bool, limit: Int, queryGrams: Int) throws -> [Int64] {
+        var seen = Set<UInt64>()
+        var grams: [(key: UInt64, documents: Int32, tag: Bool)] = []
+        for word in words {
+            for gram in Self.trigrams(Normalisation.compact(word)) where seen.insert(gram).inserted {
+                if let documents = textGramDocuments[gram] { grams.append((gram, documents, false)) }
+                if useTags, let documents = tagGramDocuments[gram] { grams.append((gram, documents, true)) }
+            }
+        }
+        guard !grams.isEmpty else { return [] }
+        grams.sort { $0.documents < $1.documents || ($0.documents == $1.documents && $0.key < $1.key) }
+        let total = Double(max(entryCount, 1))
+        return try database.read { db in
+            let textStatement = try db.cachedStatement(sql: "SELECT rowid FROM entry_text WHERE entry_text MATCH ?")
+            let tagStatement = try db.cachedStatement(sql: "SELECT rowid FROM entry_tag WHERE entry_tag MATCH ?")
+            var weights: [Int64: Double] = [:]
+            for gram in grams.prefix(queryGrams) {
+                let weight = log(total / Double(gram.documents)) + 0.5
+                let rows = try Int64.fetchCursor(
+                    gram.tag ? tagStatement : textStatement, arguments: ["\"" + Self.trigramText(gram.key) + "\""])
+                while let id = try rows.next() { weights[id, default: 0] += weight }
+            }
+            return weights.sorted { $0.value > $1.value || ($0.value == $1.value && $0.key < $1.key) }
+                .prefix(limit).map(\.key)
+        }
+    }
+
+    /// The entries with these ids.
+    func entries(_ ids: [Int64]) throws -> [Int64: CatalogueEntry] {
+        guard !ids.isEmpty else { return [:] }
+        return try database.read { db in
+            let placeholders = Array(repeating: "?", count: ids.count).joined(separator: ",")
+            let rows = try Row.fetchCursor(
+                db, sql: "SELECT id, title, authors, isbn, tag, series FROM entry WHERE id IN (\(placeholders))",
+                arguments: StatementArguments(ids))
+            var found: [Int64: CatalogueEntry] = [:]
+            while let row = try rows.next() {
+                let authors: String = row[2]
+                found[row[0]] = CatalogueEntry(
+                    title: row[1], authors: authors.isEmpty ? [] : authors.components(separatedBy: "\n"),
+                    isbn: row[3], tag: row[4], series: row[5])
+            }
+            return found
+        }
+    }
+}
+
+extension String {
+    init(scalars: [UInt32]) {
+        var view = String.UnicodeScalarView()
+        for value in scalars { if let scalar = Unicode.Scalar(value) { view.append(scalar) } }
+        self = String(view)
+    }
+}

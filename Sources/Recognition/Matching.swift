@@ -1,0 +1,267 @@
+import Foundation
+
+/// How the matcher weighs the evidence a spine gives for an entry, and where it draws its lines. The defaults are
+/// tuned on the development half of the Library Dataset's photos (Benchmarks/RecognizerBench/README.md).
+public struct MatchingOptions: Sendable, Hashable {
+    /// Use the catalogue's call number tags (a library's spine labels); off for a home owner's catalogue.
+    public var useTags: Bool
+    /// Entries fetched from the full-text index per spine, and rescored.
+    public var candidatesPerSpine: Int
+    /// Of those, the best few that enter the per-photo assignment.
+    public var assignedPerSpine: Int
+    /// Trigrams of the spine asked of the full-text index (the rarest ones the catalogue holds).
+    public var queryGrams: Int
+    /// Below this score a spine stays unmatched (nil).
+    public var acceptScore: Double
+    public var weights: MatchingWeights
+    public var calibration: ConfidenceCalibration
+
+    public init(
+        useTags: Bool = true, candidatesPerSpine: Int = 48, assignedPerSpine: Int = 8, queryGrams: Int = 32,
+        acceptScore: Double = 0.45, weights: MatchingWeights = MatchingWeights(),
+        calibration: ConfidenceCalibration = ConfidenceCalibration()
+    ) {
+        self.useTags = useTags
+        self.candidatesPerSpine = candidatesPerSpine
+        self.assignedPerSpine = assignedPerSpine
+        self.queryGrams = queryGrams
+        self.acceptScore = acceptScore
+        self.weights = weights
+        self.calibration = calibration
+    }
+}
+
+/// The weight of each kind of evidence in a candidate's score.
+public struct MatchingWeights: Sendable, Hashable {
+    public var title: Double = 1.0
+    public var surname: Double = 0.6
+    public var subtitle: Double = 0.2
+    public var forename: Double = 0.1
+    public var explained: Double = 0.5
+    public var tag: Double = 0.5
+    public init() {}
+}
+
+/// Confidence from a match's score and its lead over the next different book: a logistic curve fitted on the
+/// development photos so that matches at 0.8 or above are right at least 95 times in 100.
+public struct ConfidenceCalibration: Sendable, Hashable {
+    public var bias: Double = -6.0
+    public var score: Double = 6.0
+    public var lead: Double = 6.0
+    public init() {}
+
+    public func confidence(score: Double, lead: Double) -> Double {
+        1 / (1 + exp(-(bias + self.score * score + self.lead * lead)))
+    }
+}
+
+/// One catalogue entry scored against one spine, with the evidence behind the score (for tuning and `--explain`).
+public struct ScoredCandidate: Sendable, Hashable {
+    public var id: Int64
+    public var entry: CatalogueEntry
+    public var score: Double
+    public var features: MatchFeatures
+}
+
+/// The evidence a spine gives for an entry, each 0–1.
+public struct MatchFeatures: Sendable, Hashable, Codable {
+    /// How much of the main title (before " : ") the spine holds: idf-weighted words, or the title as one run.
+    public var title: Double = 0
+    /// How informative the found title is: its found words' idf sum over 12, capped at 1.
+    public var titleInformation: Double = 0
+    public var subtitle: Double = 0
+    public var surname: Double = 0
+    public var forename: Double = 0
+    /// The share of the spine's words (by letters) that the entry accounts for.
+    public var explained: Double = 0
+    public var tag: Double = 0
+}
+
+/// Matches spine texts against a ``CatalogueIndex``: trigram retrieval, a fuzzy rescoring that survives OCR noise,
+/// then one optimal assignment per photo.
+public final class CatalogueMatcher: SpineMatching {
+    public let index: CatalogueIndex
+    public let options: MatchingOptions
+
+    public init(index: CatalogueIndex, options: MatchingOptions = MatchingOptions()) {
+        self.index = index
+        self.options = options
+    }
+
+    /// The candidates for one spine, best first.
+    public func rank(_ spine: String) throws -> [ScoredCandidate] {
+        let prepared = PreparedSpine(spine)
+        guard !prepared.compact.isEmpty else { return [] }
+        let ids = try index.candidates(
+            words: prepared.words, useTags: options.useTags, limit: options.candidatesPerSpine,
+            queryGrams: options.queryGrams)
+        let entries = try index.entries(ids)
+        var scored: [ScoredCandidate] = []
+        scored.reserveCapacity(ids.count)
+        for id in ids {
+            guard let entry = entries[id] else { continue }
+            let features = self.features(of: entry, against: prepared)
+            scored.append(ScoredCandidate(id: id, entry: entry, score: score(features), features: features))
+        }
+        scored.sort { $0.score > $1.score || ($0.score == $1.score && $0.id < $1.id) }
+        return scored
+    }
+
+    public func assign(_ spines: [String]) throws -> [SpineMatch?] {
+        let ranked = try spines.map { try rank($0) }
+        return assign(ranked: ranked)
+    }
+
+    /// The per-photo assignment over already ranked candidates.
+    public func assign(ranked: [[ScoredCandidate]]) -> [SpineMatch?] {
+        var columns: [Int64: Int] = [:]
+        var columnIDs: [Int64] = []
+        for candidates in ranked {
+            for candidate in candidates.prefix(options.assignedPerSpine) where columns[candidate.id] == nil {
+                columns[candidate.id] = columnIDs.count
+                columnIDs.append(candidate.id)
+            }
+        }
+        var scores = [[Double]](repeating: [Double](repeating: 0, count: columnIDs.count), count: ranked.count)
+        for (row, candidates) in ranked.enumerated() {
+            for candidate in candidates.prefix(options.assignedPerSpine) {
+                scores[row][columns[candidate.id]!] = candidate.score
+            }
+        }
+        let chosen = Assignment.maximise(scores, floor: options.acceptScore)
+        return zip(ranked, chosen).map { (candidates, column) -> SpineMatch? in
+            guard let column else { return nil }
+            let id = columnIDs[column]
+            guard let match = candidates.first(where: { $0.id == id }) else { return nil }
+            // The lead is over the best candidate that is a different book (copies of one book score alike).
+            let rival = candidates.first { $0.id != id && !sameBook($0.entry, match.entry) }
+            let lead = match.score - (rival?.score ?? 0)
+            let confidence = options.calibration.confidence(score: match.score, lead: lead)
+            return SpineMatch(entry: match.entry, confidence: confidence)
+        }
+    }
+
+    func score(_ features: MatchFeatures) -> Double {
+        let weights = options.weights
+        var total = weights.title * features.title * (0.5 + 0.5 * features.titleInformation)
+        total += weights.surname * features.surname + weights.subtitle * features.subtitle
+        total += weights.forename * features.forename + weights.explained * features.explained
+        if options.useTags { total += weights.tag * features.tag }
+        return total
+    }
+
+    func features(of entry: CatalogueEntry, against spine: PreparedSpine) -> MatchFeatures {
+        var features = MatchFeatures()
+        let parts = Normalisation.titleParts(entry.title)
+        let mainWords = Normalisation.words(parts.main)
+        let subtitleWords = Normalisation.words(parts.subtitle)
+        var surnames: [String] = []
+        var forenames: [String] = []
+        for author in entry.authors {
+            let name = Normalisation.nameParts(author)
+            surnames += name.surnames
+            forenames += name.forenames
+        }
+        let (mainCoverage, mainInformation) = coverage(mainWords, spine)
+        let mainCompact = Normalisation.compact(mainWords.joined())
+        let runDistance = substringDistance(mainCompact, in: spine.compact)
+        // A short title read as one run counts only spelt exactly: one edit in five letters is mostly chance.
+        let runSimilarity = mainCompact.count < 6 && runDistance > 0
+            ? 0 : similarity(distance: runDistance, length: mainCompact.count)
+        features.title = max(mainCoverage, runSimilarity)
+        features.titleInformation = min(1, mainInformation / 12)
+        features.subtitle = coverage(subtitleWords, spine).coverage
+        features.surname = coverage(surnames, spine).coverage
+        features.forename = coverage(forenames, spine).coverage
+        let entryCompact = Normalisation.compact((mainWords + subtitleWords + surnames + forenames).joined())
+        var explained = 0
+        var total = 0
+        for word in spine.words where word.count >= 3 {
+            let letters = Normalisation.compact(word)
+            total += letters.count
+            if substringDistance(letters, in: entryCompact) <= letters.count / 4 { explained += letters.count }
+        }
+        features.explained = total == 0 ? 0 : Double(explained) / Double(total)
+        if options.useTags, let tag = entry.tag {
+            let tagCompact = Normalisation.compact(Normalisation.fold(tag))
+            features.tag = similarity(distance: substringDistance(tagCompact, in: spine.compact), length: tagCompact.count)
+        }
+        return features
+    }
+
+    /// The idf-weighted share of `words` found on the spine, and the idf found.
+    private func coverage(_ words: [String], _ spine: PreparedSpine) -> (coverage: Double, information: Double) {
+        var found = 0.0
+        var total = 0.0
+        for word in words {
+            let weight = idf(word)
+            total += weight
+            found += weight * wordSimilarity(word, spine)
+        }
+        return total == 0 ? (0, 0) : (found / total, found)
+    }
+
+    private func idf(_ word: String) -> Double {
+        log(Double(index.entryCount + 1) / Double(index.documents(word: word) + 1)) + 0.1
+    }
+
+    /// 1 for a word the spine holds as it is; for a longer word, how closely some stretch of the spine's letters
+    /// spells it (merged or split words included); short words count only when read whole.
+    private func wordSimilarity(_ word: String, _ spine: PreparedSpine) -> Double {
+        if spine.wordSet.contains(word) { return 1 }
+        let letters = Normalisation.compact(word)
+        if letters.count <= 3 { return 0 }
+        let distance = substringDistance(letters, in: spine.compact)
+        // A four-letter word counts only spelt out (inside a merged word); a longer one also misread.
+        if letters.count == 4 { return distance == 0 ? 0.8 : 0 }
+        return similarity(distance: distance, length: letters.count)
+    }
+
+    private func similarity(distance: Int, length: Int) -> Double {
+        guard length > 0 else { return 0 }
+        return max(0, 1 - 2 * Double(distance) / Double(length))
+    }
+
+    private func sameBook(_ a: CatalogueEntry, _ b: CatalogueEntry) -> Bool {
+        a.title == b.title && a.authors == b.authors
+    }
+}
+
+/// A spine's text in the forms the scoring compares against.
+struct PreparedSpine {
+    let words: [String]
+    let wordSet: Set<String>
+    let compact: [UInt32]
+
+    init(_ text: String) {
+        let folded = Normalisation.fold(text)
+        words = folded.split(separator: " ").map(String.init)
+        wordSet = Set(words)
+        compact = Normalisation.compact(folded)
+    }
+}
+
+/// The fewest edits (insert, delete, substitute) turning `pattern` into some substring of `text`.
+func substringDistance(_ pattern: [UInt32], in text: [UInt32]) -> Int {
+    let length = pattern.count
+    guard length > 0 else { return 0 }
+    guard !text.isEmpty else { return length }
+    var column = [Int](0...length)
+    var best = length
+    pattern.withUnsafeBufferPointer { pattern in
+        column.withUnsafeMutableBufferPointer { column in
+            for character in text {
+                var diagonal = column[0]
+                column[0] = 0
+                for index in 1...length {
+                    let above = column[index]
+                    let substitution = diagonal + (pattern[index - 1] == character ? 0 : 1)
+                    column[index] = min(substitution, above + 1, column[index - 1] + 1)
+                    diagonal = above
+                }
+                if column[length] < best { best = column[length] }
+            }
+        }
+    }
+    return best
+}

@@ -1,0 +1,185 @@
+import Foundation
+import Recognition
+import Testing
+
+/// A small catalogue in the Library Dataset's form, written to a fresh folder for each test.
+struct SmallCatalogue {
+    static let csv = """
+        title,author,tag,series,isbn
+        Correr per ser feliç ,"Morilla, Marc",796.42 Mor,,9788416139514
+        Guía de la musculación : 200 ejercicios ,"Delavier, Frédéric",796.41 Del,,9788480196093
+        Enciclopedia visual de los deportes ,"Varios autores",796 Enc,,9788434223189
+        Memoria ,"Baddeley, Alan",153 Bad,,9788420669434
+        Memoria histórica de la guerra ,"Pérez, Juan",946 Per,,9788420000001
+        Mapas mentales : la guía definitiva ,"Buzan, Tony",153 Buz,,9788417568184
+        El Arte de la guerra ,"Sunzi",355 Sun,,9788441421189
+        El Arte de la guerra ,"Sunzi",355 Sun,,9788441421189
+        Las Pseudociencias : ¡vaya timo! ,"Bunge, Mario, 1919-2020",001 Bun,,9788492422241
+        La Actitud científica ,"MacIntyre, Lee",001 Mac,,9788437641317
+
+        """
+
+    let folder: URL
+    let path: String
+
+    init(csv: String = SmallCatalogue.csv) throws {
+        folder = FileManager.default.temporaryDirectory.appendingPathComponent("recognition-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        path = folder.appendingPathComponent("catalogue.csv").path
+        try Data(csv.utf8).write(to: URL(fileURLWithPath: path))
+    }
+
+    func remove() { try? FileManager.default.removeItem(at: folder) }
+}
+
+@Suite("Catalogue index")
+struct CatalogueIndexTests {
+    @Test func isBuiltOnceBesideTheCatalogueAndReused() throws {
+        let catalogue = try SmallCatalogue()
+        defer { catalogue.remove() }
+        let first = try CatalogueIndex.open(catalogue: catalogue.path)
+        #expect(first.built)
+        #expect(first.entryCount == 10)
+        #expect(first.path == catalogue.path + ".index.sqlite")
+        let second = try CatalogueIndex.open(catalogue: catalogue.path)
+        #expect(!second.built)
+        #expect(second.entryCount == 10)
+    }
+
+    @Test func isRebuiltWhenTheCatalogueChanges() throws {
+        let catalogue = try SmallCatalogue()
+        defer { catalogue.remove() }
+        _ = try CatalogueIndex.open(catalogue: catalogue.path)
+        try Data((SmallCatalogue.csv + "Nuevo libro ,\"Nuevo, Autor\",000 Nue,,\n").utf8)
+            .write(to: URL(fileURLWithPath: catalogue.path))
+        let reopened = try CatalogueIndex.open(catalogue: catalogue.path)
+        #expect(reopened.built)
+        #expect(reopened.entryCount == 11)
+    }
+
+    @Test func aBadCatalogueLeavesNoIndex() throws {
+        let catalogue = try SmallCatalogue(csv: "title,author,tag,series,isbn\nA,\"B, C\"\n")
+        defer { catalogue.remove() }
+        #expect(throws: CatalogueImportError.self) { try CatalogueIndex.open(catalogue: catalogue.path) }
+        let left = try FileManager.default.contentsOfDirectory(atPath: catalogue.folder.path)
+        #expect(left == ["catalogue.csv"])
+    }
+}
+
+@Suite("Matching")
+struct MatchingTests {
+    func matcher(useTags: Bool = true) throws -> (CatalogueMatcher, SmallCatalogue) {
+        let catalogue = try SmallCatalogue()
+        let index = try CatalogueIndex.open(catalogue: catalogue.path)
+        return (CatalogueMatcher(index: index, options: MatchingOptions(useTags: useTags)), catalogue)
+    }
+
+    @Test func matchesSpinesThroughOCRNoise() throws {
+        let (matcher, catalogue) = try matcher(useTags: false)
+        defer { catalogue.remove() }
+        // Lost accents, merged words, a confused letter, the author's surname and a publisher among the title.
+        let spines = [
+            "GUIA DE LA MUSCULACI0N DELAVIER HISPANO EUROPEA",
+            "CORRERPERSER FELIC Marc Morilla",
+            "LAS PSEUDOCIENCIAS Mario Bunge Laetoli",
+        ]
+        let matches = try matcher.assign(spines)
+        #expect(matches.map { $0?.entry.title } == [
+            "Guía de la musculación : 200 ejercicios", "Correr per ser feliç", "Las Pseudociencias : ¡vaya timo!",
+        ])
+        #expect(matches[0]?.entry.isbn == "9788480196093")
+    }
+
+    @Test func aSpineThatMatchesNothingIsNil() throws {
+        let (matcher, catalogue) = try matcher()
+        defer { catalogue.remove() }
+        let matches = try matcher.assign(["ZXQW PLORK 7", "", "Memoria Alan Baddeley"])
+        #expect(matches[0] == nil)
+        #expect(matches[1] == nil)
+        #expect(matches[2]?.entry.title == "Memoria")
+    }
+
+    @Test func anEntryGoesToOneSpineOnly() throws {
+        let (matcher, catalogue) = try matcher()
+        defer { catalogue.remove() }
+        // Both spines look most like "Memoria" by Baddeley; the second says more of the other "Memoria" entry,
+        // so the assignment gives each its own book rather than one book twice.
+        let matches = try matcher.assign(["MEMORIA Baddeley 153 Bad", "MEMORIA HISTORICA"])
+        #expect(matches[0]?.entry.authors == ["Baddeley, Alan"])
+        #expect(matches[1]?.entry.title == "Memoria histórica de la guerra")
+        // Two copies of one book are two entries: two spines of it each get one.
+        let copies = try matcher.assign(["EL ARTE DE LA GUERRA SUN TZU", "EL ARTE DE LA GUERRA SUNZI"])
+        #expect(copies.allSatisfy { $0?.entry.title == "El Arte de la guerra" })
+        // A third spine of the same book finds no entry left.
+        let three = try matcher.assign(["EL ARTE DE LA GUERRA", "EL ARTE DE LA GUERRA", "EL ARTE DE LA GUERRA"])
+        #expect(three.filter { $0 != nil }.count == 2)
+    }
+
+    @Test func tagsCountOnlyWhenAsked() throws {
+        let (withTags, first) = try matcher(useTags: true)
+        defer { first.remove() }
+        let (withoutTags, second) = try matcher(useTags: false)
+        defer { second.remove() }
+        let tagged = try withTags.rank("MEMORIA 946 Per")
+        #expect(tagged.first?.entry.authors == ["Pérez, Juan"])
+        #expect(tagged.first!.features.tag == 1)
+        let untagged = try withoutTags.rank("MEMORIA 946 Per")
+        #expect(untagged.allSatisfy { $0.features.tag == 0 })
+    }
+}
+
+@Suite("Assignment")
+struct AssignmentTests {
+    @Test func maximisesTheTotalRatherThanEachRowsBest() {
+        // Row 0's best is column 0, but giving column 0 to row 1 and column 1 to row 0 scores more in total.
+        let scores = [[0.9, 0.8], [0.85, 0.1]]
+        #expect(Assignment.maximise(scores) == [1, 0])
+    }
+
+    @Test func leavesRowsUnassignedBelowTheFloorAndWhenColumnsRunOut() {
+        #expect(Assignment.maximise([[0.3, 0.2]], floor: 0.5) == [nil])
+        #expect(Assignment.maximise([[0.9], [0.8], [0.7]], floor: 0.1) == [0, nil, nil])
+        #expect(Assignment.maximise([[Double]]([[], []])) == [nil, nil])
+        #expect(Assignment.maximise([]) == [])
+    }
+
+    @Test func assignsEachColumnOnce() {
+        var generator = SeededGenerator(seed: 7)
+        for _ in 0..<50 {
+            let rows = Int.random(in: 1...8, using: &generator)
+            let columns = Int.random(in: 1...8, using: &generator)
+            let scores = (0..<rows).map { _ in (0..<columns).map { _ in Double.random(in: 0...1, using: &generator) } }
+            let chosen = Assignment.maximise(scores, floor: 0.2)
+            let used = chosen.compactMap { $0 }
+            #expect(Set(used).count == used.count)
+            // No better total exists than the brute-force optimum on these small cases.
+            #expect(abs(total(scores, chosen, floor: 0.2) - bruteForce(scores, floor: 0.2)) < 1e-9)
+        }
+    }
+
+    func total(_ scores: [[Double]], _ chosen: [Int?], floor: Double) -> Double {
+        zip(scores, chosen).reduce(0) { sum, pair in sum + (pair.1.map { pair.0[$0] } ?? floor) }
+    }
+
+    func bruteForce(_ scores: [[Double]], floor: Double, row: Int = 0, used: Set<Int> = []) -> Double {
+        guard row < scores.count else { return 0 }
+        var best = floor + bruteForce(scores, floor: floor, row: row + 1, used: used)
+        for column in scores[row].indices where !used.contains(column) && scores[row][column] > floor {
+            best = max(
+                best, scores[row][column] + bruteForce(scores, floor: floor, row: row + 1, used: used.union([column])))
+        }
+        return best
+    }
+}
+
+struct SeededGenerator: RandomNumberGenerator {
+    var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
