@@ -195,29 +195,31 @@ extension AppDatabase {
         var problems: [String] = []
         var rows: [Int64: Row] = [:]
         var oldColumns: [String] = []
+        let old: DatabaseQueue
         do {
             var configuration = Configuration()
             configuration.readonly = true
             configuration.label = "swiftwing.salvage"
-            let old = try DatabaseQueue(path: path, configuration: configuration)
-            defer { try? old.close() }
-            try old.read { db in
-                oldColumns = try db.columns(in: "book").map(\.name)
-                for order in ["ASC", "DESC"] {
-                    do {
-                        let cursor = try Row.fetchCursor(db, sql: "SELECT * FROM book ORDER BY id \(order)")
-                        while let row = try cursor.next() {
-                            let id: Int64 = row["id"]
-                            if rows[id] != nil { break }
-                            rows[id] = row.copy()
-                        }
-                    } catch {
-                        if problems.isEmpty { problems.append("the book table is damaged: \(Self.describe(error))") }
-                    }
-                }
-            }
+            old = try DatabaseQueue(path: path, configuration: configuration)
+            oldColumns = try old.read { db in try db.columns(in: "book").map(\.name) }
         } catch {
             return (0, "no book could be read: \(Self.describe(error))")
+        }
+        defer { try? old.close() }
+        // Each direction in a read of its own: a read that met a damaged page ends with its error.
+        for order in ["ASC", "DESC"] {
+            do {
+                try old.read { db in
+                    let cursor = try Row.fetchCursor(db, sql: "SELECT * FROM book ORDER BY id \(order)")
+                    while let row = try cursor.next() {
+                        let id: Int64 = row["id"]
+                        if rows[id] != nil { break }
+                        rows[id] = row.copy()
+                    }
+                }
+            } catch {
+                if problems.isEmpty { problems.append("the book table is damaged: \(Self.describe(error))") }
+            }
         }
         var copied = 0
         var refused = 0

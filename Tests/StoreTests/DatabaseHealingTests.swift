@@ -100,7 +100,7 @@ struct DatabaseHealingTests {
 
         let recovery = try expectHealed(directory, scans: scans)
         // Best effort: most books are read around the damaged page, never more than there were.
-        #expect(recovery.booksSalvaged > 250 && recovery.booksSalvaged <= 500)
+        #expect(recovery.booksSalvaged > 250 && recovery.booksSalvaged <= 500, "\(recovery)")
         let started = try AppDatabase.open(directory.stateDirectory)
         #expect(try started.library.bookCount() == recovery.booksSalvaged)
         // Books keep their link to a scan that is back in the queue.
