@@ -39,17 +39,30 @@ public struct ApplianceDaemon: Sendable {
         let lock: StateDirectoryLock
         let database: AppDatabase
         let deviceID: UUID
+        let recovery: DatabaseRecovery?
         do {
             try state.create()
             lock = try StateDirectoryLock.acquire(stateDirectory: state)
-            database = try AppDatabase.open(state)
-            let report = try database.queue.reconcile(spool: SpoolDirectory(state))
-            if report.isClean {
+            // A damaged database is moved aside and rebuilt from the spool here, so the kiosk starts.
+            let started = try AppDatabase.openForDaemon(state)
+            database = started.database
+            recovery = started.recovery
+            if let recovery {
+                logger.error("\(recovery)", metadata: ["old_database": "\(recovery.movedTo)"])
+            }
+            if started.reconciliation.isClean {
                 logger.info("spool and queue agree")
             } else {
-                logger.warning("reconciled spool and queue: \(report)")
+                logger.warning("reconciled spool and queue: \(started.reconciliation)")
             }
-            deviceID = try DeviceIdentity.loadOrCreate(stateDirectory: state)
+            let identity = try DeviceIdentity.loadOrReplace(stateDirectory: state)
+            deviceID = identity.id
+            if let replaced = identity.replacedFile {
+                let message = "the device id file held no UUID (\(identity.problem ?? "unreadable")): it was moved to "
+                    + "\(replaced) and this device now has a new id, \(identity.id); the backend sees a new device "
+                    + "unless the old file is restored (stop the daemon, move it back to \(state.deviceIDPath))"
+                logger.error("\(message)")
+            }
             logger.info("state directory ready", metadata: ["state_directory": "\(state.path)", "device_id": "\(deviceID)"])
         } catch {
             throw ApplianceError(error.description)
@@ -76,6 +89,11 @@ public struct ApplianceDaemon: Sendable {
                 panel: panel, database: database, stateDirectory: state, camera: camera, cameraName: cameraName,
                 settings: PanelFeeder.Settings(minimumFreeBytes: Int64(configuration.minimumFreeMegabytes) * 1_048_576),
                 logger: Logger(label: "panel"), connectivity: { uplink?.panelConnectivity ?? .offline })
+        }
+        // A rebuilt database is news for the person at the kiosk: say so, and where the old file is.
+        if let recovery, let panelFeeder {
+            let lines = recovery.panelLines
+            panelFeeder.show(.message(title: lines.title.uppercased(), detail: lines.detail), for: Self.recoveryNoticeTime)
         }
         // Books known only by their ISBN are completed from a public catalogue, with or without a backend;
         // books landing wake the lookups, and a title found shows on the panel.
@@ -192,6 +210,10 @@ public struct ApplianceDaemon: Sendable {
         lock.release()
         logger.info("stopped")
     }
+
+    /// How long the panel shows that the database was rebuilt (`swiftwing status` says it until the
+    /// old file is deleted).
+    static let recoveryNoticeTime = Duration.seconds(120)
 
     /// How long graceful shutdown may take before the parts still running are cancelled.
     static let gracefulShutdownLimit = Duration.seconds(10)

@@ -61,7 +61,7 @@ final class ShutterControls: Sendable {
         if !keys.isEmpty {
             inputs.append(KeyShutter(
                 directory: shutter.keyDirectory, keys: keys, longPressMilliseconds: longPress, realtimePriority: priority,
-                logger: logger))
+                allowList: KeyDeviceAllowList(parsing: shutter.keyDevices), logger: logger))
         }
         self.inputs = inputs
     }

@@ -28,6 +28,8 @@ public struct ShutterStatistics: Sendable, Equatable {
     public var possibleOverflows = 0
     /// Deadlines at which the line's real level differed from the last event's (a merged or lost edge).
     public var resynchronisations = 0
+    /// Presses dropped for coming sooner than the shortest interval after the last one from the same device.
+    public var throttled = 0
 }
 
 /// The shutter button on a GPIO line: libgpiod both-edge events with kernel timestamps, debounced

@@ -31,6 +31,13 @@ public struct KeyDeviceSurvey: Sendable, Equatable {
         }
     }
 
+    /// The name and USB/Bluetooth ids of the open event device `fd` (`EVIOCGNAME`, `EVIOCGID`; 0 when not given).
+    static func identity(fd: Int32, name: String) -> KeyDeviceIdentity {
+        var id = input_id()
+        guard sw_ioctl_ptr(fd, sw_EVIOCGID(), &id) == 0 else { return KeyDeviceIdentity(name: name, vendor: 0, product: 0) }
+        return KeyDeviceIdentity(name: name, vendor: id.vendor, product: id.product)
+    }
+
     /// Which of `keys` the open event device `fd` can send (`EVIOCGBIT`), and its name (`EVIOCGNAME`).
     static func capabilities(fd: Int32, keys: Set<UInt16>) -> (offered: Set<UInt16>, name: String) {
         var bits = [UInt8](repeating: 0, count: Int(KEY_CNT + 7) / 8)

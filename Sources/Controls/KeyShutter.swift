@@ -13,12 +13,19 @@ import Glibc
 /// are dropped with one log line. Key-down is a press, autorepeat (value 2) is ignored, a key held
 /// for the long-press threshold gives `.longPress`. Runs on a thread of its own ("swiftwing-keys").
 ///
+/// With an ``allowList`` only the devices it names are used; each device's presses are limited to
+/// one per ``PressRateLimit`` interval (150 ms), on the kernel's event timestamps.
+///
 /// Timestamps: each device is switched to `CLOCK_MONOTONIC` with `EVIOCSCLOCKID` (the default is
 /// `CLOCK_REALTIME`), so a key press compares directly with frame timestamps.
 public final class KeyShutter: ShutterInput {
     public let directory: String
     public let keys: Set<UInt16>
     public let timing: PressTiming
+    /// The devices that may press the shutter (empty: any with a shutter key).
+    public let allowList: KeyDeviceAllowList
+    /// The shortest time between two presses from one device.
+    public let minimumPressIntervalNanoseconds: Int64
     private let logger: Logger
     private let realtimePriority: RealtimePriority?
     private let running = Mutex<PollLoopThread?>(nil)
@@ -27,16 +34,23 @@ public final class KeyShutter: ShutterInput {
 
     public init(
         directory: String = "/dev/input", keys: [UInt16] = KeyCodes.defaultShutterKeys, longPressMilliseconds: Int? = 2000,
-        realtimePriority: RealtimePriority? = nil, logger: Logger = Logger(label: "shutter")
+        realtimePriority: RealtimePriority? = nil, allowList: KeyDeviceAllowList = KeyDeviceAllowList(),
+        minimumPressIntervalNanoseconds: Int64 = PressRateLimit.defaultMinimumIntervalNanoseconds,
+        logger: Logger = Logger(label: "shutter")
     ) {
         self.realtimePriority = realtimePriority
+        self.allowList = allowList
+        self.minimumPressIntervalNanoseconds = minimumPressIntervalNanoseconds
         self.directory = directory
         self.keys = Set(keys)
         self.timing = .keys(longPressMilliseconds: longPressMilliseconds)
         self.logger = logger
     }
 
-    public var name: String { "keys \(keys.sorted().map(KeyCodes.name(of:)).joined(separator: ",")) on \(directory)/event*" }
+    public var name: String {
+        "keys \(keys.sorted().map(KeyCodes.name(of:)).joined(separator: ",")) on \(directory)/event*"
+            + (allowList.allowsAny ? "" : " from \(allowList)")
+    }
 
     /// `event*` nodes opened and looked at so far (kept or not): shows the inotify pick-up works.
     public var examined: Int { examinedCount.withLock { $0 } }
@@ -76,6 +90,7 @@ public final class KeyShutter: ShutterInput {
         let path: String
         let name: String
         var detectors: [UInt16: PressDetector]
+        var rateLimit: PressRateLimit
     }
 
     /// The thread's state: only the thread touches it.
@@ -87,6 +102,8 @@ public final class KeyShutter: ShutterInput {
         var directoryWatch: Int32 = -1
         var parentWatch: Int32 = -1
         var refusedPaths: Set<String> = []
+        /// Devices not on the allow-list, logged once each.
+        var ignoredPaths: Set<String> = []
         var warnedNoDirectory = false
 
         init(owner: KeyShutter, inotify: Int32, handler: @escaping @Sendable (ShutterEvent) -> Void) {
@@ -118,15 +135,20 @@ public final class KeyShutter: ShutterInput {
                     let now = MonotonicInstant.now()
                     for fd in devices.keys {
                         for code in devices[fd]!.detectors.keys {
-                            deliver(devices[fd]!.detectors[code]!.advance(to: now))
+                            let events = devices[fd]!.detectors[code]!.advance(to: now)
+                            deliver(events, from: fd)
                         }
                     }
                 }
             }
         }
 
-        func deliver(_ events: [ShutterEvent]) {
+        mutating func deliver(_ events: [ShutterEvent], from fd: Int32) {
             for event in events {
+                guard devices[fd]?.rateLimit.admit(event) ?? true else {
+                    owner.stats.withLock { $0.throttled += 1 }
+                    continue
+                }
                 handler(event)
                 owner.stats.withLock {
                     if case .press = event { $0.presses += 1 } else { $0.longPresses += 1 }
@@ -213,13 +235,26 @@ public final class KeyShutter: ShutterInput {
                 close(fd)
                 return
             }
+            let identity = KeyDeviceSurvey.identity(fd: fd, name: deviceName)
+            guard owner.allowList.allows(identity) else {
+                close(fd)
+                if ignoredPaths.insert(path).inserted {
+                    let message = "key device \(path), \(identity), has a shutter key but is not in shutter.key_devices "
+                        + "(\(owner.allowList)): ignored; add its name or vendor:product there to use it"
+                    logger.notice("\(message)")
+                }
+                return
+            }
+            ignoredPaths.remove(path)
             var clock = CLOCK_MONOTONIC
             if sw_ioctl_ptr(fd, sw_EVIOCSCLOCKID(), &clock) != 0 {
                 logger.warning("key device \(path) keeps realtime timestamps (EVIOCSCLOCKID: \(String(cString: strerror(errno)))); they are converted")
             }
             var detectors: [UInt16: PressDetector] = [:]
             for code in offered { detectors[code] = PressDetector(timing: owner.timing, source: .key) }
-            devices[fd] = Device(fd: fd, path: path, name: deviceName, detectors: detectors)
+            devices[fd] = Device(
+                fd: fd, path: path, name: deviceName, detectors: detectors,
+                rateLimit: PressRateLimit(minimumIntervalNanoseconds: owner.minimumPressIntervalNanoseconds))
             owner.openDevices.withLock { $0[path] = deviceName }
             logger.info(
                 "key device added",
@@ -263,9 +298,11 @@ public final class KeyShutter: ShutterInput {
             case .repeated:
                 return
             case .down:
-                deliver(devices[fd]!.detectors[event.code]!.edge(active: true, at: time))
+                let events = devices[fd]!.detectors[event.code]!.edge(active: true, at: time)
+                deliver(events, from: fd)
             case .up:
-                deliver(devices[fd]!.detectors[event.code]!.edge(active: false, at: time))
+                let events = devices[fd]!.detectors[event.code]!.edge(active: false, at: time)
+                deliver(events, from: fd)
             }
         }
 

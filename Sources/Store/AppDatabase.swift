@@ -79,8 +79,10 @@ public struct AppDatabase: Sendable {
     /// whether the daemon runs or not: a WAL connection beside the daemon's, each change one
     /// transaction that waits up to ``busyTimeout`` for the daemon's. It never migrates (a running
     /// daemon owns the schema), so it fails like ``openReadOnly(_:)`` when the schema does not match.
+    /// Refused to root on a directory another user owns (``StateDirectory/checkWritableByThisUser(effectiveUID:)``).
     public static func openForChanges(_ stateDirectory: StateDirectory) throws(StoreError) -> AppDatabase {
-        try openMigrated(stateDirectory, readonly: false, consequence: "nothing was changed")
+        try stateDirectory.checkWritableByThisUser()
+        return try openMigrated(stateDirectory, readonly: false, consequence: "nothing was changed")
     }
 
     /// A pool on an existing database whose schema is this build's, never migrating it.

@@ -77,7 +77,12 @@ extension ScanQueue {
     /// - a row whose photo is missing becomes `needs_attention`, naming the missing file (except
     ///   `analyzing` ones, which need the backend's result, not the photo);
     /// - the photo of a `done` scan is removed.
-    public func reconcile(spool: SpoolDirectory, now: Date = Date()) throws(StoreError) -> ReconciliationReport {
+    ///
+    /// `orphanNote` is the `lastError` of a re-queued photo (by default: the device stopped between
+    /// saving it and queuing it).
+    public func reconcile(
+        spool: SpoolDirectory, now: Date = Date(), orphanNote: String? = nil
+    ) throws(StoreError) -> ReconciliationReport {
         var report = ReconciliationReport()
         report.sweptTemporaryFiles = try spool.sweepTemporaryFiles()
         let files = try spool.imageFiles()
@@ -127,8 +132,8 @@ extension ScanQueue {
                 let record = ScanRecord(
                     id: orphan.id, pressedAt: MonotonicInstant(nanoseconds: 0), pressedWallAt: orphan.modified,
                     createdAt: now, updatedAt: now, state: .queued,
-                    lastError: "recovered on start: the photo was in the spool without a queue row "
-                        + "(the device stopped between saving it and queuing it)",
+                    lastError: orphanNote ?? ("recovered on start: the photo was in the spool without a queue row "
+                        + "(the device stopped between saving it and queuing it)"),
                     imagePath: orphan.name, imageSize: bytes.count, width: jpeg.width, height: jpeg.height,
                     thumbnailPath: FileOperations.exists(spool.path(of: thumbnail)) ? thumbnail : nil,
                     recovered: true)

@@ -25,9 +25,12 @@ public final class StateDirectoryLock: Sendable {
     public static func acquire(stateDirectory: StateDirectory) throws(StoreError) -> StateDirectoryLock {
         let path = stateDirectory.lockPath
         let consequence = "the daemon cannot start"
+        try stateDirectory.checkWritableByThisUser()
         let fd: Int32
         do {
-            fd = try FileOperations.open(path, O_RDWR | O_CREAT | O_CLOEXEC, mode: 0o644)
+            // O_NOFOLLOW: a symlink planted as the lock file must not make the daemon (or root) open,
+            // truncate and write the file it points at.
+            fd = try FileOperations.open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, mode: 0o644)
         } catch {
             throw StoreError.fileSystem(error, directory: stateDirectory.path, consequence: consequence)
         }

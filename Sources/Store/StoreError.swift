@@ -59,6 +59,9 @@ public enum StoreError: Error, Sendable, Equatable, CustomStringConvertible {
     case deviceIdentityUnreadable(path: String, reason: String)
     /// Another process holds `<state>/swiftwing.lock`.
     case stateDirectoryLocked(directory: String, holderPID: Int32?)
+    /// Root was about to change a state directory another user owns (files it would leave there
+    /// would belong to root, and the daemon, running as that user, could not change them).
+    case stateDirectoryOwnedByAnotherUser(directory: String, ownerName: String?, ownerUID: UInt32)
 
     public var description: String {
         switch self {
@@ -116,6 +119,11 @@ public enum StoreError: Error, Sendable, Equatable, CustomStringConvertible {
         case let .deviceIdentityUnreadable(path, reason):
             return "\(path) does not hold a device id (\(reason)): the backend knows this device by that id, so it "
                 + "is not replaced silently; restore the file from a backup, or delete it to make the device a new one"
+        case let .stateDirectoryOwnedByAnotherUser(directory, name, uid):
+            let owner = name.map { "\($0) (uid \(uid))" } ?? "uid \(uid)"
+            return "\(directory) belongs to \(owner), and this command runs as root: files it made there would belong "
+                + "to root, and the daemon (running as \(name ?? "uid \(uid)")) could not change them. Run the command "
+                + "as that user (`sudo -u \(name ?? "#\(uid)") swiftwing …`), or give root its own --state-dir"
         case let .stateDirectoryLocked(directory, pid):
             let holder = pid.map { "process \($0)" } ?? "another process"
             return "\(directory) is in use by \(holder) (another swiftwing daemon?): stop it "

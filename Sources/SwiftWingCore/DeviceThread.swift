@@ -46,7 +46,26 @@ public final class DeviceThread: @unchecked Sendable {
         self.name = name
         let start = Start(name: name, realtimePriority: realtimePriority, thread: self, body: body)
         let context = Unmanaged.passRetained(start).toOpaque()
-        let result = pthread_create(&handle, nil, { raw in
+        let result = Self.create(&handle, context)
+        precondition(result == 0, "pthread_create failed: \(String(cString: strerror(result)))")
+    }
+
+    /// Starts `body` on a new thread named `name`, or returns nil when the system refuses a thread
+    /// (`EAGAIN`: the thread or memory limit), for callers that can decline the work instead.
+    public init?(startingIfPossible name: String, _ body: @escaping @Sendable () -> Void) {
+        if let problem = Self.nameProblem(name) { preconditionFailure(problem) }
+        self.name = name
+        let start = Start(name: name, realtimePriority: nil, thread: self, body: body)
+        let context = Unmanaged.passRetained(start).toOpaque()
+        if Self.create(&handle, context) != 0 {
+            Unmanaged<Start>.fromOpaque(context).release()
+            joined.withLock { $0 = true }  // nothing to detach
+            return nil
+        }
+    }
+
+    private static func create(_ handle: inout pthread_t, _ context: UnsafeMutableRawPointer) -> Int32 {
+        pthread_create(&handle, nil, { raw in
             let start = Unmanaged<Start>.fromOpaque(raw!).takeRetainedValue()
             _ = sw_thread_set_name(start.name)
             if let priority = start.realtimePriority {
@@ -55,7 +74,6 @@ public final class DeviceThread: @unchecked Sendable {
             start.body()
             return nil
         }, context)
-        precondition(result == 0, "pthread_create failed: \(String(cString: strerror(result)))")
     }
 
     deinit {

@@ -72,7 +72,8 @@ struct KernelKeyTests {
         keyboard.key(UInt16(KEY_A), 1)
         keyboard.key(UInt16(KEY_A), 0)
         await log.wait(for: 1)
-        try await Task.sleep(for: .milliseconds(100))
+        // Past the 150 ms between two presses of one device, so the long press below is a press.
+        try await Task.sleep(for: .milliseconds(200))
         #expect(log.presses == 1)
         if case .press(let press)? = log.all.first {
             // EVIOCSCLOCKID worked: the stamp is on CLOCK_MONOTONIC, between the two readings.
@@ -97,5 +98,44 @@ struct KernelKeyTests {
         }
         #expect(shutter.devices.isEmpty)
         #expect(EventClock.realtimeStampsConverted == 0)
+    }
+
+    @Test func onlyAllowedDevicesPressAndOneDevicePressesAtMostEvery150Milliseconds() async throws {
+        let shutter = KeyShutter(
+            keys: [UInt16(KEY_CAMERA)], longPressMilliseconds: nil,
+            allowList: KeyDeviceAllowList(parsing: "SwiftWing allowed remote"))
+        let log = EventLog()
+        try shutter.start(log.handler)
+        defer { shutter.stop() }
+        let allowed = try VirtualKeyboard(name: "SwiftWing allowed remote", keys: [UInt16(KEY_CAMERA)])
+        defer { allowed.destroy() }
+        var waited = 0
+        while !shutter.devices.values.contains("SwiftWing allowed remote"), waited < 300 {
+            try await Task.sleep(for: .milliseconds(10))
+            waited += 1
+        }
+        #expect(shutter.devices.values.contains("SwiftWing allowed remote"))
+        // A keyboard not on the list has the key too, but is left alone.
+        let other = try VirtualKeyboard(name: "SwiftWing other keyboard", keys: [UInt16(KEY_CAMERA)])
+        defer { other.destroy() }
+        try await Task.sleep(for: .milliseconds(300))
+        other.key(UInt16(KEY_CAMERA), 1)
+        other.key(UInt16(KEY_CAMERA), 0)
+        #expect(!shutter.devices.values.contains("SwiftWing other keyboard"))
+
+        // Five taps within a few milliseconds: one press.
+        for _ in 0..<5 {
+            allowed.key(UInt16(KEY_CAMERA), 1)
+            allowed.key(UInt16(KEY_CAMERA), 0)
+        }
+        await log.wait(for: 1)
+        try await Task.sleep(for: .milliseconds(200))
+        #expect(log.presses == 1)  // none from the other keyboard
+        #expect(shutter.statistics.throttled == 4)
+        // Later than 150 ms: a press again.
+        allowed.key(UInt16(KEY_CAMERA), 1)
+        allowed.key(UInt16(KEY_CAMERA), 0)
+        await log.wait(for: 2)
+        #expect(log.presses == 2)
     }
 }

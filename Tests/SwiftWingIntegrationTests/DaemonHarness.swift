@@ -114,11 +114,11 @@ final class DaemonHarness: @unchecked Sendable {
         var error: String
     }
 
-    /// Runs a `swiftwing` command to completion.
+    /// Runs a `swiftwing` command (or `executable`) to completion.
     @discardableResult
-    func run(_ arguments: [String], environment extra: [String: String] = [:]) -> Result {
+    func run(_ arguments: [String], environment extra: [String: String] = [:], executable: String? = nil) -> Result {
         let process = Process()
-        process.executableURL = URL(fileURLWithPath: Self.binary)
+        process.executableURL = URL(fileURLWithPath: executable ?? Self.binary)
         process.arguments = arguments
         var environment = ProcessInfo.processInfo.environment
         environment.merge(extra) { $1 }

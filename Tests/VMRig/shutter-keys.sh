@@ -2,7 +2,8 @@
 # The key shutter on real evdev devices: a virtual key device made through /dev/uinput after the
 # shutter started is picked up (inotify on /dev/input), its KEY_CAMERA press is one press stamped
 # on CLOCK_MONOTONIC (EVIOCSCLOCKID), autorepeat is ignored, a held key is one long press, other
-# keys are ignored, and its removal is dropped quietly (ControlsTests.KernelKeyTests).
+# keys are ignored, and its removal is dropped quietly; with shutter.key_devices only the device
+# named presses, and taps closer than 150 ms are one press (ControlsTests.KernelKeyTests).
 # Needs the host build first: swift build --build-tests.
 # Run alone (boots a guest): Tests/VMRig/shutter-keys.sh
 VM_TEST_TIMEOUT=180

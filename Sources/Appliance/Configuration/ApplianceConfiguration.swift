@@ -155,6 +155,9 @@ public struct ApplianceConfiguration: Equatable, Sendable {
         public var keys = "KEY_CAMERA,KEY_ENTER,KEY_SPACE,KEY_VOLUMEUP"
         /// Where input devices appear.
         public var keyDirectory = "/dev/input"
+        /// The key devices that may press the shutter: names (`AB Shutter3`) and `vendor:product`
+        /// ids (`05ac:0220`), comma-separated; empty: any device that has one of `keys`.
+        public var keyDevices = ""
         /// SCHED_FIFO priority for the shutter and buzzer threads (1…49); 0: normal scheduling.
         public var realtimePriority = 0
     }

@@ -317,6 +317,15 @@ extension ConfigurationKey {
         ConfigurationKey(section: "shutter", name: "key_directory", kind: .string, example: "\"/dev/input\"") {
             $0.shutter.keyDirectory = try absolutePath($1)
         },
+        ConfigurationKey(section: "shutter", name: "key_devices", kind: .string, example: "\"AB Shutter3,05ac:0220\"") {
+            let text = try string($1)
+            if text.split(separator: ",").contains(where: { $0.trimmingCharacters(in: .whitespaces).isEmpty }) {
+                throw ConfigurationValueError(
+                    "an empty entry in the list: give device names (as `swiftwing doctor` shows them) or vendor:product "
+                        + "ids, separated by commas, or \"\" for any device with a shutter key")
+            }
+            $0.shutter.keyDevices = text
+        },
         ConfigurationKey(section: "shutter", name: "realtime_priority", kind: .integer, example: "10") {
             $0.shutter.realtimePriority = try integer($1, in: 0...49)
         },

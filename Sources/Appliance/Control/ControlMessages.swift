@@ -3,7 +3,7 @@ import Foundation
 
 /// What a client asks the daemon over the control socket: one JSON object per line.
 public struct ControlRequest: Codable, Equatable, Sendable {
-    public enum Command: String, Codable, Sendable {
+    public enum Command: String, Codable, Sendable, CaseIterable {
         /// Press the shutter, as the physical button does.
         case shutter
         /// The daemon's live state (camera, processing, counts).
@@ -35,6 +35,34 @@ public struct ControlRequest: Codable, Equatable, Sendable {
         self.command = command
         self.scanId = scanId
         self.all = all
+    }
+
+    /// The longest request line read; a longer one is dropped unanswered. A real request is under 1 KiB.
+    public static let maximumLength = 64 << 10
+
+    /// Why a line from a client is not a request.
+    public struct Problem: Error, Equatable, Sendable, CustomStringConvertible {
+        public var description: String
+    }
+
+    /// Reads one request line (without its newline), as the daemon does for every connection: at most
+    /// ``maximumLength`` bytes of UTF-8 holding one JSON object with a known `command`.
+    public static func parse(_ line: some Collection<UInt8>) -> Result<ControlRequest, Problem> {
+        let example = "a JSON object like {\"command\":\"shutter\"}"
+        guard line.count <= maximumLength else {
+            return .failure(Problem(description: "the request is longer than \(maximumLength) bytes: send \(example)"))
+        }
+        guard String(validating: line, as: UTF8.self) != nil else {
+            return .failure(Problem(description: "the request is not UTF-8 text: send \(example)"))
+        }
+        do {
+            return .success(try JSONDecoder().decode(ControlRequest.self, from: Data(line)))
+        } catch DecodingError.dataCorrupted(let context) where context.codingPath.count == 1 {
+            let known = Command.allCases.map(\.rawValue).joined(separator: ", ")
+            return .failure(Problem(description: "unknown command: the daemon knows \(known)"))
+        } catch {
+            return .failure(Problem(description: "the request is not \(example)"))
+        }
     }
 
     public static func exportStarted(books: Int) -> ControlRequest {

@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import Logging
+import Synchronization
 import SwiftWingCore
 
 /// Errors of the control socket, naming the socket path and what to do.
@@ -75,8 +76,19 @@ private func readLine(from fd: Int32, limit: Int = 1 << 20) -> [UInt8]? {
     return nil
 }
 
+/// Sends every byte; false when the peer left or the send timed out. `MSG_NOSIGNAL`: a client that
+/// hung up must not end the daemon with `SIGPIPE`.
 private func writeAll(_ bytes: [UInt8], to fd: Int32) -> Bool {
-    (try? bytes.withUnsafeBytes { try FileOperations.writeAll(fd, $0, path: "control socket") }) != nil
+    bytes.withUnsafeBytes { raw in
+        var offset = 0
+        while offset < raw.count {
+            let sent = send(fd, raw.baseAddress! + offset, raw.count - offset, Int32(MSG_NOSIGNAL))
+            if sent < 0 && errno == EINTR { continue }
+            guard sent > 0 else { return false }
+            offset += sent
+        }
+        return true
+    }
 }
 
 /// The client side: one request, one reply, one connection.
@@ -86,7 +98,11 @@ public enum ControlClient {
         defer { close(fd) }
         var payload = (try? JSONEncoder().encode(request)).map(Array.init) ?? []
         payload.append(UInt8(ascii: "\n"))
-        guard writeAll(payload, to: fd), let line = readLine(from: fd) else {
+        // A daemon that refuses the connection answers before reading the request, and may have
+        // closed by the time it is written: its answer is still read.
+        let written = writeAll(payload, to: fd)
+        let line = readLine(from: fd)
+        guard let line, written || !line.isEmpty else {
             throw .daemonNotRunning(path, SystemCallError("read", subject: path, errno: errno == 0 ? ECONNRESET : errno))
         }
         do {
@@ -97,13 +113,110 @@ public enum ControlClient {
     }
 }
 
+/// Who is at the other end of a control connection, as the kernel tells (`SO_PEERCRED`, `SO_PEERGROUPS`).
+public struct ControlPeer: Hashable, Sendable {
+    public var pid: Int32
+    public var uid: uid_t
+    public var gid: gid_t
+    /// The peer's supplementary groups (empty when the kernel does not say).
+    public var groups: [gid_t]
+
+    public init(pid: Int32, uid: uid_t, gid: gid_t, groups: [gid_t] = []) {
+        self.pid = pid
+        self.uid = uid
+        self.gid = gid
+        self.groups = groups
+    }
+
+    /// The credentials of the process connected on `fd`, or nil when the kernel does not give them.
+    /// The corresponding C function is `getsockopt(SO_PEERCRED, SO_PEERGROUPS)`.
+    static func of(_ fd: Int32) -> ControlPeer? {
+        var credentials = PeerCredentials()
+        var length = socklen_t(MemoryLayout<PeerCredentials>.size)
+        guard getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &credentials, &length) == 0 else { return nil }
+        var groups = [gid_t](repeating: 0, count: 64)
+        var groupsLength = socklen_t(groups.count * MemoryLayout<gid_t>.size)
+        if getsockopt(fd, SOL_SOCKET, SO_PEERGROUPS, &groups, &groupsLength) == 0 {
+            groups.removeLast(groups.count - Int(groupsLength) / MemoryLayout<gid_t>.size)
+        } else {
+            groups = []
+        }
+        return ControlPeer(pid: credentials.pid, uid: credentials.uid, gid: credentials.gid, groups: groups)
+    }
+}
+
+/// `struct ucred` of <sys/socket.h>, which Swift's Glibc module leaves out (it needs `_GNU_SOURCE`):
+/// the same three fields in the same order.
+private struct PeerCredentials {
+    var pid: pid_t = 0
+    var uid: uid_t = 0
+    var gid: gid_t = 0
+}
+
+/// Who may use the control socket: root, the daemon's user and the members of the daemon's group.
+/// The socket's mode (0660) says the same to the file system; this holds even when the socket file's
+/// mode or its directory's is wider than it should be.
+public struct ControlPeerPolicy: Hashable, Sendable {
+    public var daemonUID: uid_t
+    public var daemonGID: gid_t
+
+    public init(daemonUID: uid_t = geteuid(), daemonGID: gid_t = getegid()) {
+        self.daemonUID = daemonUID
+        self.daemonGID = daemonGID
+    }
+
+    public func allows(_ peer: ControlPeer) -> Bool {
+        peer.uid == 0 || peer.uid == daemonUID || peer.gid == daemonGID || peer.groups.contains(daemonGID)
+    }
+
+    func refusal(_ peer: ControlPeer?) -> String {
+        let who = peer.map { "uid \($0.uid) (pid \($0.pid))" } ?? "a peer whose credentials the kernel did not give"
+        return "the control socket answers only root, the daemon's user (uid \(daemonUID)) and its group "
+            + "(gid \(daemonGID)); \(who) is none of these: run the command as that user, or add the user to "
+            + "that group (usermod -aG)"
+    }
+}
+
 /// The daemon side: a Unix stream socket (mode 0660) served by a thread of its own.
 ///
 /// The accept loop polls the listening socket together with a wake event, so `stop()` wakes it at
 /// once. Each connection gets a short-lived thread: clients are few (the CLI), and a slow client
-/// must never hold up the next press.
+/// must never hold up the next press. What a client can cost the daemon is bounded: only
+/// ``ControlPeerPolicy`` peers are answered, at most ``Limits/connections`` at once, each read and
+/// write gives up after ``Limits/ioTimeout``; failing `accept` calls (`EMFILE`…) back off, and a
+/// connection whose thread cannot start is refused rather than trapping.
 public final class ControlSocketServer: Sendable {
     public typealias Handler = @Sendable (ControlRequest) async -> ControlReply
+
+    /// What the server allows each client.
+    public struct Limits: Sendable {
+        /// Connections served at once; more are answered "busy" and closed.
+        public var connections: Int = 16
+        /// `SO_RCVTIMEO` and `SO_SNDTIMEO` of each connection.
+        public var ioTimeout: Duration = .seconds(5)
+        /// The first pause after a failed `accept`, doubled on each failure in a row up to ``longestBackoff``.
+        public var shortestBackoff: Duration = .milliseconds(10)
+        public var longestBackoff: Duration = .seconds(1)
+
+        public init() {}
+    }
+
+    /// The seams the tests use to make `accept` fail and threads refuse to start.
+    struct Seams: Sendable {
+        /// `accept` on the listening socket: a descriptor, or -1 with the errno.
+        var accept: @Sendable (Int32) -> (descriptor: Int32, errno: Int32) = { listening in
+            let fd = Glibc.accept(listening, nil, nil)
+            if fd < 0 { return (fd, errno) }
+            _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
+            return (fd, 0)
+        }
+        /// Starts a connection's thread; false when none could start.
+        var startThread: @Sendable (@escaping @Sendable () -> Void) -> Bool = { body in
+            DeviceThread(startingIfPossible: "sw-control-peer", body) != nil
+        }
+        /// Waits `duration` after a failed `accept` unless woken; false when woken (the server stops).
+        var pause: (@Sendable (Duration, WakeEvent) -> Bool)? = nil
+    }
 
     public let path: String
     private let listeningSocket: Int32
@@ -111,11 +224,28 @@ public final class ControlSocketServer: Sendable {
     private let wakeup: WakeEvent
     private let handler: Handler
     private let logger: Logger
+    private let policy: ControlPeerPolicy
+    private let limits: Limits
+    private let seams: Seams
+    private let active = Atomic<Int>(0)
 
-    public init(path: String, logger: Logger, handler: @escaping Handler) throws(ControlSocketError) {
+    public convenience init(
+        path: String, logger: Logger, policy: ControlPeerPolicy = ControlPeerPolicy(), limits: Limits = Limits(),
+        handler: @escaping Handler
+    ) throws(ControlSocketError) {
+        try self.init(path: path, logger: logger, policy: policy, limits: limits, seams: Seams(), handler: handler)
+    }
+
+    init(
+        path: String, logger: Logger, policy: ControlPeerPolicy, limits: Limits, seams: Seams,
+        handler: @escaping Handler
+    ) throws(ControlSocketError) {
         self.path = path
         self.handler = handler
         self.logger = logger
+        self.policy = policy
+        self.limits = limits
+        self.seams = seams
         // A socket file that still accepts connections belongs to a live daemon: never steal it.
         if let fd = try? connectedSocket(to: path) {
             close(fd)
@@ -141,27 +271,80 @@ public final class ControlSocketServer: Sendable {
         }
     }
 
+    /// Connections being served now.
+    public var activeConnections: Int { active.load(ordering: .acquiring) }
+
     /// Serves until `stop()`; runs on the calling thread (give it one of its own).
     public func serve() {
-        while true {
+        var backoff: Duration?
+        serving: while true {
             guard let ready = try? waitReadable([listeningSocket, wakeup.descriptor]),
                 ready[wakeup.descriptor] == nil
             else { break }
             guard (ready[listeningSocket] ?? 0) & Int16(POLLIN) != 0 else { continue }
-            let connection = accept(listeningSocket, nil, nil)
-            guard connection >= 0 else { continue }
-            _ = fcntl(connection, F_SETFD, FD_CLOEXEC)
-            var timeout = timeval(tv_sec: 5, tv_usec: 0)
-            setsockopt(connection, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-            let handler = self.handler
-            let logger = self.logger
-            // Not joined: it ends with its connection and frees itself.
-            _ = DeviceThread(name: "sw-control-peer") {
-                Self.answer(connection, handler: handler, logger: logger)
+            let (connection, failure) = seams.accept(listeningSocket)
+            guard connection >= 0 else {
+                switch failure {
+                case EINTR, ECONNABORTED, EAGAIN, EPROTO:
+                    continue  // that client is gone; the next one is fine
+                default:
+                    // EMFILE, ENFILE, ENOBUFS, ENOMEM: the socket stays readable, so retrying at once
+                    // would spin a core. Wait, longer each time, until a descriptor is free again.
+                    let delay = backoff.map { min($0 * 2, limits.longestBackoff) } ?? limits.shortestBackoff
+                    if backoff == nil {
+                        logger.warning("control socket: accept failed, backing off",
+                                       metadata: ["error": "\(SystemCallError("accept", subject: path, errno: failure))"])
+                    }
+                    backoff = delay
+                    if !pause(delay) { break serving }
+                    continue
+                }
             }
+            backoff = nil
+            admit(connection)
         }
         close(listeningSocket)
         unlink(path)
+    }
+
+    /// Waits `delay` unless `stop()` is called; false when it is.
+    private func pause(_ delay: Duration) -> Bool {
+        if let pause = seams.pause { return pause(delay, wakeup) }
+        let nanoseconds = delay.components.seconds * 1_000_000_000 + delay.components.attoseconds / 1_000_000_000
+        let ready = try? waitReadable([wakeup.descriptor], until: .now().advanced(byNanoseconds: nanoseconds))
+        return ready?[wakeup.descriptor] == nil
+    }
+
+    /// Checks the peer and the load, then hands the connection to a thread of its own.
+    private func admit(_ connection: Int32) {
+        var timeout = timeval(
+            tv_sec: Int(limits.ioTimeout.components.seconds),
+            tv_usec: Int(limits.ioTimeout.components.attoseconds / 1_000_000_000_000))
+        setsockopt(connection, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        setsockopt(connection, SOL_SOCKET, SO_SNDTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        let peer = ControlPeer.of(connection)
+        guard let peer, policy.allows(peer) else {
+            logger.warning("control socket: refused a peer", metadata: ["reason": "\(policy.refusal(peer))"])
+            Self.refuse(connection, policy.refusal(peer))
+            return
+        }
+        let limit = limits.connections
+        let admitted = active.wrappingAdd(1, ordering: .acquiringAndReleasing).newValue <= limit
+        guard admitted else {
+            active.wrappingSubtract(1, ordering: .acquiringAndReleasing)
+            Self.refuse(connection, "the daemon is already serving \(limit) control connections: try again in a moment")
+            return
+        }
+        let started = seams.startThread { [self] in
+            Self.answer(connection, handler: handler, logger: logger)
+            active.wrappingSubtract(1, ordering: .acquiringAndReleasing)
+        }
+        if !started {
+            active.wrappingSubtract(1, ordering: .acquiringAndReleasing)
+            logger.warning("control socket: no thread could start for a connection (thread or memory limit); refused")
+            Self.refuse(connection, "the daemon could not start a thread for this request (thread or memory limit): "
+                + "try again in a moment")
+        }
     }
 
     /// Wakes the accept loop so `serve()` returns; safe from any thread.
@@ -169,11 +352,25 @@ public final class ControlSocketServer: Sendable {
         wakeup.signal()
     }
 
+    /// Answers `reason` without waiting for the request, and closes.
+    private static func refuse(_ connection: Int32, _ reason: String) {
+        var payload = (try? JSONEncoder().encode(ControlReply.refused(reason))).map(Array.init) ?? []
+        payload.append(UInt8(ascii: "\n"))
+        _ = payload.withUnsafeBytes { send(connection, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT | MSG_NOSIGNAL)) }
+        // Read nothing further, so close() sends a reset only if the client wrote; give its request
+        // a chance to be read out of the buffer so the reply is delivered rather than reset.
+        shutdown(connection, Int32(SHUT_WR))
+        var drain = [UInt8](repeating: 0, count: 4096)
+        _ = drain.withUnsafeMutableBytes { recv(connection, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT)) }
+        close(connection)
+    }
+
     private static func answer(_ connection: Int32, handler: @escaping Handler, logger: Logger) {
         defer { close(connection) }
-        guard let line = readLine(from: connection) else { return }
+        guard let line = readLine(from: connection, limit: ControlRequest.maximumLength) else { return }
         let reply: ControlReply
-        if let request = try? JSONDecoder().decode(ControlRequest.self, from: Data(line)) {
+        switch ControlRequest.parse(line) {
+        case .success(let request):
             let box = ReplyBox()
             let done = DispatchSemaphore(value: 0)
             Task {
@@ -182,9 +379,9 @@ public final class ControlSocketServer: Sendable {
             }
             done.wait()
             reply = box.reply ?? .refused("internal error: no reply")
-        } else {
+        case .failure(let problem):
             logger.warning("control socket: ignored a request that is not JSON")
-            reply = .refused("the request is not a JSON object like {\"command\":\"shutter\"}")
+            reply = .refused(problem.description)
         }
         var payload = (try? JSONEncoder().encode(reply)).map(Array.init) ?? []
         payload.append(UInt8(ascii: "\n"))

@@ -60,6 +60,8 @@ public struct StatusReport: Codable, Sendable {
     public var queue: [String: Int]?
     public var library: Library?
     public var databaseError: String?
+    /// The database failed its check on a start and was rebuilt: shown while the old file is kept.
+    public var databaseRecovery: DatabaseRecovery?
 
     public static func gather(configuration: ApplianceConfiguration) -> StatusReport {
         var daemon = Daemon(running: false)
@@ -70,6 +72,7 @@ public struct StatusReport: Codable, Sendable {
             daemon.reason = error.description
         }
         var report = StatusReport(stateDirectory: configuration.stateDirectory, daemon: daemon)
+        report.databaseRecovery = DatabaseRecovery.current(in: StateDirectory(path: configuration.stateDirectory))
         do {
             report.readCounts(from: try AppDatabase.openReadOnly(StateDirectory(path: configuration.stateDirectory)))
         } catch {
@@ -156,6 +159,7 @@ public struct StatusReport: Codable, Sendable {
         }
         if let library { lines.append("library: \(library.books) books") }
         if let databaseError { lines.append("database: \(databaseError)") }
+        if let databaseRecovery { lines.append("database rebuilt: \(databaseRecovery)") }
         return lines.joined(separator: "\n")
     }
 }

@@ -21,6 +21,9 @@ static inline unsigned long sw_EVIOCGNAME(unsigned int len) { return EVIOCGNAME(
 /// `EVIOCGBIT(EV_KEY, len)`: a bitmap of the key codes the device can send.
 static inline unsigned long sw_EVIOCGBIT_KEY(unsigned int len) { return EVIOCGBIT(EV_KEY, len); }
 
+/// `EVIOCGID`: the device's bus, vendor, product and version (argument: pointer to a `struct input_id`).
+static inline unsigned long sw_EVIOCGID(void) { return EVIOCGID; }
+
 /// `EVIOCSCLOCKID`: which clock stamps the device's events (argument: pointer to an int clock id).
 static inline unsigned long sw_EVIOCSCLOCKID(void) { return EVIOCSCLOCKID; }
 
