@@ -56,7 +56,7 @@ install -D -m 0644 NOTICE "$root$PREFIX/share/doc/swiftwing/NOTICE"
 install -D -m 0644 README.md "$root$PREFIX/share/doc/swiftwing/README.md"
 install -D -m 0755 scripts/swiftwing-setup.sh "$root$PREFIX/lib/swiftwing/swiftwing-setup"
 # The recognizer service: its binary, its page, an example catalogue (the Library Dataset's, MIT) and the
-# OCR worker's environment script when this tree has one. Its unit is installed above and never enabled
+# OCR worker when this tree has it. Its unit is installed above and never enabled
 # here: it needs a catalogue at /etc/swiftwing/catalogue.csv first (docs/recognizer.md).
 if [ -x "$recognizer" ]; then
     install -D -m 0755 "$recognizer" "$root$PREFIX/bin/swiftwing-recognizer"
@@ -67,8 +67,10 @@ install -D -m 0644 docs/recognizer.md "$root$PREFIX/share/doc/swiftwing/recogniz
 install -d "$root$PREFIX/share/swiftwing/library-dataset"
 install -m 0644 Fixtures/library-dataset/catalogue.csv Fixtures/library-dataset/LICENSE \
     Fixtures/library-dataset/README.md "$root$PREFIX/share/swiftwing/library-dataset/"
-if [ -f scripts/ocr-venv.sh ]; then
-    install -D -m 0755 scripts/ocr-venv.sh "$root$PREFIX/lib/swiftwing/ocr-venv"
+# The OCR worker's script where the recognizer looks for an installed one; its virtual environment is made
+# from the checkout (pinned versions from PyPI): scripts/ocr-venv.sh /usr/lib/swiftwing-recognizer/ocr-venv
+if [ -f Sources/swiftwing-recognizer-ocr/ocr_worker.py ]; then
+    install -D -m 0644 Sources/swiftwing-recognizer-ocr/ocr_worker.py "$root/usr/lib/swiftwing-recognizer/ocr/ocr_worker.py"
 fi
 
 if [ -n "$DESTDIR" ] || [ "$files_only" -eq 1 ]; then

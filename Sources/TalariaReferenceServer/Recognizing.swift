@@ -87,7 +87,7 @@ public struct PhotoRecognition: Sendable, Equatable {
 /// A recognizer's refusal of a photo that says whether sending it again can help (`retryable` in the job's
 /// `failed` event). Any other error thrown by a recognizer fails the job as retryable: the photo may be fine and
 /// the step broken (a crashed OCR worker).
-public struct RecognitionFailure: Error, Sendable, Equatable, CustomStringConvertible {
+public struct JobFailure: Error, Sendable, Equatable, CustomStringConvertible {
     public var code: String
     public var message: String
     public var retryable: Bool
@@ -152,7 +152,7 @@ func round4(_ d: Double) -> Double { (d * 10000).rounded() / 10000 }
 
 enum RecognitionOutcome: Sendable {
     case recognized(PhotoRecognition)
-    case failed(RecognitionFailure)
+    case failed(JobFailure)
 }
 
 /// A recognition against its time limit. The recognizer runs in a task of its own and is only cancelled when the
@@ -173,20 +173,20 @@ final class RecognitionRace: Sendable {
         let work = Task {
             do {
                 race.resolve(.recognized(try await recognize()))
-            } catch let failure as RecognitionFailure {
+            } catch let failure as JobFailure {
                 race.resolve(.failed(failure))
             } catch is CancellationError {
                 race.resolve(.failed(.cancelled))
             } catch {
                 race.resolve(
-                    .failed(RecognitionFailure(code: "RECOGNIZER_ERROR", message: "The recognizer failed: \(error)", retryable: true)))
+                    .failed(JobFailure(code: "RECOGNIZER_ERROR", message: "The recognizer failed: \(error)", retryable: true)))
             }
         }
         let timer = Task {
             do { try await sleep(clock, for: timeout) } catch { return }
             race.resolve(
                 .failed(
-                    RecognitionFailure(
+                    JobFailure(
                         code: "RECOGNIZER_TIMEOUT", message: "The recognizer did not answer within \(timeout); the photo can be sent again",
                         retryable: true)))
         }
@@ -236,6 +236,6 @@ private func sleep<C: Clock>(_ clock: C, for duration: C.Duration) async throws 
     try await clock.sleep(for: duration)
 }
 
-extension RecognitionFailure {
-    static let cancelled = RecognitionFailure(code: "CANCELED", message: "The recognition was cancelled", retryable: false)
+extension JobFailure {
+    static let cancelled = JobFailure(code: "CANCELED", message: "The recognition was cancelled", retryable: false)
 }

@@ -29,6 +29,8 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "Photos with more pixels are refused before decoding, in megapixels.") var maxMegapixels = 40
     @Option(help: "A photo not read within this many seconds fails its job (retryable).") var recognitionTimeoutSeconds = 120
     @Option(help: "Log level: trace, debug, info, notice, warning, error, critical.") var logLevel = "info"
+    @Flag(help: "Check the catalogue and the recognizer (OCR worker included), print whether they are ready, and exit.")
+    var check = false
 
     func run() async throws {
         let books: Int
@@ -60,6 +62,10 @@ struct ServeCommand: AsyncParsableCommand {
         logger.logLevel = level
 
         let shelf = try await RecognizerAssembly.make(catalogue: catalogue, logger: logger)
+        if check {
+            print("ready: catalogue \(catalogue) (\(books) books), recognizer ready")
+            return
+        }
         var settings = RecognitionService.Settings(catalogue: catalogue, books: books)
         settings.host = host
         settings.port = port

@@ -141,7 +141,7 @@ func jpegHeader(width: Int, height: Int, end: Bool = true) -> [UInt8] {
 
     @Test func aRecognizerThatRefusesAPhotoSaysWhetherToRetry() async throws {
         let recognizer = ScriptedRecognizer { _, _ in
-            throw RecognitionFailure(code: "UNREADABLE_IMAGE", message: "the JPEG data is corrupt", retryable: false)
+            throw JobFailure(code: "UNREADABLE_IMAGE", message: "the JPEG data is corrupt", retryable: false)
         }
         try await withServer(recognizer: recognizer) { server in
             let job = try await server.createJob()
