@@ -71,9 +71,10 @@ import Testing
             let accepted = try await upload(base, photo: photo, key: "scan-1")
             #expect(accepted.status == 202, "\(String(decoding: accepted.body, as: UTF8.self))")
             let data = try #require(try json(accepted.body)["data"] as? [String: Any])
-            let stream = try #require(URL(string: try #require(data["sseUrl"] as? String), relativeTo: base))
-            let events = try await fetch(
-                stream, headers: ["Accept": "text/event-stream", "Authorization": "Bearer \(try #require(data["authToken"] as? String))"])
+            let streamPath = try #require(data["sseUrl"] as? String)
+            let token = try #require(data["authToken"] as? String)
+            let stream = try #require(URL(string: streamPath, relativeTo: base))
+            let events = try await fetch(stream, headers: ["Accept": "text/event-stream", "Authorization": "Bearer \(token)"])
             let text = String(decoding: events.body, as: UTF8.self)
             #expect(text.contains("\"message\":\"reading\""), "\(text)")
             #expect(text.contains("event: completed"))

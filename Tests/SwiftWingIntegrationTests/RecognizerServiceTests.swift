@@ -1,4 +1,5 @@
 import Foundation
+import SwiftWingCore
 import Testing
 
 /// The recognizer service (`swiftwing-recognizer serve`) as a real process on loopback, with the real daemon

@@ -5,7 +5,7 @@ import Testing
 @testable import TalariaReferenceServer
 
 /// A recognizer for tests of the job logic: runs `script` on each photo (the real one is the recognizer service's).
-struct ScriptedRecognizer: PhotoRecognizing {
+final class ScriptedRecognizer: PhotoRecognizing {
     let calls = Mutex(0)
     let script: @Sendable ([UInt8], @escaping @Sendable (Double, String) async -> Void) async throws -> PhotoRecognition
 
