@@ -77,6 +77,8 @@ func fetch(
 ) async throws -> (status: Int, body: Data) {
     var request = URLRequest(url: url, timeoutInterval: 30)
     request.httpMethod = method
+    // No keep-alive: the server stops at the end of each test without waiting for idle connections.
+    request.setValue("close", forHTTPHeaderField: "Connection")
     for (name, value) in headers { request.setValue(value, forHTTPHeaderField: name) }
     request.httpBody = body
     let (data, response) = try await URLSession.shared.data(for: request)
