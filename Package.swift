@@ -244,6 +244,15 @@ let package = Package(
             ]
         ),
         .testTarget(name: "RecognitionTests", dependencies: ["Recognition", "swiftwing-recognizer"]),
+        // The recognizer service's logic with a double of the whole-photo recognizer, its open-set lookup against the
+        // reference server's search on loopback, and the `serve` executable's start-up checks.
+        .testTarget(
+            name: "RecognizerServiceTests",
+            dependencies: [
+                "swiftwing-recognizer", "Recognition", "TalariaReferenceServer",
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Logging", package: "swift-log"),
+            ]),
         // Tests of the backend over real loopback HTTP. May import: TalariaReferenceServer, Hummingbird, NIOCore,
         // ServiceLifecycle, Logging, Foundation, Testing.
         .testTarget(
@@ -284,6 +293,7 @@ let package = Package(
             name: "SwiftWingIntegrationTests",
             dependencies: [
                 "Imaging", "Identify", "Store", "SwiftWingCore", "SwiftWingTesting", "swiftwing", "talaria-reference",
+                "swiftwing-recognizer",
                 "Uplink", "HTTPEngine", "Talaria", .product(name: "Logging", package: "swift-log"),
             ]
         ),

@@ -2,7 +2,8 @@
 # Builds swiftwing_VERSION_ARCH.deb for this machine's architecture with dpkg-deb, offline, from a
 # built binary: the files scripts/install.sh installs (with PREFIX=/usr, units in /lib/systemd/system,
 # udev rules in /lib/udev/rules.d) and maintainer scripts that create the user, write the config
-# when there is none and enable and start the service. `remove` keeps the library in
+# when there is none and enable and start the service. The recognizer (swiftwing-recognizer, built
+# beside the binary) and its unit come in the same package; its unit is not enabled (docs/recognizer.md). `remove` keeps the library in
 # /var/lib/swiftwing; `purge` deletes it with the config and the user.
 #
 # Usage: scripts/build-deb.sh [--binary PATH] [--out DIR]
@@ -42,7 +43,9 @@ while read -r library; do
     else
         depends+=("${owner%%:*}")
     fi
-done < <(ldd "$binary" | sed -n 's/.*=> \(\/[^ ]*\) .*/\1/p')
+done < <(for linked in "$binary" "$(dirname "$binary")/swiftwing-recognizer"; do
+    [ -x "$linked" ] && ldd "$linked"
+done | sed -n 's/.*=> \(\/[^ ]*\) .*/\1/p' | sort -u)
 if [ ${#unpackaged[@]} -gt 0 ] && [ "${SWIFTWING_DEB_ALLOW_UNPACKAGED:-0}" != 1 ]; then
     echo "build-deb: $binary links libraries no Debian package provides: ${unpackaged[*]}" >&2
     echo "build-deb: build it with \`make release SWIFT_FLAGS=--static-swift-stdlib\` and run make deb again" >&2
@@ -63,6 +66,8 @@ Installed-Size: $(du -sk --exclude=DEBIAN "$stage" | cut -f1)
 Description: book-scanning kiosk daemon
  Press the shutter at a bookshelf: the photo is queued durably, sent to a recognition
  backend, and the books land in the device's library. Runs as the systemd service swiftwing.
+ swiftwing-recognizer, an offline recognition backend for a catalogue of the owner's books,
+ comes as the service swiftwing-recognizer, not enabled until a catalogue is imported.
 EOF
 echo /etc/swiftwing/swiftwing.toml.example >"$stage/DEBIAN/conffiles"
 
@@ -77,10 +82,10 @@ cat >"$stage/DEBIAN/prerm" <<'EOF'
 #!/bin/sh
 set -e
 if [ -d /run/systemd/system ] && [ "$1" = remove ]; then
-    systemctl stop swiftwing.service || true
+    systemctl stop swiftwing.service swiftwing-recognizer.service || true
 fi
 if [ "$1" = remove ]; then
-    systemctl disable swiftwing.service >/dev/null 2>&1 || true
+    systemctl disable swiftwing.service swiftwing-recognizer.service >/dev/null 2>&1 || true
 fi
 EOF
 cat >"$stage/DEBIAN/postrm" <<'EOF'
@@ -91,7 +96,8 @@ if [ -d /run/systemd/system ]; then
     systemctl daemon-reload || true
 fi
 if [ "$1" = purge ]; then
-    rm -rf /var/lib/swiftwing /var/lib/private/swiftwing /etc/swiftwing/swiftwing.toml
+    rm -rf /var/lib/swiftwing /var/lib/private/swiftwing /etc/swiftwing/swiftwing.toml \
+        /var/lib/private/swiftwing-recognizer /var/cache/private/swiftwing-recognizer
     rmdir /etc/swiftwing 2>/dev/null || true
     if getent passwd swiftwing >/dev/null; then userdel swiftwing || true; fi
     if getent group swiftwing >/dev/null; then groupdel swiftwing || true; fi

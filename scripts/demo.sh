@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
 # The main job on one machine: the reference backend and the daemon on the synthetic camera (the
-# shelf photos); presses online, a power cut (kill -9) and restart, a spell offline (backend
+# shelf photos). The reference backend's hash "recognizer" reads nothing on the photos: it is here for
+# its fault injection (the outage, the rate limit, the refused key). Presses online, a power cut (kill -9) and restart, a spell offline (backend
 # stopped) while pressing continues, reconnection and drain, a rate limit; then the library.
 # Then, with a library of its own, what the device identifies by itself: a book's barcode read with
 # the network down, its title filled in when the catalogue answers, and a blurred frame refused.
 # The status panel is drawn into $demo/panel.png, and copied at each stage (panel-*.png).
+# Last, the recognizer (swiftwing-recognizer serve) reads the two shelf photos offline and the titles
+# it found are printed beside the dataset's annotations of the same photos.
 # Usage: scripts/demo.sh [path/to/swiftwing] [path/to/talaria-reference]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -38,6 +41,7 @@ daemon=""; backend=""
 cleanup() {
   [ -n "$daemon" ] && kill -TERM "$daemon" 2>/dev/null && wait "$daemon" 2>/dev/null
   [ -n "$backend" ] && kill -TERM "$backend" 2>/dev/null && wait "$backend" 2>/dev/null
+  [ -n "${recognizer:-}" ] && kill -TERM "$recognizer" 2>/dev/null && wait "$recognizer" 2>/dev/null
   true
 }
 trap cleanup EXIT
@@ -175,5 +179,62 @@ press
 "$bin" queue "${args[@]}" | grep -E ' needs_attention ' | sed 's/^/  /' | cut -c1-200 || true
 "$bin" queue --json "${args[@]}" | grep -m 3 -E '"(verdict|sharpness|mean)"' | sed 's/^ */  quality: /'
 snapshot blurred
+stop_daemon
+stop_backend
+
 echo
-echo "== logs: daemon $log, backend $backend_log; panel pictures $demo/panel-*.png"
+echo "== the recognizer: the two shelf photos read offline and matched against the library's catalogue"
+recognizer_bin=$(dirname "$bin")/swiftwing-recognizer
+recognizer_log="$demo/recognizer.log"
+recognizer=""
+read_shelves() {
+  [ -x "$recognizer_bin" ] || { echo "  $recognizer_bin is not built (make build builds it)"; return 0; }
+  "$recognizer_bin" serve --catalogue Fixtures/library-dataset/catalogue.csv --port "$port" >>"$recognizer_log" 2>&1 &
+  recognizer=$!
+  for _ in $(seq 1 600); do
+    grep -q "listening on" "$recognizer_log" 2>/dev/null && break
+    if ! kill -0 "$recognizer" 2>/dev/null; then
+      recognizer=""
+      echo "  the recognizer did not start: $(grep -m1 -i error "$recognizer_log" || tail -1 "$recognizer_log")"
+      echo "  (it needs the OCR worker's environment: scripts/ocr-venv.sh makes it; log: $recognizer_log)"
+      return 0
+    fi
+    sleep 0.1
+  done
+  for photo in one_shelf:20221128_101635_0 two_shelves:20221128_100245_1; do
+    file="Fixtures/shelves/${photo%%:*}.jpg"
+    answer=$(curl -sS --max-time 30 -H "X-Device-ID: demo" -H "Idempotency-Key: demo-${photo%%:*}" \
+      -F "photos[]=@$file;type=image/jpeg;filename=spine.jpg" "$url"v3/jobs/scans) || { echo "  upload failed"; continue; }
+    job=$(printf '%s' "$answer" | python3 -c 'import json,sys; print(json.load(sys.stdin)["data"]["jobId"])')
+    token=$(printf '%s' "$answer" | python3 -c 'import json,sys; print(json.load(sys.stdin)["data"]["authToken"])')
+    # The job's event stream ends with its terminal event; then the results carry the books and unmatched spines.
+    curl -sS -N --max-time 600 -H "Authorization: Bearer $token" "$url"v3/jobs/scans/$job/stream >"$demo/$job.events" || true
+    curl -sS --max-time 30 "$url"v3/jobs/scans/$job/results >"$demo/$job.results" || true
+    python3 - "$file" "${photo##*:}" "$demo/$job.results" "$demo/$job.events" <<'PY'
+import csv, json, sys
+photo, image, results_path, events_path = sys.argv[1:]
+try:
+    data = json.load(open(results_path))["data"]
+except Exception:
+    failed = [l for l in open(events_path) if l.startswith("data:") and '"error"' in l]
+    print(f"  {photo}: the job did not complete: {failed[-1][5:].strip() if failed else 'no answer'}")
+    sys.exit(0)
+books = data.get("results", [])
+annotated = [r for r in csv.DictReader(open("Fixtures/library-dataset/annotations.csv"))
+             if r["image_name"].startswith(image) and r["title"].strip()]
+titles = {r["title"].strip().rstrip(" :").lower() for r in annotated}
+right = sum(1 for b in books if (b.get("title") or "").strip().rstrip(" :").lower() in titles)
+print(f"  {photo}: {len(books)} books found, {right} of them annotated on this photo "
+      f"({len(annotated)} annotated books); {len(data.get('unmatched', []))} spines read but not matched")
+for b in sorted(books, key=lambda b: (b.get("boundingBox") or {}).get("x", 0)):
+    mark = "=" if (b.get("title") or "").strip().rstrip(" :").lower() in titles else "?"
+    print(f"    {mark} {b.get('confidence', 0):.2f}  {b.get('title')}  [read: {(b.get('text') or '')[:50]}]")
+print("    annotated:", "; ".join(sorted(r["title"].strip().rstrip(" :") for r in annotated))[:600])
+PY
+  done
+  kill -TERM "$recognizer" 2>/dev/null; wait "$recognizer" 2>/dev/null || true; recognizer=""
+}
+read_shelves
+
+echo
+echo "== logs: daemon $log, backend $backend_log, recognizer $recognizer_log; panel pictures $demo/panel-*.png"

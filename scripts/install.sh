@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs SwiftWing on this machine in one step: the binary, the systemd units, the udev rules,
-# the shelf photos and the licences, then (scripts/swiftwing-setup.sh) the `swiftwing` user and
+# the shelf photos and the licences, the recognizer (swiftwing-recognizer beside the binary, its unit
+# installed but not enabled: docs/recognizer.md), then (scripts/swiftwing-setup.sh) the `swiftwing` user and
 # its groups, a config file from the example when there is none, and the enabled service.
 # Idempotent: running it again replaces the files and keeps the config and the library.
 #
@@ -33,6 +34,7 @@ if [ -z "$DESTDIR" ] && [ "$files_only" -eq 0 ] && [ "$(id -u)" -ne 0 ]; then
     echo "install: run as root (sudo make install), or set DESTDIR to stage the files" >&2
     exit 1
 fi
+recognizer="$(dirname "$binary")/swiftwing-recognizer"
 
 root="$DESTDIR"
 install -D -m 0755 "$binary" "$root$PREFIX/bin/swiftwing"
@@ -53,6 +55,23 @@ install -D -m 0644 LICENSE "$root$PREFIX/share/doc/swiftwing/LICENSE"
 install -D -m 0644 NOTICE "$root$PREFIX/share/doc/swiftwing/NOTICE"
 install -D -m 0644 README.md "$root$PREFIX/share/doc/swiftwing/README.md"
 install -D -m 0755 scripts/swiftwing-setup.sh "$root$PREFIX/lib/swiftwing/swiftwing-setup"
+# The recognizer service: its binary, its page, an example catalogue (the Library Dataset's, MIT) and the
+# OCR worker when this tree has it. Its unit is installed above and never enabled
+# here: it needs a catalogue at /etc/swiftwing/catalogue.csv first (docs/recognizer.md).
+if [ -x "$recognizer" ]; then
+    install -D -m 0755 "$recognizer" "$root$PREFIX/bin/swiftwing-recognizer"
+else
+    echo "install: $recognizer is not built; the recognizer service is left out (make release builds it)" >&2
+fi
+install -D -m 0644 docs/recognizer.md "$root$PREFIX/share/doc/swiftwing/recognizer.md"
+install -d "$root$PREFIX/share/swiftwing/library-dataset"
+install -m 0644 Fixtures/library-dataset/catalogue.csv Fixtures/library-dataset/LICENSE \
+    Fixtures/library-dataset/README.md "$root$PREFIX/share/swiftwing/library-dataset/"
+# The OCR worker's script where the recognizer looks for an installed one; its virtual environment is made
+# from the checkout (pinned versions from PyPI): scripts/ocr-venv.sh /usr/lib/swiftwing-recognizer/ocr-venv
+if [ -f Sources/swiftwing-recognizer-ocr/ocr_worker.py ]; then
+    install -D -m 0644 Sources/swiftwing-recognizer-ocr/ocr_worker.py "$root/usr/lib/swiftwing-recognizer/ocr/ocr_worker.py"
+fi
 
 if [ -n "$DESTDIR" ] || [ "$files_only" -eq 1 ]; then
     echo "install: files staged under ${DESTDIR:-/};" \

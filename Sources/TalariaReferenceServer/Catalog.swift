@@ -1,3 +1,5 @@
+import Foundation
+
 /// The reference server's deterministic catalog of real books, and the "recognition" that picks 1–4 of them
 /// per image from an FNV-1a hash of its bytes (the same image always yields the same books).
 
@@ -103,6 +105,24 @@ public enum Catalog {
         let compact = isbn.filter { $0 != "-" && $0 != " " }
         guard let isbn13 = ISBN.isbn13(compact) else { return nil }
         return books.first { $0.isbn13 == isbn13 }
+    }
+
+    /// The books holding at least half of the words of `query` in their title and authors (case and accents
+    /// ignored), with the fraction held, the most first (catalogue order between equals).
+    public static func search(_ query: String) -> [(CatalogBook, Double)] {
+        let wanted = Set(words(query))
+        guard !wanted.isEmpty else { return [] }
+        let scored = books.enumerated().compactMap { index, book -> (Int, CatalogBook, Double)? in
+            let held = Set(words(book.title + " " + book.authors.joined(separator: " ")))
+            let score = Double(wanted.intersection(held).count) / Double(wanted.count)
+            return score >= 0.5 ? (index, book, score) : nil
+        }
+        return scored.sorted { ($0.2, -$0.0) > ($1.2, -$1.0) }.map { ($0.1, $0.2) }
+    }
+
+    static func words(_ text: String) -> [String] {
+        text.folding(options: [.caseInsensitive, .diacriticInsensitive], locale: nil).lowercased()
+            .split { !$0.isLetter && !$0.isNumber }.map(String.init)
     }
 
     /// The books "recognised" on an image: 1–4 distinct catalog entries picked from the FNV-1a hash of its bytes.

@@ -22,6 +22,35 @@ extension Handlers {
         return ReferenceServer.json(200, .object(found))
     }
 
+    /// `GET /search.json?q=<words>[&limit=N]` → `{"numFound", "start", "docs": [{"key", "title", "author_name", "isbn",
+    /// "first_publish_year"}]}`, as Open Library's search API answers: the catalogue's books holding at least half
+    /// of the query's words (title and authors, case and accents ignored), the most words first.
+    func openLibrarySearch(_ request: Request, _ context: Context) async throws -> Response {
+        let query = request.uri.queryParameters.get("q") ?? ""
+        let limit = request.uri.queryParameters.get("limit").flatMap { Int($0) } ?? 100
+        guard !query.trimmingCharacters(in: .whitespaces).isEmpty else {
+            return Self.catalogError(400, "q is required, e.g. q=the+hobbit+tolkien")
+        }
+        await state.countCatalogSearch(query)
+        if let response = try await catalogFault(for: [], context) { return response }
+        let docs = Catalog.search(query).prefix(max(0, limit)).map { book, _ in Self.openLibraryDoc(book) }
+        return ReferenceServer.json(
+            200, ["numFound": .int(docs.count), "start": 0, "numFoundExact": true, "q": .string(query), "docs": .array(Array(docs))])
+    }
+
+    static func openLibraryDoc(_ book: CatalogBook) -> JSONValue {
+        var isbns: [JSONValue] = [.string(book.isbn13)]
+        if let isbn10 = ISBN.isbn10(fromISBN13: book.isbn13) { isbns.append(.string(isbn10)) }
+        return [
+            "key": .string("/works/OL\(fnv1a64(Array(book.isbn13.utf8)) % 10_000_000)W"),
+            "title": .string(book.title),
+            "author_name": .array(book.authors.map { .string($0) }),
+            "isbn": .array(isbns),
+            "first_publish_year": .int(book.year),
+            "publisher": [.string(book.publisher)],
+        ]
+    }
+
     /// `GET /books/v1/volumes?q=isbn:<isbn>` → `{"kind": "books#volumes", "totalItems": n, "items": [...]}`.
     func googleBooksVolumes(_ request: Request, _ context: Context) async throws -> Response {
         let query = request.uri.queryParameters.get("q") ?? ""

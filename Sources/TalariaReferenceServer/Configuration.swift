@@ -1,5 +1,11 @@
 /// How a reference server run behaves (the executable's flags map one to one onto these fields).
 public struct ReferenceConfiguration: Sendable {
+    /// The `Server` header and `/health`'s `service` (`swiftwing doctor` tells a recognizer from the reference).
+    public var serverName: String = "talaria-reference"
+    /// `POST /_faults` and `POST /_reset`: for tests of the protocol; a real service leaves them out.
+    public var faultEndpoints: Bool = true
+    /// More fields of `GET /health` (the recognizer's catalogue, say).
+    public var healthDetails: [String: String] = [:]
     public var host: String = "127.0.0.1"
     /// 0 = any free port.
     public var port: Int = 0
@@ -21,8 +27,21 @@ public struct ReferenceConfiguration: Sendable {
     /// Base of absolute URLs (`sse-absolute`); default: `http://` + the request's Host.
     public var publicBaseURL: String?
     public var maxImageBytes: Int = 10_000_000
+    /// How far an upload's image is checked before a job is made for it.
+    public var imageCheck: ImageCheck = .magicBytes
+    /// A recognition that takes longer fails its job with `retryable: true` (a hung OCR step).
+    public var recognitionTimeout: Duration = .seconds(120)
 
     public init() {}
 
     func scaled(_ ms: Int) -> Duration { .milliseconds(max(0, Int((Double(ms) * timeScale).rounded()))) }
+}
+
+/// How the server checks an uploaded image before making a job for it.
+public enum ImageCheck: Sendable, Equatable {
+    /// The JPEG magic bytes only: the hash recognizer reads nothing, and tests send tiny fake JPEGs.
+    case magicBytes
+    /// The JPEG's structure up to its first scan (no pixel is decoded): a non-JPEG, a truncated file or one with
+    /// more pixels than `maxPixels` is refused with a problem saying which, so no recognizer decodes it.
+    case structure(maxPixels: Int)
 }

@@ -44,11 +44,17 @@ enum Render {
 
     static func books(_ job: JobSnapshot) -> [JSONValue] {
         job.books.enumerated().map { i, book in
-            let isbn = i == 0 && job.sticky.contains(.badISBN) ? ISBN.corrupted(book.sentISBN) : nil
-            let json = book.json(isbnOverride: isbn)
+            var json = book.json
+            if i == 0, job.sticky.contains(.badISBN), let isbn = book.sentISBN, case .object(var fields) = json {
+                fields["isbn"] = .string(ISBN.corrupted(isbn))
+                json = .object(fields)
+            }
             return i == 0 && job.sticky.contains(.wrongTypes) ? wrongTypes(json) : json
         }
     }
+
+    /// The spines read but not matched (docs/protocol.md §6).
+    static func unmatched(_ job: JobSnapshot) -> JSONValue { .array(job.unmatched.map(\.json)) }
 
     /// The `wrong-types` fault: a word for the confidence and a number for the authors, as a
     /// careless backend might send them; the title and ISBN stay, so the book can be found.
@@ -64,7 +70,7 @@ enum Render {
         let confidences = job.books.map(\.confidence)
         let average = confidences.isEmpty ? 0 : confidences.reduce(0, +) / Double(confidences.count)
         return [
-            "totalBooks": .int(job.books.count), "needsReview": .int(confidences.filter { $0 < 0.8 }.count),
+            "totalBooks": .int(job.books.count), "unmatchedSpines": .int(job.unmatched.count), "needsReview": .int(confidences.filter { $0 < 0.8 }.count),
             "averageConfidence": .double(round2(average)),
             "processingTimeMs": .int(Int(job.updatedAt.timeIntervalSince(job.createdAt) * 1000)),
         ]
@@ -88,7 +94,7 @@ enum Render {
         case .result(let i):
             let book = books(job)[i]
             // Vary the shape between catalog entries: a bare book, or a one-book list.
-            if job.books[i].catalogIndex % 2 == 0 {
+            if job.books[i].variant % 2 == 0 {
                 return ("result", ["jobId": .string(job.id), "book": book])
             }
             return ("result", ["jobId": .string(job.id), "books": [book]])
@@ -97,7 +103,7 @@ enum Render {
             return (
                 "enrichment_degraded",
                 [
-                    "isbn": .string(book.book.isbn13), "title": .string(book.book.title), "reason": "circuit_open",
+                    "isbn": book.isbn13.map { .string($0) } ?? .null, "title": .string(book.title), "reason": "circuit_open",
                     "fallbackSource": "cache",
                 ]
             )
@@ -110,6 +116,7 @@ enum Render {
             } else {
                 fields[job.sticky.contains(.resultsKey) ? "results" : "books"] = .array(books(job))
             }
+            if !job.unmatched.isEmpty { fields["unmatched"] = unmatched(job) }
             return (job.sticky.contains(.completeAlias) ? "complete" : "completed", .object(fields))
         case .failed(let status, let code, let message, let retryable):
             return (

@@ -30,15 +30,16 @@ public enum ReferenceServer {
     /// Builds the application. `onRunning` gets the bound port once the server listens.
     public static func makeApplication(
         configuration: ReferenceConfiguration,
+        recognizer: any PhotoRecognizing = HashRecognizer(),
         state: ReferenceState? = nil,
         logger: Logger = Logger(label: "talaria-reference"),
         onRunning: @escaping @Sendable (Int) async -> Void = { _ in }
     ) -> some ApplicationProtocol {
-        let state = state ?? ReferenceState(configuration: configuration)
+        let state = state ?? ReferenceState(configuration: configuration, recognizer: recognizer)
         let router = makeRouter(configuration: configuration, state: state)
         return Application(
             router: router,
-            configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "talaria-reference"),
+            configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: configuration.serverName),
             onServerRunning: { channel in await onRunning(channel.localAddress?.port ?? 0) },
             logger: logger
         )
@@ -54,15 +55,22 @@ public enum ReferenceServer {
         router.get("/v3/jobs/scans/:id/results") { request, context in try await handlers.results(request, context) }
         router.delete("/v3/jobs/scans/:id/cleanup") { request, context in try await handlers.cleanup(request, context) }
         router.delete("/v3/jobs/scans/:id") { request, context in try await handlers.cancel(request, context) }
-        router.post("/_faults") { request, context in try await handlers.queueFaults(request, context) }
         router.get("/_stats") { _, _ in json(200, await state.statsJSON()) }
-        router.post("/_reset") { _, _ in
-            await state.reset()
-            return Response(status: .noContent)
+        if configuration.faultEndpoints {
+            router.post("/_faults") { request, context in try await handlers.queueFaults(request, context) }
+            router.post("/_reset") { _, _ in
+                await state.reset()
+                return Response(status: .noContent)
+            }
         }
         router.get("/api/books") { request, context in try await handlers.openLibraryBooks(request, context) }
+        router.get("/search.json") { request, context in try await handlers.openLibrarySearch(request, context) }
         router.get("/books/v1/volumes") { request, context in try await handlers.googleBooksVolumes(request, context) }
-        router.get("/health") { _, _ in json(200, ["status": "ok"]) }
+        let health = JSONValue.object(
+            configuration.healthDetails.mapValues { .string($0) }.merging(["status": "ok", "service": .string(configuration.serverName)]) {
+                _, fixed in fixed
+            })
+        router.get("/health") { _, _ in json(200, health) }
         return router
     }
 
@@ -191,8 +199,20 @@ struct Handlers: Sendable {
                 413, "FILE_TOO_LARGE", "File too large",
                 "The image has \(image.count) bytes; at most \(configuration.maxImageBytes) are accepted", request)
         }
-        guard image.starts(with: [0xFF, 0xD8]) else {
-            return problem(400, "INVALID_FILE", "Invalid file", "The 'photos[]' part is not a JPEG image", request)
+        switch configuration.imageCheck {
+        case .magicBytes:
+            guard image.starts(with: [0xFF, 0xD8]) else {
+                return problem(400, "INVALID_FILE", "Invalid file", "The 'photos[]' part is not a JPEG image", request)
+            }
+        case .structure(let maxPixels):
+            do {
+                _ = try JPEGHeader.check(image, maxPixels: maxPixels)
+            } catch .tooManyPixels(let width, let height, let limit) {
+                let problem = JPEGHeader.Problem.tooManyPixels(width: width, height: height, limit: limit)
+                return self.problem(413, "IMAGE_TOO_LARGE", "Image too large", "\(problem)", request)
+            } catch {
+                return problem(400, "INVALID_FILE", "Invalid file", "\(error)", request)
+            }
         }
         let (job, created) = await state.job(forKey: key, deviceID: deviceID, image: Array(image))
         context.logger.info(
@@ -310,7 +330,10 @@ struct Handlers: Sendable {
             "jobId": .string(job.id), "status": .string(job.status.rawValue),
             "results": .array(job.status == .completed ? Render.books(job) : []),
         ]
-        if job.status == .completed { data["summary"] = Render.summary(job) }
+        if job.status == .completed {
+            data["summary"] = Render.summary(job)
+            data["unmatched"] = Render.unmatched(job)
+        }
         return ReferenceServer.json(200, ["success": true, "data": .object(data)])
     }
 

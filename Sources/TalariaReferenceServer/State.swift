@@ -35,12 +35,50 @@ enum StickyFault: Sendable, Hashable {
     case resultsKey, completeAlias, stripped, progress100, badISBN, wrongTypes
 }
 
+/// One book of a job as the server sends it.
+struct JobBook: Sendable {
+    /// The book's JSON (docs/protocol.md §3) before any stream fault reshapes it.
+    let json: JSONValue
+    let isbn13: String?
+    /// The ISBN as written in `json` (ISBN-10 for some of the hash recognizer's books).
+    let sentISBN: String?
+    let title: String
+    let confidence: Double
+    /// Alternates the `result` event's shape (a bare book or a one-book list) between the hash recognizer's
+    /// books; 0 (a bare book) for a real recognizer's.
+    let variant: Int
+    /// The hash recognizer's unsure books come with an informational `enrichment_degraded` event.
+    let sendsDegradedEvent: Bool
+
+    init(_ book: RecognisedBook) {
+        json = book.json()
+        isbn13 = book.book.isbn13
+        sentISBN = book.sentISBN
+        title = book.book.title
+        confidence = book.confidence
+        variant = book.catalogIndex
+        sendsDegradedEvent = book.confidence < 0.7
+    }
+
+    init(_ book: FoundBook) {
+        json = book.json
+        isbn13 = book.isbn.flatMap { ISBN.isbn13($0.filter { $0 != "-" && $0 != " " }) }
+        sentISBN = book.isbn
+        title = book.title
+        confidence = book.confidence
+        variant = 0
+        sendsDegradedEvent = false
+    }
+}
+
 struct Job: Sendable {
     let id: String
     let token: String
     let idempotencyKey: String
     let deviceID: String
-    let books: [RecognisedBook]
+    /// Empty until the recognizer has answered (at once for the hash recognizer).
+    var books: [JobBook]
+    var unmatched: [UnmatchedSpine] = []
     let createdAt: Date
     var updatedAt: Date
     var status: JobStatus = .queued
@@ -61,7 +99,8 @@ struct JobSnapshot: Sendable {
     let status: JobStatus
     let progress: Double
     let processed: Int
-    let books: [RecognisedBook]
+    let books: [JobBook]
+    let unmatched: [UnmatchedSpine]
     let sticky: Set<StickyFault>
     let events: [JobEvent]
     let cleaned: Bool
@@ -83,19 +122,29 @@ struct Stats: Sendable {
     var cancels = 0
     var faultsApplied: [String] = []
     var catalogLookups: [String: Int] = [:]
+    var catalogSearches: [String] = []
+    var recognitionsFailed = 0
 }
 
 /// All mutable server state: jobs, the idempotency index, the fault queue and the counters.
 public actor ReferenceState {
     let configuration: ReferenceConfiguration
+    let recognizer: any PhotoRecognizing
+    /// Measures `configuration.recognitionTimeout`; tests pass a clock they advance.
+    let clock: any Clock<Duration>
     private var jobs: [String: Job] = [:]
     private var jobByKey: [String: String] = [:]
     private var faultQueue: [Fault] = []
     private var stats = Stats()
     private var nextJobNumber = 1
 
-    public init(configuration: ReferenceConfiguration) {
+    public init(
+        configuration: ReferenceConfiguration, recognizer: any PhotoRecognizing = HashRecognizer(),
+        clock: any Clock<Duration> = ContinuousClock()
+    ) {
         self.configuration = configuration
+        self.recognizer = recognizer
+        self.clock = clock
     }
 
     // MARK: Faults
@@ -131,12 +180,17 @@ public actor ReferenceState {
         nextJobNumber += 1
         let id = String(format: "job_%06d_%08x", number, UInt32(truncatingIfNeeded: fnv1a64(Array(key.utf8))))
         let token = "jt_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "")
+        let immediate = recognizer.immediateRecognition(of: image)?.map(JobBook.init)
         var job = Job(
-            id: id, token: token, idempotencyKey: key, deviceID: deviceID, books: Catalog.recognise(image), createdAt: Date(),
+            id: id, token: token, idempotencyKey: key, deviceID: deviceID, books: immediate ?? [], createdAt: Date(),
             updatedAt: Date())
         jobByKey[key] = id
         stats.jobsCreated += 1
-        job.timeline = startTimeline(id: id, books: job.books)
+        if let immediate {
+            job.timeline = startTimeline(id: id, books: immediate)
+        } else {
+            job.timeline = startRecognition(id: id, photo: image)
+        }
         jobs[id] = job
         append(id, .progress(status: .queued, progress: 0, processed: 0, total: job.books.count, message: nil, timestamp: isoTimestamp()))
         return (snapshot(jobs[id]!), true)
@@ -147,7 +201,7 @@ public actor ReferenceState {
     private func snapshot(_ job: Job) -> JobSnapshot {
         JobSnapshot(
             id: job.id, token: job.token, status: job.status, progress: job.progress, processed: job.processed, books: job.books,
-            sticky: job.sticky, events: job.events, cleaned: job.cleaned, createdAt: job.createdAt, updatedAt: job.updatedAt)
+            unmatched: job.unmatched, sticky: job.sticky, events: job.events, cleaned: job.cleaned, createdAt: job.createdAt, updatedAt: job.updatedAt)
     }
 
     /// The rest of the job's life after the first progress event, spread evenly over the recognition delay.
@@ -159,13 +213,13 @@ public actor ReferenceState {
         case complete
     }
 
-    private func startTimeline(id: String, books: [RecognisedBook]) -> Task<Void, Never> {
+    private func startTimeline(id: String, books: [JobBook]) -> Task<Void, Never> {
         var steps: [Step] = [.progress(0.1, processed: 0, message: "Detecting book spines"), .progress(0.3, processed: 0, message: "Reading spines")]
         for (i, book) in books.enumerated() {
             steps.append(.result(i))
             // Books the recogniser is unsure of sometimes come with an informational event clients must ignore.
-            if book.confidence < 0.7 { steps.append(.degraded(i)) }
-            steps.append(.progress(round2(0.3 + 0.6 * Double(i + 1) / Double(books.count)), processed: i + 1, message: "Recognised \(book.book.title)"))
+            if book.sendsDegradedEvent { steps.append(.degraded(i)) }
+            steps.append(.progress(round2(0.3 + 0.6 * Double(i + 1) / Double(books.count)), processed: i + 1, message: "Recognised \(book.title)"))
         }
         steps.append(.statusResult("Enrichment complete"))
         steps.append(.complete)
@@ -201,6 +255,58 @@ public actor ReferenceState {
             return false
         }
         return true
+    }
+
+    // MARK: A recognizer's job
+
+    /// Runs the recognizer on the photo as the job's task: its progress becomes `progress` events, its books
+    /// `result` events, then `completed`. A failure, a crash of the step or `recognitionTimeout` passing fails the
+    /// job (retryable unless the recognizer said otherwise); the server carries on with other jobs.
+    private func startRecognition(id: String, photo: [UInt8]) -> Task<Void, Never> {
+        let recognizer = self.recognizer
+        let timeout = configuration.recognitionTimeout
+        let clock = self.clock
+        return Task {
+            let outcome = await RecognitionRace.run(timeout: timeout, clock: clock) {
+                try await recognizer.recognize(photo: photo) { fraction, stage in
+                    await self.recognitionProgress(id, fraction: fraction, stage: stage)
+                }
+            }
+            self.recognitionFinished(id, outcome)
+        }
+    }
+
+    private func recognitionProgress(_ id: String, fraction: Double, stage: String) {
+        guard let job = jobs[id], !job.status.isFinished else { return }
+        // 0.05–0.9 of the job: the books and the terminal event make up the rest.
+        let progress = round2(0.05 + 0.85 * min(max(fraction, 0), 1))
+        append(id, .progress(status: .processing, progress: max(progress, job.progress), processed: 0, total: 0, message: stage, timestamp: isoTimestamp()))
+    }
+
+    private func recognitionFinished(_ id: String, _ outcome: RecognitionOutcome) {
+        guard let job = jobs[id], !job.status.isFinished, !job.cleaned else { return }
+        if let failure = job.pendingFailure {
+            finish(id, .failed(status: .failed, code: failure.code, message: failure.message, retryable: failure.retryable))
+            return
+        }
+        switch outcome {
+        case .failed(let failure):
+            stats.recognitionsFailed += 1
+            finish(id, .failed(status: .failed, code: failure.code, message: failure.message, retryable: failure.retryable))
+        case .recognized(let recognition):
+            let books = recognition.books.map(JobBook.init)
+            jobs[id]?.books = books
+            jobs[id]?.unmatched = recognition.unmatched
+            for (i, book) in books.enumerated() {
+                append(id, .result(bookIndex: i))
+                append(
+                    id,
+                    .progress(
+                        status: .processing, progress: round2(0.9 + 0.1 * Double(i + 1) / Double(books.count + 1)), processed: i + 1,
+                        total: books.count, message: "Recognised \(book.title)", timestamp: isoTimestamp()))
+            }
+            finish(id, .completed(timestamp: isoTimestamp()))
+        }
     }
 
     private func append(_ id: String, _ event: LogicalEvent) {
@@ -275,6 +381,7 @@ public actor ReferenceState {
     func countStatusPoll() { stats.statusPolls += 1 }
     func countResultsFetch() { stats.resultsFetches += 1 }
     func countCatalogLookup(_ isbn: String) { stats.catalogLookups[isbn, default: 0] += 1 }
+    func countCatalogSearch(_ query: String) { stats.catalogSearches.append(query) }
 
     /// Clears jobs, counters and queued faults (run-level faults stay).
     func reset() {
@@ -298,11 +405,14 @@ public actor ReferenceState {
             "cleanups": .array(stats.cleanups.map { .string($0) }),
             "cleanupsNotFound": .array(stats.cleanupsNotFound.map { .string($0) }),
             "cancels": .int(stats.cancels),
-            "booksByJob": .object(jobs.mapValues { job in .array(job.books.map { .string($0.book.isbn13) }) }),
+            "booksByJob": .object(jobs.mapValues { job in .array(job.books.compactMap { $0.isbn13.map { .string($0) } }) }),
             "jobStatus": .object(jobs.mapValues { .string($0.status.rawValue) }),
             "faultsApplied": .array(stats.faultsApplied.map { .string($0) }),
             "faultsPending": .array(faultQueue.map { .string($0.spelling) }),
             "catalogLookups": .object(stats.catalogLookups.mapValues { .int($0) }),
+            "catalogSearches": .array(stats.catalogSearches.map { .string($0) }),
+            "recognitionsFailed": .int(stats.recognitionsFailed),
+            "unmatchedByJob": .object(jobs.mapValues { job in .array(job.unmatched.map { .string($0.text) }) }),
         ]
     }
 }

@@ -1,7 +1,133 @@
 import ArgumentParser
+import Foundation
+import Hummingbird
+import Logging
+import Recognition
+import TalariaReferenceServer
 
-/// Scaffolding: being written on its own branch.
+/// `swiftwing-recognizer serve`: the recognition backend protocol (docs/protocol.md) with the real recognizer in it,
+/// so the daemon's queue, uplink, retries and library use it as any backend (`backend.url = "http://127.0.0.1:PORT"`).
 struct ServeCommand: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "serve")
-    func run() async throws { throw ValidationError("serve is not built yet") }
+    static let configuration = CommandConfiguration(
+        commandName: "serve",
+        abstract: "Serves the recognition backend protocol: shelf photos in, books from the catalogue out.",
+        discussion: """
+            Each upload becomes a job: its photo is read (OCR), the text grouped into spines and the spines \
+            matched against the catalogue, with progress on the job's event stream. Spines that match nothing \
+            are reported as unmatched, or looked up on Open Library when --open-library is given. \
+            See docs/recognizer.md.
+            """)
+
+    @Option(help: "The catalogue CSV (the Library Dataset's catalogue.csv, a Goodreads or SwiftWing export).")
+    var catalogue: String
+    @Option(help: "Address to bind (127.0.0.1 on the kiosk; the LAN address on a home server).") var host = "127.0.0.1"
+    @Option(help: "Port to bind (0 = a free port).") var port = 8788
+    @Option(help: "Open Library's base URL for spines the catalogue does not match, e.g. https://openlibrary.org.")
+    var openLibrary: String?
+    @Option(help: "Write the bound port to this file once listening.") var portFile: String?
+    @Option(help: "Require 'Authorization: Bearer <key>' on uploads, the key read from this file.") var apiKeyFile: String?
+    @Option(help: "Photos with more pixels are refused before decoding, in megapixels.") var maxMegapixels = 40
+    @Option(help: "A photo not read within this many seconds fails its job (retryable).") var recognitionTimeoutSeconds = 120
+    @Option(help: "Log level: trace, debug, info, notice, warning, error, critical.") var logLevel = "info"
+    @Flag(help: "Check the catalogue and the recognizer (OCR worker included), print whether they are ready, and exit.")
+    var check = false
+
+    func run() async throws {
+        let books: Int
+        do {
+            books = try CatalogueFileCheck.check(catalogue)
+        } catch {
+            throw ServeFailure("the catalogue cannot be used: \(error)")
+        }
+        var openLibraryURL: URL?
+        if let openLibrary {
+            guard let url = URL(string: openLibrary), url.scheme == "http" || url.scheme == "https", url.host != nil else {
+                throw ValidationError("--open-library must be an http(s) URL such as https://openlibrary.org (got \(openLibrary))")
+            }
+            openLibraryURL = url
+        }
+        var apiKey: String?
+        if let apiKeyFile {
+            let key = try String(contentsOfFile: apiKeyFile, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
+            guard !key.isEmpty else { throw ValidationError("--api-key-file \(apiKeyFile) is empty") }
+            apiKey = key
+        }
+        let level = Logger.Level(rawValue: logLevel) ?? .info
+        LoggingSystem.bootstrap { label in
+            var handler = StreamLogHandler.standardError(label: label)
+            handler.logLevel = level
+            return handler
+        }
+        var logger = Logger(label: "swiftwing-recognizer")
+        logger.logLevel = level
+
+        let shelf = try await RecognizerAssembly.make(catalogue: catalogue, logger: logger)
+        if check {
+            print("ready: catalogue \(catalogue) (\(books) books), recognizer ready")
+            return
+        }
+        var settings = RecognitionService.Settings(catalogue: catalogue, books: books)
+        settings.host = host
+        settings.port = port
+        settings.maxPixels = maxMegapixels * 1_000_000
+        settings.recognitionTimeout = .seconds(recognitionTimeoutSeconds)
+        settings.apiKey = apiKey
+        let recognizer = ServiceRecognizer(
+            shelf: shelf, openLibrary: openLibraryURL.map { OpenLibrarySearch(base: $0) }, logger: logger)
+        let host = self.host
+        let portFile = self.portFile
+        let app = RecognitionService.makeApplication(settings: settings, recognizer: recognizer, logger: logger) { port in
+            if let portFile { try? "\(port)\n".write(toFile: portFile, atomically: true, encoding: .utf8) }
+            // Unbuffered: scripts and tests wait for exactly this line.
+            FileHandle.standardOutput.write(Data("swiftwing-recognizer listening on http://\(host):\(port)\n".utf8))
+        }
+        try await app.runService()
+    }
+}
+
+struct ServeFailure: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}
+
+/// The protocol server set up as a recognition service rather than the reference backend.
+enum RecognitionService {
+    struct Settings: Sendable {
+        var catalogue: String
+        var books: Int
+        var host = "127.0.0.1"
+        var port = 8788
+        var maxPixels = 40_000_000
+        var recognitionTimeout: Duration = .seconds(120)
+        var apiKey: String?
+    }
+
+    static func configuration(_ settings: Settings) -> ReferenceConfiguration {
+        var configuration = ReferenceConfiguration()
+        configuration.serverName = "swiftwing-recognizer"
+        configuration.host = settings.host
+        configuration.port = settings.port
+        configuration.apiKey = settings.apiKey
+        configuration.imageCheck = .structure(maxPixels: settings.maxPixels)
+        // A full-size 12 MP photo at high quality can pass 10 MB; the pixel limit is what bounds the work.
+        configuration.maxImageBytes = 24_000_000
+        configuration.recognitionTimeout = settings.recognitionTimeout
+        configuration.recognitionDelayMs = 0
+        configuration.retryMs = 2000
+        configuration.pingIntervalMs = 15000
+        configuration.faultEndpoints = false
+        configuration.healthDetails = [
+            "catalogue": URL(fileURLWithPath: settings.catalogue).lastPathComponent, "catalogueBooks": String(settings.books),
+        ]
+        return configuration
+    }
+
+    static func makeApplication(
+        settings: Settings, recognizer: any PhotoRecognizing, clock: any Clock<Duration> = ContinuousClock(), logger: Logger,
+        onRunning: @escaping @Sendable (Int) async -> Void = { _ in }
+    ) -> some ApplicationProtocol {
+        let configuration = configuration(settings)
+        let state = ReferenceState(configuration: configuration, recognizer: recognizer, clock: clock)
+        return ReferenceServer.makeApplication(configuration: configuration, state: state, logger: logger, onRunning: onRunning)
+    }
 }

@@ -82,3 +82,26 @@ import Testing
         #expect(throws: Fault.ParseError.self) { try Fault.parse("catalog:404") }
     }
 }
+
+/// Open Library's search API as the reference server answers it from its catalogue (the recognizer's open set).
+@Suite struct CatalogSearchTests {
+    @Test func searchFindsBooksByTitleAndAuthorWords() async throws {
+        try await withServer { server in
+            let found = try await server.request("GET", "/search.json?q=THE%20HOBBIT%20TOLKIEN&limit=3").json()
+            let docs = try #require(found["docs"] as? [[String: Any]])
+            #expect(docs.first?["title"] as? String == "The Hobbit")
+            #expect(docs.first?["author_name"] as? [String] == ["J. R. R. Tolkien"])
+            #expect((docs.first?["isbn"] as? [String])?.contains("9780547928227") == true)
+            #expect(docs.count <= 3)
+            #expect(found["numFound"] as? Int == docs.count)
+
+            let accents = try await server.request("GET", "/search.json?q=garcia%20marquez%20soledad").json()
+            #expect((accents["docs"] as? [[String: Any]])?.first?["title"] as? String == "One Hundred Years of Solitude")
+
+            let none = try await server.request("GET", "/search.json?q=zzzz%20qqqq").json()
+            #expect((none["docs"] as? [Any])?.isEmpty == true && none["numFound"] as? Int == 0)
+            #expect(try await server.request("GET", "/search.json").status == 400)
+            #expect(try await server.stats()["catalogSearches"] as? [String] == ["THE HOBBIT TOLKIEN", "garcia marquez soledad", "zzzz qqqq"])
+        }
+    }
+}

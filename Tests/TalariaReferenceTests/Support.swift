@@ -273,6 +273,7 @@ struct TestServer: Sendable {
 
 /// Runs `body` against a live server (random port) with fast test timings, then stops the server.
 func withServer(
+    recognizer: any PhotoRecognizing = HashRecognizer(), clock: any Clock<Duration> = ContinuousClock(),
     _ configure: (inout ReferenceConfiguration) -> Void = { _ in }, _ body: (TestServer) async throws -> Void
 ) async throws {
     var configuration = ReferenceConfiguration()
@@ -283,7 +284,10 @@ func withServer(
     var logger = Logger(label: "talaria-reference-test")
     logger.logLevel = .critical  // shutdown of deliberately broken connections logs errors
     let (ports, continuation) = AsyncStream.makeStream(of: Int.self)
-    let app = ReferenceServer.makeApplication(configuration: configuration, logger: logger) { port in continuation.yield(port) }
+    let state = ReferenceState(configuration: configuration, recognizer: recognizer, clock: clock)
+    let app = ReferenceServer.makeApplication(configuration: configuration, state: state, logger: logger) { port in
+        continuation.yield(port)
+    }
     let services = ServiceGroup(configuration: .init(services: [app], logger: logger))
     try await withThrowingTaskGroup(of: Void.self) { group in
         group.addTask { try await services.run() }

@@ -30,6 +30,7 @@ public struct DoctorReport: Sendable {
         report.checks.append(backendCheck(configuration))
         report.checks.append(httpCheck())
         report.checks += deviceChecks(configuration)
+        report.checks.append(recognizerCheck(configuration))
         return report
     }
 

@@ -1,0 +1,87 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// A book found by an open-set lookup of one spine's text.
+struct OpenSetMatch: Sendable, Equatable {
+    var isbn: String?
+    var title: String
+    var authors: [String]
+    /// Below 0.8 always: a lookup by noisy OCR text against millions of books is never sure enough to skip review.
+    var confidence: Double
+}
+
+/// Looks a spine's text up in a catalogue of all books (the open set).
+protocol OpenLibrarySearching: Sendable {
+    func bestMatch(for spineText: String) async throws -> OpenSetMatch?
+}
+
+/// Open Library's search API: `GET {base}/search.json?q=<words>&limit=N` → `{"docs": [{"title", "author_name",
+/// "isbn"}]}`. The spine's words are the query; the doc whose title and authors hold most of them wins, when it
+/// holds at least `minimumShare` of them.
+struct OpenLibrarySearch: OpenLibrarySearching {
+    let base: URL
+    var limit = 5
+    var minimumShare = 0.6
+    var timeout: TimeInterval = 10
+
+    struct Failure: Error, CustomStringConvertible {
+        let description: String
+    }
+
+    init(base: URL) {
+        self.base = base
+    }
+
+    func bestMatch(for spineText: String) async throws -> OpenSetMatch? {
+        let words = Self.words(spineText).filter { $0.count >= 2 }
+        guard words.count >= 2 else { return nil }  // one word finds anything
+        let query = words.prefix(12).joined(separator: " ")
+        var components = URLComponents(url: base.appendingPathComponent("search.json"), resolvingAgainstBaseURL: false)
+        components?.queryItems = [
+            URLQueryItem(name: "q", value: query), URLQueryItem(name: "limit", value: String(limit)),
+            URLQueryItem(name: "fields", value: "title,author_name,isbn"),
+        ]
+        guard let url = components?.url else { throw Failure(description: "cannot build a search URL from \(base)") }
+        var request = URLRequest(url: url, timeoutInterval: timeout)
+        request.setValue("application/json", forHTTPHeaderField: "Accept")
+        request.setValue("swiftwing-recognizer", forHTTPHeaderField: "User-Agent")
+        let (data, response) = try await URLSession.shared.data(for: request)
+        guard let http = response as? HTTPURLResponse, http.statusCode == 200 else {
+            let status = (response as? HTTPURLResponse)?.statusCode ?? 0
+            throw Failure(description: "\(url.host ?? base.absoluteString) answered HTTP \(status) to a search")
+        }
+        struct Answer: Decodable {
+            struct Doc: Decodable {
+                var title: String?
+                var author_name: [String]?
+                var isbn: [String]?
+            }
+            var docs: [Doc]?
+        }
+        let answer: Answer
+        do {
+            answer = try JSONDecoder().decode(Answer.self, from: data)
+        } catch {
+            throw Failure(description: "the search answer of \(url.host ?? "?") is not Open Library's JSON: \(error)")
+        }
+        let wanted = Set(words)
+        var best: (share: Double, match: OpenSetMatch)?
+        for doc in answer.docs ?? [] {
+            guard let title = doc.title else { continue }
+            let authors = doc.author_name ?? []
+            let held = Set(Self.words(title + " " + authors.joined(separator: " ")))
+            let share = Double(wanted.intersection(held).count) / Double(wanted.count)
+            guard share >= minimumShare, share > (best?.share ?? 0) else { continue }
+            let isbn = (doc.isbn ?? []).first { $0.count == 13 } ?? doc.isbn?.first
+            best = (share, OpenSetMatch(isbn: isbn, title: title, authors: authors, confidence: min(0.75, 0.5 + share / 4)))
+        }
+        return best?.match
+    }
+
+    static func words(_ text: String) -> [String] {
+        text.folding(options: [.caseInsensitive, .diacriticInsensitive], locale: nil).lowercased()
+            .split { !$0.isLetter && !$0.isNumber }.map(String.init)
+    }
+}

@@ -1,0 +1,67 @@
+import Foundation
+import Testing
+
+@testable import swiftwing_recognizer
+
+/// What `serve` checks before it listens: a catalogue it cannot use stops it with the file and line.
+@Suite struct ServeStartupTests {
+    func write(_ text: String) throws -> String {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("catalogue-\(UUID().uuidString).csv").path
+        try text.write(toFile: path, atomically: true, encoding: .utf8)
+        return path
+    }
+
+    func failure(_ text: String) throws -> String {
+        let path = try write(text)
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        do {
+            try CatalogueFileCheck.check(path)
+            return "accepted"
+        } catch {
+            #expect(error.description.hasPrefix(path), "\(error)")
+            return String(error.description.dropFirst(path.count))
+        }
+    }
+
+    @Test func emptyAndMalformedCataloguesAreRefusedWithTheirLine() throws {
+        #expect(try failure("").hasPrefix(":1: the catalogue is empty"))
+        #expect(try failure("\n\n").hasPrefix(":1: the catalogue is empty"))
+        #expect(try failure("name,isbn\nDune,9780441172719\n").hasPrefix(":1: the header has no 'title' column (it has: name, isbn)"))
+        #expect(try failure("title,author,isbn\n").hasPrefix(":2: the catalogue has a header but no books"))
+        #expect(try failure("title,author,isbn\nDune,\"Herbert, Frank\",9780441172719\n\"Unclosed,Someone,1\n").hasPrefix(":3: a quoted field is not closed"))
+        #expect(try failure("title,author\nDune,Herbert, Frank\n").hasPrefix(":2: 3 fields where the header has 2"))
+        #expect(try failure("title,author\n\"A \"quoted\" title\",X\n").hasPrefix(":2: text after a closing quote"))
+        #expect(try failure("title,author\n\"Two\nlines\",X\nDune,Herbert, Frank\n").hasPrefix(":4: 3 fields"))
+        #expect(try failure("Title,Author\r\nDune,\"Herbert, Frank\"\r\n") == "accepted")
+    }
+
+    @Test func theDatasetCatalogueIsAccepted() throws {
+        let books = try CatalogueFileCheck.check(repositoryRoot.appendingPathComponent("Fixtures/library-dataset/catalogue.csv").path)
+        #expect(books > 15_000)
+    }
+
+    static var executable: URL? {
+        let directory = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+        for candidate in [directory, directory.deletingLastPathComponent()] {
+            let url = candidate.appendingPathComponent("swiftwing-recognizer")
+            if FileManager.default.isExecutableFile(atPath: url.path) { return url }
+        }
+        return nil
+    }
+
+    @Test func serveRefusesToStartOnAnEmptyCatalogue() throws {
+        let path = try write("")
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let process = Process()
+        process.executableURL = try #require(Self.executable, "swiftwing-recognizer is not built beside the tests")
+        process.arguments = ["serve", "--catalogue", path, "--port", "0"]
+        let stderr = Pipe()
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = stderr
+        try process.run()
+        let message = String(decoding: stderr.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        #expect(process.terminationStatus != 0)
+        #expect(message.contains("\(path):1: the catalogue is empty"), "\(message)")
+    }
+}

@@ -1,0 +1,102 @@
+import Foundation
+import Logging
+import Recognition
+import ServiceLifecycle
+import TalariaReferenceServer
+import Testing
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+@testable import swiftwing_recognizer
+
+/// A whole-photo recognizer for unit tests of the service: answers each photo with `answer`.
+struct FixedShelfRecognizer: ShelfRecognizing {
+    let answer: @Sendable ([UInt8]) throws -> ShelfRecognition
+
+    func recognize(jpeg: [UInt8], progress: @escaping @Sendable (Double, String) async -> Void) async throws
+        -> ShelfRecognition
+    {
+        await progress(0.5, "reading")
+        return try answer(jpeg)
+    }
+}
+
+func spine(_ text: String, x: Double) -> SpineText {
+    SpineText(text: text, box: NormalizedBox(x: x, y: 0.1, width: 0.05, height: 0.8), lines: [])
+}
+
+func book(_ title: String, _ authors: [String], isbn: String?, confidence: Double, spine: SpineText) -> RecognizedBook {
+    RecognizedBook(match: SpineMatch(entry: CatalogueEntry(title: title, authors: authors, isbn: isbn), confidence: confidence), spine: spine)
+}
+
+let repositoryRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+    .deletingLastPathComponent()
+
+/// Runs `app` on a free loopback port for `body`, then stops it.
+func withRunning<App: Service>(
+    _ makeApp: (@escaping @Sendable (Int) async -> Void) -> App, _ body: (Int) async throws -> Void
+) async throws {
+    var logger = Logger(label: "recognizer-service-test")
+    logger.logLevel = .critical
+    let (ports, continuation) = AsyncStream.makeStream(of: Int.self)
+    let app = makeApp { port in continuation.yield(port) }
+    let services = ServiceGroup(configuration: .init(services: [app], logger: logger))
+    try await withThrowingTaskGroup(of: Void.self) { group in
+        group.addTask { try await services.run() }
+        var iterator = ports.makeAsyncIterator()
+        let port = try #require(await iterator.next())
+        do {
+            try await body(port)
+        } catch {
+            await services.triggerGracefulShutdown()
+            throw error
+        }
+        await services.triggerGracefulShutdown()
+        try await group.waitForAll()
+    }
+}
+
+/// The reference server (its catalogue answers `/search.json` as Open Library would) on a free port.
+func withReferenceCatalogue(_ body: (URL) async throws -> Void) async throws {
+    var configuration = ReferenceConfiguration()
+    configuration.port = 0
+    var logger = Logger(label: "reference-catalogue")
+    logger.logLevel = .critical
+    try await withRunning({ onRunning in
+        ReferenceServer.makeApplication(configuration: configuration, logger: logger, onRunning: onRunning)
+    }) { port in
+        try await body(URL(string: "http://127.0.0.1:\(port)")!)
+    }
+}
+
+/// One HTTP exchange through URLSession; the body whole (a stream is read until the server ends it).
+func fetch(
+    _ url: URL, method: String = "GET", headers: [String: String] = [:], body: Data? = nil
+) async throws -> (status: Int, body: Data) {
+    var request = URLRequest(url: url, timeoutInterval: 30)
+    request.httpMethod = method
+    // No keep-alive: the server stops at the end of each test without waiting for idle connections.
+    request.setValue("close", forHTTPHeaderField: "Connection")
+    for (name, value) in headers { request.setValue(value, forHTTPHeaderField: name) }
+    request.httpBody = body
+    let (data, response) = try await URLSession.shared.data(for: request)
+    return ((response as? HTTPURLResponse)?.statusCode ?? 0, data)
+}
+
+func json(_ data: Data) throws -> [String: Any] {
+    try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any], "\(String(decoding: data, as: UTF8.self))")
+}
+
+/// Uploads `photo` as the daemon does (docs/protocol.md §1).
+func upload(_ base: URL, photo: [UInt8], key: String) async throws -> (status: Int, body: Data) {
+    let boundary = "swiftwing-test-\(UUID().uuidString)"
+    var body = Data("--\(boundary)\r\nContent-Disposition: form-data; name=\"photos[]\"; filename=\"spine.jpg\"\r\n".utf8)
+    body += Data("Content-Type: image/jpeg\r\n\r\n".utf8) + Data(photo) + Data("\r\n--\(boundary)--\r\n".utf8)
+    return try await fetch(
+        base.appendingPathComponent("v3/jobs/scans"), method: "POST",
+        headers: [
+            "Content-Type": "multipart/form-data; boundary=\(boundary)", "Idempotency-Key": key, "X-Device-ID": "device-test",
+        ], body: body)
+}
