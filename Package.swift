@@ -186,6 +186,8 @@ let package = Package(
             name: "FuzzUploadEnvelope", dependencies: ["FuzzSupport", "Talaria"], path: "Fuzz/FuzzUploadEnvelope"),
         .executableTarget(
             name: "FuzzConfiguration", dependencies: ["FuzzSupport", "Appliance"], path: "Fuzz/FuzzConfiguration"),
+        .executableTarget(
+            name: "FuzzMountTable", dependencies: ["FuzzSupport", "SwiftWingCore"], path: "Fuzz/FuzzMountTable"),
 
         // Test doubles ship as their own module and implement the same protocols as the real parts.
         .target(
