@@ -96,9 +96,10 @@ struct StickExportTests {
             if path.contains("b.csv") { throw SystemCallError("write", subject: path, errno: EIO) }
             try FileOperations.writeAll(fd, bytes, path: path)
         }
-        #expect(throws: SystemCallError("write", subject: "", errno: EIO).self) {
+        let error = #expect(throws: SystemCallError.self) {
             try failing.replace([file("a.csv", "new a"), file("b.csv", "new b")])
         }
+        #expect(error?.errno == EIO)
         #expect(names(in: directory.path) == ["a.csv", "b.csv"])
         #expect(contents(directory.path + "/a.csv") == "old a")
         #expect(contents(directory.path + "/b.csv") == "old b")

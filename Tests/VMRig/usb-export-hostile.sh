@@ -9,7 +9,7 @@
 #                                    on the panel, and a shutter press afterwards is saved
 # Three roles in one file (as usb-export.sh): host, hook and guest.
 # Needs `swift build --product swiftwing` on the host. Run alone: Tests/VMRig/usb-export-hostile.sh
-VM_TEST_TIMEOUT=600
+VM_TEST_TIMEOUT=1200
 here="$(cd "$(dirname "$0")" && pwd)"
 repo="$(cd "$here/../.." && pwd)"
 
@@ -37,9 +37,9 @@ if [ -n "${SWIFTWING_VM_QMP:-}" ] && [ "${SWIFTWING_VM_GUEST:-0}" != 1 ]; then
     wait_file plug-others 400 || { echo "not ok - host: the guest never asked for the first sticks"; exit 1; }
     plug other
     plug blank
-    wait_file plug-panic 300 || { echo "not ok - host: the guest never asked for the panic stick"; exit 1; }
+    wait_file plug-panic 500 || { echo "not ok - host: the guest never asked for the panic stick"; exit 1; }
     plug panic
-    wait_file finished 500
+    wait_file finished 900
     exit "$fail"
 fi
 
@@ -98,7 +98,10 @@ export_units() { systemctl list-units --all --plain --no-legend 'swiftwing-expor
 # 1. ext2 and a blank stick: udev starts nothing for them.
 touch "$out/plug-others"
 two_disks() { [ "$(find /sys/block -maxdepth 1 -name 'sd*' | wc -l)" -ge 2 ]; }
-vm_check "other and blank: both disks appear" wait_for 120 two_disks
+if wait_for 240 two_disks; then vm_ok "other and blank: both disks appear"; else
+    vm_not_ok "other and blank: both disks appear"
+    vm_note "block devices: $(ls /sys/block | tr '\n' ' '); kernel: $(dmesg | grep -iE 'usb|scsi|sd[a-z]' | tail -8 | tr '\n' '|')"
+fi
 udevadm settle --timeout=60
 vm_check "other: udev calls it ext2" test -e /dev/disk/by-label/SWOTHER
 for disk in /sys/block/sd*; do
@@ -115,7 +118,11 @@ dev="$(basename "$(readlink -f /dev/disk/by-label/SWPANIC)")"
 unit="swiftwing-export@$dev.service"
 ended() { state="$(systemctl show -P ActiveState "$unit")"; [ -n "$(systemctl show -P InvocationID "$unit")" ] &&
     { [ "$state" = inactive ] || [ "$state" = failed ]; }; }
-vm_check "panic ($dev): udev started $unit and it ended" wait_for 300 ended
+if wait_for 420 ended; then vm_ok "panic ($dev): udev started $unit and it ended"; else
+    vm_not_ok "panic ($dev): udev started $unit and it ended"
+    vm_note "$(systemctl status --no-pager "$unit" 2>&1 | tr '\n' '|')"
+    vm_note "$(journalctl -o cat --no-pager -u "$unit" | tail -20 | tr '\n' '|')"
+fi
 vm_expect "panic: the unit's result" "$(systemctl show -P Result "$unit")" exit-code
 unit_log="$(journalctl -o cat --no-pager _SYSTEMD_INVOCATION_ID="$(systemctl show -P InvocationID "$unit")")"
 vm_check "panic: the journal says the file system is damaged" grep -qF "file system on the USB stick $dev is damaged" <<<"$unit_log"
