@@ -188,6 +188,8 @@ let package = Package(
             name: "FuzzConfiguration", dependencies: ["FuzzSupport", "Appliance"], path: "Fuzz/FuzzConfiguration"),
         .executableTarget(
             name: "FuzzControlMessages", dependencies: ["FuzzSupport", "Appliance"], path: "Fuzz/FuzzControlMessages"),
+        .executableTarget(
+            name: "FuzzMountTable", dependencies: ["FuzzSupport", "SwiftWingCore"], path: "Fuzz/FuzzMountTable"),
 
         // Test doubles ship as their own module and implement the same protocols as the real parts.
         .target(

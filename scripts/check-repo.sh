@@ -47,27 +47,31 @@ cited_docs() {  # every docs/ page a tracked file cites exists
     done
 }
 
-# The daemon's unit: `systemd-analyze verify` clean and an exposure of at most 2.5. verify needs the
-# ExecStart= binary to exist, so a copy naming /bin/true is checked (only the path differs).
+# The daemon's and the export's units: `systemd-analyze verify` clean and an exposure of at most 2.0.
+# verify needs the ExecStart= binary to exist, so a copy naming /bin/true is checked (only the path
+# differs); the export's template is checked as the instance for sda1.
 unit_hardening() {
-    local unit=systemd/swiftwing.service limit=2.5 scratch score
+    local limit=2.0 scratch unit copy score
     command -v systemd-analyze >/dev/null || { echo "systemd-analyze is missing: apt-get install systemd"; return; }
     scratch="$(mktemp -d)"
-    sed 's|^ExecStart=[^ ]*|ExecStart=/bin/true|' "$unit" >"$scratch/swiftwing.service"
-    systemd-analyze verify "$scratch/swiftwing.service" 2>&1
-    score="$(systemd-analyze security --offline=true --no-pager "$scratch/swiftwing.service" 2>&1 |
-        sed -n 's/.*Overall exposure level for [^:]*: \([0-9.]*\).*/\1/p')"
+    for unit in systemd/swiftwing.service systemd/swiftwing-export@.service; do
+        copy="$scratch/$(basename "$unit" | sed 's/@\./@sda1./')"
+        sed 's|^ExecStart=[^ ]*|ExecStart=/bin/true|' "$unit" >"$copy"
+        systemd-analyze verify "$copy" 2>&1
+        score="$(systemd-analyze security --offline=true --no-pager "$copy" 2>&1 |
+            sed -n 's/.*Overall exposure level for [^:]*: \([0-9.]*\).*/\1/p')"
+        if [ -z "$score" ]; then
+            echo "$unit: systemd-analyze security printed no exposure level"
+        elif awk -v s="$score" -v l="$limit" 'BEGIN { exit !(s > l) }'; then
+            echo "$unit: exposure $score is above $limit: see \`systemd-analyze security --offline=true $copy\`"
+        fi
+    done
     rm -rf "$scratch"
-    if [ -z "$score" ]; then
-        echo "$unit: systemd-analyze security printed no exposure level"
-    elif awk -v s="$score" -v l="$limit" 'BEGIN { exit !(s > l) }'; then
-        echo "$unit: exposure $score is above $limit: see \`systemd-analyze security --offline=true $unit\`"
-    fi
 }
 
 check "no tracked file names a path outside the repository (the folder above it, a shared folder beside it)" outside_paths
 check "every fixture folder carries its licence; LICENSE and NOTICE present" missing_licences
 check "every cited docs/ page exists" cited_docs
-check "systemd/swiftwing.service: verify clean, exposure <= 2.5" unit_hardening
+check "systemd/swiftwing.service and swiftwing-export@.service: verify clean, exposure <= 2.0" unit_hardening
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]

@@ -12,13 +12,14 @@ swift=${SWIFT:-swift}
 seconds=${1:-600}
 shift || true
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(FuzzSSE FuzzStreamEvents FuzzUploadEnvelope FuzzConfiguration FuzzControlMessages)
+[ ${#targets[@]} -gt 0 ] || targets=(FuzzSSE FuzzStreamEvents FuzzUploadEnvelope FuzzConfiguration FuzzControlMessages FuzzMountTable)
 scratch=.build-fuzz
 
 declare -A dictionary=(
     [FuzzSSE]=Fuzz/Dictionaries/sse.dict [FuzzStreamEvents]=Fuzz/Dictionaries/json.dict
     [FuzzUploadEnvelope]=Fuzz/Dictionaries/json.dict [FuzzConfiguration]=Fuzz/Dictionaries/toml.dict
     [FuzzControlMessages]=Fuzz/Dictionaries/control.dict
+    [FuzzMountTable]=Fuzz/Dictionaries/mountinfo.dict
 )
 
 # seed TARGET FOLDER: the target's seeds from the test fixtures and Fuzz/Seeds/TARGET.

@@ -83,12 +83,15 @@ public struct ApplianceDaemon: Sendable {
         let uplink = try DaemonUplink.make(
             configuration: configuration, database: database, state: state, deviceID: deviceID, router: uplinkEvents,
             heartbeat: uplinkHeartbeat, logger: logger)
+        // What `swiftwing export --device` says; its "do not remove" holds the panel while an export runs.
+        let exportNotices = ExportNotices(logger: Logger(label: "export"))
         // The status panel (none, a framebuffer or a PNG file); without one the daemon runs headless.
         let panelFeeder = makePanel(logger: logger).map { panel in
             PanelFeeder(
                 panel: panel, database: database, stateDirectory: state, camera: camera, cameraName: cameraName,
                 settings: PanelFeeder.Settings(minimumFreeBytes: Int64(configuration.minimumFreeMegabytes) * 1_048_576),
-                logger: Logger(label: "panel"), connectivity: { uplink?.panelConnectivity ?? .offline })
+                logger: Logger(label: "panel"), connectivity: { uplink?.panelConnectivity ?? .offline },
+                exportHold: { exportNotices.current() })
         }
         // A rebuilt database is news for the person at the kiosk: say so, and where the old file is.
         if let recovery, let panelFeeder {
@@ -106,6 +109,7 @@ public struct ApplianceDaemon: Sendable {
                 + (uplink.map { [UplinkDoorbellFeedback(uplink: $0.service) as any PressFeedback] } ?? [])
                 + (enrichment.map { [$0.doorbell as any PressFeedback] } ?? []))
         uplinkEvents.connect(feedback: feedback, panel: panelFeeder)
+        exportNotices.connect(show: { panelFeeder?.show($0, for: $1) }, feedback: feedback)
         let pipeline = ScanPipeline(
             camera: camera, worker: worker, database: database, stateDirectory: state,
             settings: try pipelineSettings(), feedback: feedback, display: panelFeeder,
@@ -138,9 +142,7 @@ public struct ApplianceDaemon: Sendable {
                     return await QueueCommands(database: database, spool: SpoolDirectory(state), uplink: uplink?.service)
                         .handle(request)
                 case .exportStarted, .exportFinished, .exportFailed:
-                    return ExportNotices(
-                        show: { panelFeeder?.show($0, for: $1) }, feedback: feedback, logger: Logger(label: "export")
-                    ).handle(request)
+                    return exportNotices.handle(request)
                 }
             }
         } catch {

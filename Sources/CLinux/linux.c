@@ -6,7 +6,9 @@
 #include <sched.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <sys/timex.h>
+#include <unistd.h>
 
 #ifndef SCHED_RESET_ON_FORK
 #define SCHED_RESET_ON_FORK 0x40000000 /* <linux/sched.h> */
@@ -48,3 +50,5 @@ int sw_transparent_huge_pages_disabled(void) { return prctl(PR_GET_THP_DISABLE, 
 int sw_malloc_trim(void) { return malloc_trim(0); }
 
 long sw_malloc_mapped_blocks(void) { return (long)mallinfo2().hblks; }
+
+int sw_pidfd_open(int pid) { return (int)syscall(SYS_pidfd_open, pid, 0); }

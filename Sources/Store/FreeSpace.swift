@@ -19,7 +19,14 @@ public enum FreeSpace {
         } catch {
             throw StoreError.fileSystem(error, directory: path, consequence: "free space is unknown")
         }
-        return Int64(info.f_bavail) * Int64(info.f_frsize)
+        return bytes(blocks: UInt64(info.f_bavail), blockSize: UInt64(info.f_frsize))
+    }
+
+    /// `blocks * blockSize` as `statvfs` reports them, at most `Int64.max`: a file system (a stick's
+    /// crafted superblock, a FUSE server) may report any counts, and they must not trap the process.
+    public static func bytes(blocks: UInt64, blockSize: UInt64) -> Int64 {
+        let (product, overflow) = blocks.multipliedReportingOverflow(by: blockSize)
+        return overflow || product > UInt64(Int64.max) ? .max : Int64(product)
     }
 
     /// Throws ``StoreError/lowSpace(directory:availableBytes:requiredBytes:)`` when fewer than

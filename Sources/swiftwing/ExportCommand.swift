@@ -86,15 +86,16 @@ extension SwiftWingCommand {
                 defer { lock.release() }
                 let export = try openExport(configuration)
                 let books = try export.books()
-                tell(.exportStarted(books: books.count), socket: socket)
+                // The pid: the panel's "do not remove" stays until this process has ended.
+                tell(.exportStarted(books: books.count, device: name, pid: getpid()), socket: socket)
                 let result = try stick.run(books: books)
                 print("exported \(result.books) books to \(name): \(result.files.joined(separator: ", ")) — safe to remove")
-                tell(.exportFinished(books: result.books, file: result.files[0]), socket: socket)
+                tell(.exportFinished(books: result.books, file: result.files[0], device: name), socket: socket)
             } catch let error as ExportError {
-                tell(.exportFailed(reason: error.panelText), socket: socket)
+                tell(.exportFailed(reason: error.panelText, device: name), socket: socket)
                 throw CommandFailure(error.description)
             } catch {
-                tell(.exportFailed(reason: "Export failed. See the journal."), socket: socket)
+                tell(.exportFailed(reason: "Export failed. See the journal.", device: name), socket: socket)
                 throw error
             }
         }

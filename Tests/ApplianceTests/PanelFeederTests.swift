@@ -85,8 +85,10 @@ struct PanelFeederTests {
     }
 
     /// A feeder over an empty database and a camera that never opens; the caller removes `directory`.
-    private func idleFeeder(connectivity: @escaping @Sendable () -> Connectivity = { .offline }) throws
-        -> (panel: StatusPanel, feeder: PanelFeeder, directory: String)
+    private func idleFeeder(
+        connectivity: @escaping @Sendable () -> Connectivity = { .offline },
+        exportHold: @escaping @Sendable () -> PanelNotice? = { nil }
+    ) throws -> (panel: StatusPanel, feeder: PanelFeeder, directory: String)
     {
         let directory = NSTemporaryDirectory() + "panel-feeder-\(UUID().uuidString)"
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
@@ -96,8 +98,22 @@ struct PanelFeederTests {
         let panel = try StatusPanel(sink: NullSink(), logger: Logger(label: "test"))
         let feeder = PanelFeeder(
             panel: panel, database: try AppDatabase.inMemory(), stateDirectory: state, camera: camera, cameraName: "/dev/video9",
-            settings: PanelFeeder.Settings(), logger: Logger(label: "test"), connectivity: connectivity)
+            settings: PanelFeeder.Settings(), logger: Logger(label: "test"), connectivity: connectivity,
+            exportHold: exportHold)
         return (panel, feeder, directory)
+    }
+
+    @Test("an export's \"do not remove\" stays over any other notice until the export lets go")
+    func exportHoldOutranksOtherNotices() throws {
+        let hold = Mutex<PanelNotice?>(.message(title: "EXPORTING", detail: "do not remove it"))
+        let (panel, feeder, directory) = try idleFeeder(connectivity: { .unauthorized }, exportHold: { hold.withLock { $0 } })
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        feeder.show(.message(title: "THIS DEVICE", detail: "swiftwing"), for: .seconds(60))
+        feeder.refresh()
+        #expect(panel.model.notice?.title == "EXPORTING")
+        hold.withLock { $0 = nil }
+        feeder.refresh()
+        #expect(panel.model.notice?.title == "THIS DEVICE")
     }
 
     @Test("the long press's notice shows over the others for its duration, then goes")

@@ -30,6 +30,10 @@ public struct ControlRequest: Codable, Equatable, Sendable {
     public var books: Int? = nil
     public var file: String? = nil
     public var reason: String? = nil
+    /// The stick's kernel name (`sda1`), and for `exportStarted` the export's process id: the panel
+    /// says "do not remove" until that process has ended.
+    public var device: String? = nil
+    public var pid: Int32? = nil
 
     public init(command: Command, scanId: String? = nil, all: Bool? = nil) {
         self.command = command
@@ -65,22 +69,26 @@ public struct ControlRequest: Codable, Equatable, Sendable {
         }
     }
 
-    public static func exportStarted(books: Int) -> ControlRequest {
+    public static func exportStarted(books: Int, device: String? = nil, pid: Int32? = nil) -> ControlRequest {
         var request = ControlRequest(command: .exportStarted)
         request.books = books
+        request.device = device
+        request.pid = pid
         return request
     }
 
-    public static func exportFinished(books: Int, file: String) -> ControlRequest {
+    public static func exportFinished(books: Int, file: String, device: String? = nil) -> ControlRequest {
         var request = ControlRequest(command: .exportFinished)
         request.books = books
         request.file = file
+        request.device = device
         return request
     }
 
-    public static func exportFailed(reason: String) -> ControlRequest {
+    public static func exportFailed(reason: String, device: String? = nil) -> ControlRequest {
         var request = ControlRequest(command: .exportFailed)
         request.reason = reason
+        request.device = device
         return request
     }
 }

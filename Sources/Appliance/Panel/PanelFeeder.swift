@@ -58,15 +58,19 @@ final class PanelFeeder: Service, PressFeedback, Sendable {
     private let logger: Logger
     private let state = Mutex(State())
     private let connectivitySource: @Sendable () -> Connectivity
+    /// "Do not remove" while an export to a USB stick runs (``ExportNotices/current()``): over every other notice.
+    private let exportHold: @Sendable () -> PanelNotice?
     /// The most recent scan's barcode books (PanelFeeder+Identify).
     let identified = IdentifiedBooks()
 
     init(
         panel: StatusPanel, database: AppDatabase, stateDirectory: StateDirectory, camera: CameraSupervisor,
         cameraName: String, settings: Settings, logger: Logger,
-        connectivity: @escaping @Sendable () -> Connectivity = { .offline }
+        connectivity: @escaping @Sendable () -> Connectivity = { .offline },
+        exportHold: @escaping @Sendable () -> PanelNotice? = { nil }
     ) {
         self.connectivitySource = connectivity
+        self.exportHold = exportHold
         self.panel = panel
         self.database = database
         self.stateDirectory = stateDirectory
@@ -187,6 +191,7 @@ final class PanelFeeder: Service, PressFeedback, Sendable {
     }
 
     private func currentNotice() -> PanelNotice? {
+        if let exporting = exportHold() { return exporting }
         let shown = state.withLock { state -> PanelNotice? in
             guard let shown = state.shown else { return nil }
             if ContinuousClock.now < shown.until { return shown.notice }

@@ -1,7 +1,7 @@
 // What Swift cannot import from the C library for SwiftWingCore's system layer: the variadic `prctl`,
-// `SCHED_RESET_ON_FORK` (shown by <sched.h> only with _GNU_SOURCE), the eventfd and timex headers and
-// glibc's <malloc.h>, which Swift's Glibc module leaves out. Nothing else lives here; all logic is
-// in Sources/SwiftWingCore.
+// `SCHED_RESET_ON_FORK` (shown by <sched.h> only with _GNU_SOURCE), the eventfd and timex headers,
+// glibc's <malloc.h> and the `pidfd_open` system call, which Swift's Glibc module leaves out.
+// Nothing else lives here; all logic is in Sources/SwiftWingCore.
 #ifndef SWIFTWING_CLINUX_H
 #define SWIFTWING_CLINUX_H
 
@@ -49,5 +49,9 @@ int sw_malloc_trim(void);
 /// How many blocks malloc currently serves from mappings of their own. The corresponding C function
 /// is `mallinfo2` (its `hblks`).
 long sw_malloc_mapped_blocks(void);
+
+/// A file descriptor for process `pid` that becomes readable when the process ends (whoever reaps
+/// it), or -1 with errno. The corresponding C function is the system call `pidfd_open`.
+int sw_pidfd_open(int pid);
 
 #endif

@@ -15,8 +15,12 @@ public enum ExportError: Error, Sendable, Equatable, CustomStringConvertible {
     case notABlockDevice(String)
     /// The stick's write-protect switch is on, or the kernel made the device read-only.
     case readOnly(device: String)
-    /// No vfat, exFAT or ext4 file system could be mounted from the device.
+    /// udev found no vfat, exFAT or ext4 file system on the device (`found`: what it found instead).
     case unsupportedFileSystem(device: String, found: String?)
+    /// The file system's metadata is corrupt (a failed checksum, a block that makes no sense).
+    case damaged(device: String, SystemCallError)
+    /// The stick's top folder does not let the export write (an ext4 folder owned by root).
+    case notWritable(device: String)
     /// Fewer bytes free on the stick than the export needs.
     case full(device: String, neededBytes: Int, freeBytes: Int)
     /// The stick went away while it was mounted (`EIO`, `ENODEV`, `ENXIO`).
@@ -43,6 +47,13 @@ public enum ExportError: Error, Sendable, Equatable, CustomStringConvertible {
             return "the USB stick \(device) has no FAT32, exFAT or ext4 file system"
                 + (found.map { " (it has \($0))" } ?? " (it looks unformatted)")
                 + ": format it as FAT32 or exFAT on a computer and plug it in again; nothing was written"
+        case .damaged(let device, let error):
+            return "the file system on the USB stick \(device) is damaged (\(error.description)); it was unmounted "
+                + "and nothing more was written: repair it on a computer (fsck, or chkdsk on Windows) or format it"
+        case .notWritable(let device):
+            return "the top folder of the USB stick \(device) may not be written by the kiosk (on ext4 it belongs to "
+                + "root): on a computer make it writable for everyone (sudo chmod 1777 on the stick's folder), "
+                + "or format the stick as FAT32 or exFAT; nothing was written"
         case .full(let device, let needed, let free):
             return "the USB stick \(device) is full: the export needs \(Self.size(needed)), \(Self.size(free)) "
                 + "are free; delete files from it or use another stick; nothing was written"
@@ -65,6 +76,8 @@ public enum ExportError: Error, Sendable, Equatable, CustomStringConvertible {
         case .file, .notABlockDevice: "Export failed. See the journal."
         case .readOnly: "The stick is write-protected. Unlock it or use another one."
         case .unsupportedFileSystem: "The stick needs FAT32, exFAT or ext4. Format it on a computer."
+        case .damaged: "The stick is damaged. Repair or format it on a computer."
+        case .notWritable: "The stick's folder is not writable. See the journal."
         case .full(_, let needed, _): "The stick is full (\(Self.size(needed)) needed). Free some space."
         case .removed: "The stick was removed too early. Plug it in again."
         case .busy: "Already exporting to another stick. Plug this one in again after it."
@@ -77,6 +90,9 @@ public enum ExportError: Error, Sendable, Equatable, CustomStringConvertible {
         if error.isDeviceGone { return .removed(device: device, error) }
         if error.isNoSpace { return .full(device: device, neededBytes: neededBytes, freeBytes: freeBytes) }
         if error.errno == EROFS || error.errno == EACCES && error.call == "mount" { return .readOnly(device: device) }
+        // ext4 reports a corrupt block as EUCLEAN (EFSCORRUPTED) or EBADMSG (EFSBADCRC).
+        if error.errno == EUCLEAN || error.errno == EBADMSG { return .damaged(device: device, error) }
+        if error.errno == EACCES || error.errno == EPERM { return .notWritable(device: device) }
         return .stick(device: device, error)
     }
 
