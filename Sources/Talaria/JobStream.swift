@@ -25,6 +25,9 @@ public struct JobStream: Sendable {
         case pollStatus(reason: String)
         /// Something skipped (a bad event or book): log it, never fatal.
         case warning(TalariaWarning)
+        /// The job's answer breaks a rule the device keeps (a URL it does not follow, more books than
+        /// ``TalariaLimits`` allow): nothing is committed and the scan is left for a person, with `reason`.
+        case refused(reason: String)
     }
 
     public let jobID: String
@@ -117,11 +120,20 @@ public struct JobStream: Sendable {
             actions.append(.progress(fraction: progress.fraction, message: progress.message))
         case .result(let books, _, let message):
             collected += books
+            // Checked as they come, so a stream of endless books holds no more than the limit in memory.
+            if let reason = TalariaLimits.violation(in: collected) {
+                finished = true
+                collected = []
+                actions.append(.refused(reason: reason))
+                return
+            }
             if let message { actions.append(.progress(fraction: nil, message: message)) }
         case .completed(let completion):
             finished = true
             let books = completion.books.isEmpty ? collected : completion.books
-            if books.isEmpty, !completion.booksIncluded {
+            if let reason = completion.refusal ?? TalariaLimits.violation(in: books) {
+                actions.append(.refused(reason: reason))
+            } else if books.isEmpty, !completion.booksIncluded {
                 actions.append(.fetchResults(url: completion.resultsURL))
             } else {
                 actions.append(.complete(books: books))
