@@ -25,9 +25,11 @@ public struct JobStream: Sendable {
         case pollStatus(reason: String)
         /// Something skipped (a bad event or book): log it, never fatal.
         case warning(TalariaWarning)
-        /// The job's answer breaks a rule the device keeps (a URL it does not follow, more books than
-        /// ``TalariaLimits`` allow): nothing is committed and the scan is left for a person, with `reason`.
-        case refused(reason: String)
+        /// The server named a URL the device does not follow (``ServerURL``): the job fails with `reason`.
+        case refusedURL(reason: String)
+        /// More books, or larger ones, than ``TalariaLimits`` allow: nothing is committed and the scan
+        /// needs a person's attention, with `reason`.
+        case overLimit(reason: String)
     }
 
     public let jobID: String
@@ -124,15 +126,17 @@ public struct JobStream: Sendable {
             if let reason = TalariaLimits.violation(in: collected) {
                 finished = true
                 collected = []
-                actions.append(.refused(reason: reason))
+                actions.append(.overLimit(reason: reason))
                 return
             }
             if let message { actions.append(.progress(fraction: nil, message: message)) }
         case .completed(let completion):
             finished = true
             let books = completion.books.isEmpty ? collected : completion.books
-            if let reason = completion.refusal ?? TalariaLimits.violation(in: books) {
-                actions.append(.refused(reason: reason))
+            if let reason = completion.refusal {
+                actions.append(.refusedURL(reason: reason))
+            } else if let reason = TalariaLimits.violation(in: books) {
+                actions.append(.overLimit(reason: reason))
             } else if books.isEmpty, !completion.booksIncluded {
                 actions.append(.fetchResults(url: completion.resultsURL))
             } else {
