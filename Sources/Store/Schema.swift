@@ -1,3 +1,4 @@
+import Foundation
 import GRDB
 
 extension AppDatabase {
@@ -173,6 +174,37 @@ extension AppDatabase {
             try db.execute(sql: """
                 UPDATE book SET reviewReason = 'the backend gave no confidence'
                 WHERE source = 'backend' AND confidence IS NULL AND rawJSON IS NOT NULL
+                """)
+        }
+
+        // v5-match-key: a book's title + first author key (``BookMatchKey``) stored beside it and indexed, so the
+        // dedupe of a job's books looks each one up instead of reading the whole library. NULL means "not
+        // known": a row written by SQL that bypassed ``BookRecord`` (a trigger also clears the key when SQL
+        // changes a title or authors); the dedupe then judges that row by itself. "" is a title with no key.
+        // The key is computed here by today's rule: a change of the rule needs a migration that recomputes it.
+        migrator.registerMigration("v5-match-key") { db in
+            try db.alter(table: "book") { t in
+                t.add(column: "matchTitle", .text)
+                t.add(column: "matchAuthor", .text)
+            }
+            let rows = try Row.fetchCursor(db, sql: "SELECT id, title, authors FROM book")
+            var keys: [(id: Int64, key: BookMatchKey?)] = []
+            while let row = try rows.next() {
+                let authors = (try? JSONDecoder().decode([String].self, from: Data((row["authors"] as String).utf8)))
+                keys.append((row["id"], BookMatchKey(title: row["title"], authors: authors ?? [])))
+            }
+            let update = try db.makeStatement(sql: "UPDATE book SET matchTitle = ?, matchAuthor = ? WHERE id = ?")
+            for (id, key) in keys {
+                try update.execute(arguments: [key?.title ?? "", key?.author ?? "", id])
+            }
+            try db.create(index: "book_on_matchKey", on: "book", columns: ["matchTitle", "matchAuthor"])
+            try db.execute(sql: """
+                CREATE TRIGGER book_match_key_follows_title
+                AFTER UPDATE OF title, authors ON book
+                WHEN NEW.matchTitle IS OLD.matchTitle AND NEW.matchAuthor IS OLD.matchAuthor
+                BEGIN
+                    UPDATE book SET matchTitle = NULL, matchAuthor = NULL WHERE id = NEW.id;
+                END
                 """)
         }
 
