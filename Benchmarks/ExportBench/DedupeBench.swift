@@ -15,7 +15,8 @@ func incomingBooks(_ count: Int, run: Int, libraryBooks: Int) -> [BookRecord] {
             let seeded = sampleBooks(libraryBooks, addedAt: Date())[(index * 7 + 6) % libraryBooks]
             return BookRecord(title: seeded.title, authors: seeded.authors, confidence: 0.9)
         }
-        return BookRecord(title: "Incoming \(run)-\(index): A Study", authors: ["Author \(index % 17)"], confidence: 0.9)
+        return BookRecord(
+            title: "Incoming \(run)-\(index): A Study", authors: ["Author \(index % 17)"], confidence: 0.9)
     }
 }
 

@@ -67,14 +67,19 @@ extension BookRecord {
     /// none), which the dedupe finds books by. Written only when it changed.
     public func aroundSave(_ db: Database, save: () throws -> PersistenceSuccess) throws {
         let saved = try save()
+        // After an insert the saved values hold the new row id; this value's `id` is set only later (`didInsert`).
+        guard let rowID = saved.persistenceContainer["id"]?.databaseValue ?? id?.databaseValue, !rowID.isNull else {
+            return
+        }
         let key = matchKey
         let (title, author) = (key?.title ?? "", key?.author ?? "")
         try db.execute(
             sql: """
                 UPDATE book SET matchTitle = ?, matchAuthor = ?
-                WHERE id = ? AND (matchTitle IS NOT ? OR matchAuthor IS NOT ?)
+                WHERE id = ? AND (matchTitle IS NOT ? OR matchAuthor IS NOT ?);
+                DELETE FROM book_match_stale WHERE bookId = ?
                 """,
-            arguments: [title, author, saved.rowID, title, author])
+            arguments: [title, author, rowID, title, author, rowID])
     }
 }
 
@@ -105,15 +110,19 @@ extension Library {
     }
 
     /// The books that may match a key (its title and author are the arguments): those with that stored key
-    /// (found by `book_on_matchKey`) and those whose key is not known (NULL), each then judged by its own
-    /// title and authors; oldest first, so the first match is the oldest.
+    /// (found by `book_on_matchKey`) and those whose key is not known (NULL) or stale (`book_match_stale`),
+    /// each then judged by its own title and authors; oldest first, so the first match is the oldest.
     static func candidatesSQL(withoutISBNOnly: Bool) -> String {
-        // `+isbn13`: the ISBN filters the candidates, it is never the index they are found by.
-        """
-        SELECT * FROM book
-        WHERE ((matchTitle = ? AND matchAuthor = ?) OR matchTitle IS NULL)\(withoutISBNOnly ? " AND +isbn13 IS NULL" : "")
-        ORDER BY id
-        """
+        // Three indexed look-ups rather than one `OR`, so the plan cannot fall back to reading the table;
+        // a row in two of them is judged twice, which changes nothing. `+isbn13`: the ISBN filters the
+        // candidates, it is never the index they are found by.
+        let isbn = withoutISBNOnly ? "AND +isbn13 IS NULL" : ""
+        return """
+            SELECT * FROM book WHERE matchTitle = ? AND matchAuthor = ? \(isbn)
+            UNION ALL SELECT * FROM book WHERE matchTitle IS NULL \(isbn)
+            UNION ALL SELECT * FROM book WHERE id IN (SELECT bookId FROM book_match_stale) \(isbn)
+            ORDER BY id
+            """
     }
 
     static func upsertMatching(_ book: BookRecord, now: Date, _ db: Database) throws -> BookRecord {

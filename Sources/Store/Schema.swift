@@ -178,10 +178,12 @@ extension AppDatabase {
         }
 
         // v5-match-key: a book's title + first author key (``BookMatchKey``) stored beside it and indexed, so the
-        // dedupe of a job's books looks each one up instead of reading the whole library. NULL means "not
-        // known": a row written by SQL that bypassed ``BookRecord`` (a trigger also clears the key when SQL
-        // changes a title or authors); the dedupe then judges that row by itself. "" is a title with no key.
-        // The key is computed here by today's rule: a change of the rule needs a migration that recomputes it.
+        // dedupe of a job's books looks each one up instead of reading the whole library. Every save of a
+        // ``BookRecord`` writes it. A key the dedupe cannot trust is still never missed: NULL (a row inserted by
+        // SQL that bypassed ``BookRecord``), or the row's id in `book_match_stale` (SQL changed its title or
+        // authors and not the key); the dedupe then judges such a row by its own title and authors. "" is a
+        // title with no key. The key is computed here by today's rule: a change of the rule needs a migration
+        // that recomputes it.
         migrator.registerMigration("v5-match-key") { db in
             try db.alter(table: "book") { t in
                 t.add(column: "matchTitle", .text)
@@ -198,12 +200,21 @@ extension AppDatabase {
                 try update.execute(arguments: [key?.title ?? "", key?.author ?? "", id])
             }
             try db.create(index: "book_on_matchKey", on: "book", columns: ["matchTitle", "matchAuthor"])
+            // A table of its own: a trigger that wrote `book` again would run the full-text triggers out of order.
+            try db.create(table: "book_match_stale") { t in
+                t.primaryKey("bookId", .integer)
+            }
             try db.execute(sql: """
-                CREATE TRIGGER book_match_key_follows_title
+                CREATE TRIGGER book_match_key_goes_stale
                 AFTER UPDATE OF title, authors ON book
                 WHEN NEW.matchTitle IS OLD.matchTitle AND NEW.matchAuthor IS OLD.matchAuthor
                 BEGIN
-                    UPDATE book SET matchTitle = NULL, matchAuthor = NULL WHERE id = NEW.id;
+                    INSERT OR IGNORE INTO book_match_stale (bookId) VALUES (NEW.id);
+                END;
+                CREATE TRIGGER book_match_stale_on_delete
+                AFTER DELETE ON book
+                BEGIN
+                    DELETE FROM book_match_stale WHERE bookId = OLD.id;
                 END
                 """)
         }

@@ -47,7 +47,9 @@ public struct TalariaEndpoints: Hashable, Sendable {
     }
 
     private static func origin(of url: URL) -> Origin? {
-        guard let scheme = url.scheme?.lowercased(), let host = url.host?.lowercased(), !host.isEmpty else { return nil }
+        guard let scheme = url.scheme?.lowercased(), let host = url.host?.lowercased(), !host.isEmpty else {
+            return nil
+        }
         let port = url.port ?? (scheme == "https" ? 443 : scheme == "http" ? 80 : -1)
         return Origin(scheme: scheme, host: host.trimmingCharacters(in: CharacterSet(charactersIn: "[]")), port: port)
     }

@@ -21,18 +21,25 @@ struct LibraryMatchKeyIndexTests {
                 ).map { $0["detail"] as String }
             }
             #expect(details.contains { $0.contains("book_on_matchKey") }, "\(details)")
-            #expect(!details.contains { $0.hasPrefix("SCAN book") }, "\(details)")
+            // A full read of the table is "SCAN book" (or "SCAN TABLE book"), with or without an index.
+            let scansBooks = details.contains { detail in
+                let words = detail.split(separator: " ")
+                return words.first == "SCAN" && words.dropFirst().first { $0 != "TABLE" } == "book"
+            }
+            #expect(!scansBooks, "\(details)")
         }
     }
 
     @Test("every save stores the key; a title changed by a person moves it")
     func keysStored() throws {
         let database = try AppDatabase.inMemory()
-        let book = try database.library.insert(BookRecord(title: "The Hobbit: or There and Back Again", authors: ["J.R.R. Tolkien"]))
+        let book = try database.library.insert(
+            BookRecord(title: "The Hobbit: or There and Back Again", authors: ["J.R.R. Tolkien"]))
         let empty = try database.library.insert(BookRecord(title: "!!!"))
         func key(_ id: Int64?) throws -> [String?] {
             try database.writer.read { db in
-                let row = try #require(try Row.fetchOne(db, sql: "SELECT matchTitle, matchAuthor FROM book WHERE id = ?", arguments: [id]))
+                let row = try #require(
+                    try Row.fetchOne(db, sql: "SELECT matchTitle, matchAuthor FROM book WHERE id = ?", arguments: [id]))
                 return [row["matchTitle"], row["matchAuthor"]]
             }
         }
@@ -40,8 +47,10 @@ struct LibraryMatchKeyIndexTests {
         #expect(try key(empty.id) == ["", ""])
         try database.library.correct(id: try #require(book.id), BookCorrection(title: "Farmer Giles of Ham"))
         #expect(try key(book.id) == ["farmer giles of ham", "j r r tolkien"])
-        #expect(try database.library.book(matching: BookMatchKey(title: "Farmer Giles of Ham", authors: ["J. R. R. Tolkien"])!)?.id == book.id)
-        #expect(try database.library.book(matching: BookMatchKey(title: "The Hobbit", authors: ["J. R. R. Tolkien"])!) == nil)
+        let farmer = try #require(BookMatchKey(title: "Farmer Giles of Ham", authors: ["J. R. R. Tolkien"]))
+        #expect(try database.library.book(matching: farmer)?.id == book.id)
+        let hobbit = try #require(BookMatchKey(title: "The Hobbit", authors: ["J. R. R. Tolkien"]))
+        #expect(try database.library.book(matching: hobbit) == nil)
     }
 
     @Test("rows written by plain SQL are matched all the same: a missing key, a title changed under a stored key")
@@ -53,7 +62,8 @@ struct LibraryMatchKeyIndexTests {
                 VALUES (1, 'Persuasion', '["Jane Austen"]', '2026-01-01', '2026-01-01')
                 """)
         }
-        let merged = try database.library.upsertMatching(BookRecord(title: "PERSUASION", authors: ["jane austen"], publisher: "P"))
+        let merged = try database.library.upsertMatching(
+            BookRecord(title: "PERSUASION", authors: ["jane austen"], publisher: "P"))
         #expect(merged.id == 1)
         #expect(merged.publisher == "P")
 
@@ -61,8 +71,10 @@ struct LibraryMatchKeyIndexTests {
         try database.writer.write { db in
             try db.execute(sql: "UPDATE book SET title = 'Mansfield Park' WHERE id = ?", arguments: [emma.id])
         }
-        #expect(try database.library.book(matching: BookMatchKey(title: "Emma", authors: ["Jane Austen"])!) == nil)
-        #expect(try database.library.book(matching: BookMatchKey(title: "Mansfield Park", authors: ["Jane Austen"])!)?.id == emma.id)
+        let oldTitle = try #require(BookMatchKey(title: "Emma", authors: ["Jane Austen"]))
+        let newTitle = try #require(BookMatchKey(title: "Mansfield Park", authors: ["Jane Austen"]))
+        #expect(try database.library.book(matching: oldTitle) == nil)
+        #expect(try database.library.book(matching: newTitle)?.id == emma.id)
         #expect(try database.library.bookCount() == 2)
     }
 
@@ -76,9 +88,10 @@ struct LibraryMatchKeyIndexTests {
                 """)
         }
         let newer = try database.library.insert(BookRecord(title: "Dune (Deluxe)", authors: ["Frank Herbert"]))
-        #expect(try database.library.book(matching: BookMatchKey(title: "dune", authors: ["frank herbert"])!)?.id == 5)
+        let dune = try #require(BookMatchKey(title: "dune", authors: ["frank herbert"]))
+        #expect(try database.library.book(matching: dune)?.id == 5)
         try database.writer.write { db in try db.execute(sql: "DELETE FROM book WHERE id = 5") }
-        #expect(try database.library.book(matching: BookMatchKey(title: "dune", authors: ["frank herbert"])!)?.id == newer.id)
+        #expect(try database.library.book(matching: dune)?.id == newer.id)
     }
 
     @Test("v5-match-key gives the books of a v4 library their keys, so the dedupe finds them")
@@ -90,7 +103,8 @@ struct LibraryMatchKeyIndexTests {
                 sql: """
                     INSERT INTO book (id, isbn13, title, authors, confidence, addedAt, updatedAt)
                     VALUES (1, NULL, 'The Hobbit', '["J.R.R. Tolkien"]', 0.9, '2026-01-01', '2026-01-01'),
-                           (2, '9780441013593', 'Dune: Book One', '["Frank Herbert", "x"]', 0.9, '2026-01-01', '2026-01-01'),
+                           (2, '9780441013593', 'Dune: Book One', '["Frank Herbert", "x"]', 0.9, '2026-01-01',
+                            '2026-01-01'),
                            (3, NULL, '', '[]', 0.9, '2026-01-01', '2026-01-01')
                     """)
         }
@@ -101,7 +115,8 @@ struct LibraryMatchKeyIndexTests {
             }
         }
         #expect(keys == [["hobbit", "j r r tolkien"], ["dune", "frank herbert"], ["", ""]])
-        let hobbit = try database.library.upsertMatching(BookRecord(title: "Hobbit", authors: ["J. R. R. Tolkien"], publisher: "HMH"))
+        let hobbit = try database.library.upsertMatching(
+            BookRecord(title: "Hobbit", authors: ["J. R. R. Tolkien"], publisher: "HMH"))
         #expect(hobbit.id == 1)
         let dune = try database.library.upsertMatching(BookRecord(title: "Dune", authors: ["Frank Herbert"]))
         #expect(dune.id == 2)

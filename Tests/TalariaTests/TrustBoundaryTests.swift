@@ -70,7 +70,8 @@ struct TrustBoundaryTests {
             #"{"data":{"jobId":"j","streamUrl":"http://collector.example.org/s","token":"t"}}"#.bytes, base: base)
         #expect(stream.streamURL == nil)
         #expect(stream.refusal?.contains("data.streamUrl \"http://collector.example.org/s\"") == true)
-        let status = try UploadAccepted.decode(#"{"data":{"jobId":"j","statusUrl":"ftp://x.example/j"}}"#.bytes, base: base)
+        let status = try UploadAccepted.decode(
+            #"{"data":{"jobId":"j","statusUrl":"ftp://x.example/j"}}"#.bytes, base: base)
         #expect(status.refusal?.contains("data.statusUrl") == true)
         #expect(status.statusURL.absoluteString == "https://api.example.org/v3/jobs/scans/j")
         let link = try UploadAccepted.decode(
@@ -127,7 +128,9 @@ struct TrustBoundaryTests {
         }
         events += "id: 999\nevent: completed\ndata: {\"jobId\":\"j\",\"status\":\"completed\"}\n\n"
         let actions = stream.receive(events.bytes, now: t0)
-        #expect(actions.contains { if case .overLimit(let reason) = $0 { reason.contains("201 books") } else { false } })
+        #expect(actions.contains {
+            if case .overLimit(let reason) = $0 { reason.contains("201 books") } else { false }
+        })
         #expect(!actions.contains { if case .complete = $0 { true } else { false } })
         #expect(stream.finished)
     }
@@ -138,7 +141,9 @@ struct TrustBoundaryTests {
         stream.connected(now: t0)
         let event = "event: completed\ndata: {\"jobId\":\"j\",\"resultsUrl\":\"http://collector.example.org/r\"}\n\n"
         let actions = stream.receive(event.bytes, now: t0)
-        #expect(actions.contains { if case .refusedURL(let reason) = $0 { reason.contains("resultsUrl") } else { false } })
+        #expect(actions.contains {
+            if case .refusedURL(let reason) = $0 { reason.contains("resultsUrl") } else { false }
+        })
         #expect(!actions.contains { if case .fetchResults = $0 { true } else { false } })
     }
 }

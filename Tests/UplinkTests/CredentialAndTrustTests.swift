@@ -40,7 +40,8 @@ struct CredentialAndTrustTests {
         let engine = CurlEngine()
         defer { engine.shutdown() }
         let harness = try UplinkHarness(
-            base: URL(string: backend.url + "/")!, transport: engine, script: { _, _ in .response(status: 500, body: "") })
+            base: URL(string: backend.url + "/")!, transport: engine,
+            script: { _, _ in .response(status: 500, body: "") })
         harness.start()
         let queued = try harness.queueScan()
         try await harness.advance("the scan is done", step: step, upTo: 120) {
@@ -55,7 +56,8 @@ struct CredentialAndTrustTests {
     @Test("a stream URL on another origin without a job token gets no Authorization; the backend gets the key")
     func foreignStreamWithoutToken() async throws {
         let (backend, foreign, _) = try await Self.run { foreign in
-            #"{"success":true,"data":{"jobId":"job-x","status":"queued","streamUrl":"\#(foreign)/v3/jobs/scans/job-x/stream","token":null}}"#
+            #"{"success":true,"data":{"jobId":"job-x","status":"queued","#
+                + #""streamUrl":"\#(foreign)/v3/jobs/scans/job-x/stream","token":null}}"#
         }
         let stream = try #require(foreign.requests.first { $0.target.hasSuffix("/stream") })
         #expect(stream.header("Authorization") == nil)
@@ -70,7 +72,8 @@ struct CredentialAndTrustTests {
     @Test("a stream URL on another origin gets the job's token, never the key")
     func foreignStreamWithToken() async throws {
         let (_, foreign, _) = try await Self.run { foreign in
-            #"{"success":true,"data":{"jobId":"job-x","sseUrl":"\#(foreign)/v3/jobs/scans/job-x/stream","authToken":"tok-x"}}"#
+            #"{"success":true,"data":{"jobId":"job-x","#
+                + #""sseUrl":"\#(foreign)/v3/jobs/scans/job-x/stream","authToken":"tok-x"}}"#
         }
         let stream = try #require(foreign.requests.first { $0.target.hasSuffix("/stream") })
         #expect(stream.header("Authorization") == "Bearer tok-x")
@@ -94,7 +97,8 @@ struct CredentialAndTrustTests {
             if request.method == .post {
                 return .response(
                     status: 202,
-                    body: #"{"success":true,"data":{"jobId":"job-h","streamUrl":"http://collector.example.org/s","token":"t"}}"#)
+                    body: #"{"success":true,"data":{"jobId":"job-h","#
+                        + #""streamUrl":"http://collector.example.org/s","token":"t"}}"#)
             }
             return .response(status: 404, body: "{}")
         }
@@ -113,7 +117,8 @@ struct CredentialAndTrustTests {
     func traversingJobID() async throws {
         let harness = try UplinkHarness { request, _ in
             if request.method == .post {
-                return .response(status: 202, body: #"{"success":true,"data":{"jobId":"..%2F..%2Fadmin","status":"queued"}}"#)
+                return .response(
+                    status: 202, body: #"{"success":true,"data":{"jobId":"..%2F..%2Fadmin","status":"queued"}}"#)
             }
             return .response(status: 404, body: "{}")
         }
@@ -153,7 +158,9 @@ struct CredentialAndTrustTests {
     func oversizedBookFromResults() async throws {
         let huge = #"{"title":"Big","confidence":0.9,"notes":""# + String(repeating: "x", count: 70_000) + #""}"#
         let harness = try UplinkHarness { request, _ in
-            if request.method == .post { return .response(status: 202, body: Talk.accepted(job: "job-big", stream: false)) }
+            if request.method == .post {
+                return .response(status: 202, body: Talk.accepted(job: "job-big", stream: false))
+            }
             if request.url.path.hasSuffix("/results") {
                 return .response(status: 200, body: #"{"success":true,"data":{"results":[\#(huge)]}}"#)
             }

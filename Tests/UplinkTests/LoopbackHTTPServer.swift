@@ -42,7 +42,9 @@ final class LoopbackHTTPServer: Sendable {
         address.sin_port = 0
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
         let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
         }
         guard bound == 0, listen(fd, 64) == 0 else {
             close(fd)
@@ -99,17 +101,19 @@ final class LoopbackHTTPServer: Sendable {
         var headEnd: Int?
         while headEnd == nil {
             guard more() else { return nil }
-            headEnd = bytes.count < 4 ? nil : (0...(bytes.count - 4)).first { bytes[$0..<($0 + 4)].elementsEqual(separator) }
+            guard bytes.count >= 4 else { continue }
+            headEnd = (0...(bytes.count - 4)).first { bytes[$0..<($0 + 4)].elementsEqual(separator) }
         }
         var lines = String(decoding: bytes[0..<headEnd!], as: UTF8.self).components(separatedBy: "\r\n")
         let requestLine = lines.removeFirst().split(separator: " ")
         let headers = lines.compactMap { line -> (name: String, value: String)? in
             guard let colon = line.firstIndex(of: ":") else { return nil }
-            return (String(line[..<colon]), String(line[line.index(after: colon)...]).trimmingCharacters(in: .whitespaces))
+            let value = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+            return (String(line[..<colon]), value)
         }
         let request = Request(
-            method: requestLine.first.map(String.init) ?? "", target: requestLine.count > 1 ? String(requestLine[1]) : "",
-            headers: headers)
+            method: requestLine.first.map(String.init) ?? "",
+            target: requestLine.count > 1 ? String(requestLine[1]) : "", headers: headers)
         // The body is read whole before answering: closing on unread bytes would reset the connection.
         let bodyStart = headEnd! + 4
         if let length = request.header("Content-Length").flatMap(Int.init) {

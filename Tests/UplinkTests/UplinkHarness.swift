@@ -47,8 +47,8 @@ final class UplinkHarness: Sendable {
         let events = UplinkEventRecorder()
         self.events = events
         service = UplinkService(
-            settings: settings, transport: transport ?? backend, database: database, spool: spool, logger: Logger(label: "test"),
-            clock: clock, events: { events.record($0) })
+            settings: settings, transport: transport ?? (backend as any HTTPTransport), database: database,
+            spool: spool, logger: Logger(label: "test"), clock: clock, events: { events.record($0) })
     }
 
     func start() {
