@@ -217,6 +217,17 @@ extension AppDatabase {
                     DELETE FROM book_match_stale WHERE bookId = OLD.id;
                 END
                 """)
+            // The full-text index follows the columns it holds, not every update of a book (a stored key, a
+            // confidence): GRDB's trigger, narrowed to them.
+            try db.execute(sql: """
+                DROP TRIGGER "__book_ft_au";
+                CREATE TRIGGER "__book_ft_au" AFTER UPDATE OF id, title, authors, isbn13, isbn10 ON book BEGIN
+                    INSERT INTO book_ft (book_ft, rowid, title, authors, isbn13, isbn10)
+                        VALUES ('delete', old.id, old.title, old.authors, old.isbn13, old.isbn10);
+                    INSERT INTO book_ft (rowid, title, authors, isbn13, isbn10)
+                        VALUES (new.id, new.title, new.authors, new.isbn13, new.isbn10);
+                END
+                """)
         }
 
         return migrator

@@ -53,6 +53,21 @@ struct LibraryMatchKeyIndexTests {
         #expect(try database.library.book(matching: hobbit) == nil)
     }
 
+    @Test("the search follows a title edited after the key index came, and only the indexed columns touch it")
+    func searchFollowsEdits() throws {
+        let database = try AppDatabase.inMemory()
+        let book = try database.library.insert(BookRecord(title: "Emma", authors: ["Jane Austen"], confidence: 0.5))
+        let id = try #require(book.id)
+        try database.library.correct(id: id, BookCorrection(title: "Persuasion"))
+        #expect(try database.library.searchBooks(matching: "persuasion").map(\.id) == [id])
+        #expect(try database.library.searchBooks(matching: "emma").isEmpty)
+        try database.writer.write { db in
+            try db.execute(sql: "UPDATE book SET confidence = 0.9 WHERE id = ?", arguments: [id])
+            try db.execute(sql: "INSERT INTO book_ft (book_ft) VALUES ('integrity-check')")
+        }
+        #expect(try database.library.searchBooks(matching: "austen").map(\.id) == [id])
+    }
+
     @Test("rows written by plain SQL are matched all the same: a missing key, a title changed under a stored key")
     func keysNotStored() throws {
         let database = try AppDatabase.inMemory()
