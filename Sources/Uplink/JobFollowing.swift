@@ -21,6 +21,11 @@ extension ScanJourney {
             try await fail(scan.id, reason: "job \(jobID) is not followed: " + reason)
             return
         }
+        if let problem = jobIDProblem(jobID) {
+            try await fail(scan.id, reason: "the stored job id \(jobID.debugDescription.prefix(80)) is not followed: "
+                + "\(problem), so it is not one path segment; `swiftwing queue retry` sends the photo as a new job")
+            return
+        }
         if let url = stream.url {
             switch try await followStream(scan, jobID: jobID, url: url) {
             case .finished:
