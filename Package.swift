@@ -163,7 +163,7 @@ let package = Package(
         // The export against CSV.swift's writer and against reading the rows, in one run; `seed` fills a
         // state directory with known books for the VM rig's export test.
         .executableTarget(
-            name: "ExportBench", dependencies: ["Store", .product(name: "CSV", package: "CSV.swift")],
+            name: "ExportBench", dependencies: ["Store", "SwiftWingCore", .product(name: "CSV", package: "CSV.swift")],
             path: "Benchmarks/ExportBench"),
         .executableTarget(
             name: "PanelBench", dependencies: ["Panel", "Imaging", "SwiftWingCore", .product(name: "Logging", package: "swift-log")],

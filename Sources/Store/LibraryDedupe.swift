@@ -62,6 +62,25 @@ public struct BookMatchKey: Hashable, Sendable, CustomStringConvertible {
 extension BookRecord {
     /// This book's title + first author key (`nil` for an empty title).
     public var matchKey: BookMatchKey? { BookMatchKey(title: title, authors: authors) }
+
+    /// Every insert and update of a book also stores its ``matchKey`` (`matchTitle`, `matchAuthor`: "" for
+    /// none), which the dedupe finds books by. Written only when it changed.
+    public func aroundSave(_ db: Database, save: () throws -> PersistenceSuccess) throws {
+        let saved = try save()
+        // After an insert the saved values hold the new row id; this value's `id` is set only later (`didInsert`).
+        guard let rowID = saved.persistenceContainer["id"]?.databaseValue ?? id?.databaseValue, !rowID.isNull else {
+            return
+        }
+        let key = matchKey
+        let (title, author) = (key?.title ?? "", key?.author ?? "")
+        try db.execute(
+            sql: """
+                UPDATE book SET matchTitle = ?, matchAuthor = ?
+                WHERE id = ? AND (matchTitle IS NOT ? OR matchAuthor IS NOT ?);
+                DELETE FROM book_match_stale WHERE bookId = ?
+                """,
+            arguments: [title, author, rowID, title, author, rowID])
+    }
 }
 
 extension Library {
@@ -82,15 +101,28 @@ extension Library {
     }
 
     static func book(matching key: BookMatchKey, withoutISBNOnly: Bool = false, _ db: Database) throws -> BookRecord? {
-        // A kiosk library holds thousands of books at most: a scan of titles is a few milliseconds
-        // and needs no schema change. Rows come oldest first, so the first match is the oldest.
-        var request = BookRecord.order(BookRecord.Columns.id)
-        if withoutISBNOnly { request = request.filter(BookRecord.Columns.isbn13 == nil) }
-        let cursor = try request.fetchCursor(db)
-        while let candidate = try cursor.next() {
+        let candidates = try BookRecord.fetchCursor(
+            db, sql: candidatesSQL(withoutISBNOnly: withoutISBNOnly), arguments: [key.title, key.author])
+        while let candidate = try candidates.next() {
             if candidate.matchKey == key { return candidate }
         }
         return nil
+    }
+
+    /// The books that may match a key (its title and author are the arguments): those with that stored key
+    /// (found by `book_on_matchKey`) and those whose key is not known (NULL) or stale (`book_match_stale`),
+    /// each then judged by its own title and authors; oldest first, so the first match is the oldest.
+    static func candidatesSQL(withoutISBNOnly: Bool) -> String {
+        // Three indexed look-ups rather than one `OR`, so the plan cannot fall back to reading the table;
+        // a row in two of them is judged twice, which changes nothing. `+isbn13`: the ISBN filters the
+        // candidates, it is never the index they are found by.
+        let isbn = withoutISBNOnly ? "AND +isbn13 IS NULL" : ""
+        return """
+            SELECT * FROM book WHERE matchTitle = ? AND matchAuthor = ? \(isbn)
+            UNION ALL SELECT * FROM book WHERE matchTitle IS NULL \(isbn)
+            UNION ALL SELECT * FROM book WHERE id IN (SELECT bookId FROM book_match_stale) \(isbn)
+            ORDER BY id
+            """
     }
 
     static func upsertMatching(_ book: BookRecord, now: Date, _ db: Database) throws -> BookRecord {

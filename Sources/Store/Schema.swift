@@ -1,3 +1,4 @@
+import Foundation
 import GRDB
 
 extension AppDatabase {
@@ -173,6 +174,59 @@ extension AppDatabase {
             try db.execute(sql: """
                 UPDATE book SET reviewReason = 'the backend gave no confidence'
                 WHERE source = 'backend' AND confidence IS NULL AND rawJSON IS NOT NULL
+                """)
+        }
+
+        // v5-match-key: a book's title + first author key (``BookMatchKey``) stored beside it and indexed, so the
+        // dedupe of a job's books looks each one up instead of reading the whole library. Every save of a
+        // ``BookRecord`` writes it. A key the dedupe cannot trust is still never missed: NULL (a row inserted by
+        // SQL that bypassed ``BookRecord``), or the row's id in `book_match_stale` (SQL changed its title or
+        // authors and not the key); the dedupe then judges such a row by its own title and authors. "" is a
+        // title with no key. The key is computed here by today's rule: a change of the rule needs a migration
+        // that recomputes it.
+        migrator.registerMigration("v5-match-key") { db in
+            try db.alter(table: "book") { t in
+                t.add(column: "matchTitle", .text)
+                t.add(column: "matchAuthor", .text)
+            }
+            let rows = try Row.fetchCursor(db, sql: "SELECT id, title, authors FROM book")
+            var keys: [(id: Int64, key: BookMatchKey?)] = []
+            while let row = try rows.next() {
+                let authors = (try? JSONDecoder().decode([String].self, from: Data((row["authors"] as String).utf8)))
+                keys.append((row["id"], BookMatchKey(title: row["title"], authors: authors ?? [])))
+            }
+            let update = try db.makeStatement(sql: "UPDATE book SET matchTitle = ?, matchAuthor = ? WHERE id = ?")
+            for (id, key) in keys {
+                try update.execute(arguments: [key?.title ?? "", key?.author ?? "", id])
+            }
+            try db.create(index: "book_on_matchKey", on: "book", columns: ["matchTitle", "matchAuthor"])
+            // A table of its own: a trigger that wrote `book` again would run the full-text triggers out of order.
+            try db.create(table: "book_match_stale") { t in
+                t.primaryKey("bookId", .integer)
+            }
+            try db.execute(sql: """
+                CREATE TRIGGER book_match_key_goes_stale
+                AFTER UPDATE OF title, authors ON book
+                WHEN NEW.matchTitle IS OLD.matchTitle AND NEW.matchAuthor IS OLD.matchAuthor
+                BEGIN
+                    INSERT OR IGNORE INTO book_match_stale (bookId) VALUES (NEW.id);
+                END;
+                CREATE TRIGGER book_match_stale_on_delete
+                AFTER DELETE ON book
+                BEGIN
+                    DELETE FROM book_match_stale WHERE bookId = OLD.id;
+                END
+                """)
+            // The full-text index follows the columns it holds, not every update of a book (a stored key, a
+            // confidence): GRDB's trigger, narrowed to them.
+            try db.execute(sql: """
+                DROP TRIGGER "__book_ft_au";
+                CREATE TRIGGER "__book_ft_au" AFTER UPDATE OF id, title, authors, isbn13, isbn10 ON book BEGIN
+                    INSERT INTO book_ft (book_ft, rowid, title, authors, isbn13, isbn10)
+                        VALUES ('delete', old.id, old.title, old.authors, old.isbn13, old.isbn10);
+                    INSERT INTO book_ft (rowid, title, authors, isbn13, isbn10)
+                        VALUES (new.id, new.title, new.authors, new.isbn13, new.isbn10);
+                END
                 """)
         }
 

@@ -42,14 +42,64 @@ public enum JobStatus: Hashable, Sendable, CustomStringConvertible {
     }
 }
 
-/// Resolves a URL the server gave (absolute, or relative to the base: `/v3/jobs/…/stream`).
-/// `nil` for an empty or unparsable value, or a scheme other than http(s).
+/// A URL the server gave (absolute, or relative to the base: `/v3/jobs/…/stream`), judged by the rule
+/// for every URL the device follows (docs/protocol.md §1): `https`, or `http` to a loopback host, as
+/// `backend.url` itself must be.
+public enum ServerURL: Hashable, Sendable {
+    /// None given: an empty value, or one that does not parse as a URL.
+    case absent
+    case accepted(URL)
+    /// Given, but another scheme or plain `http` to a host that is not loopback: the job is not followed there.
+    case refused(field: String, url: String)
+
+    public init(_ raw: String?, field: String, base: URL) {
+        guard let raw = raw?.trimmed, !raw.isEmpty, let url = URL(string: raw, relativeTo: base)?.absoluteURL else {
+            self = .absent
+            return
+        }
+        self = TalariaEndpoints.allowsPlainHTTP(url) ? .accepted(url) : .refused(field: field, url: url.absoluteString)
+    }
+
+    public var url: URL? {
+        if case .accepted(let url) = self { return url }
+        return nil
+    }
+
+    /// Why a refused URL is not followed, for the scan's reason; `nil` unless refused.
+    public var refusal: String? {
+        guard case .refused(let field, let url) = self else { return nil }
+        return "the backend named \(field) \"\(url.prefix(200))\", which is neither https nor http to a loopback "
+            + "address; the device follows no other URL (docs/protocol.md §1): fix the backend, then "
+            + "`swiftwing queue retry`"
+    }
+}
+
+/// Resolves a URL the server gave; `nil` when it is absent or refused (``ServerURL``).
 public func resolveTalariaURL(_ raw: String?, base: URL) -> URL? {
-    guard let raw = raw?.trimmed, !raw.isEmpty,
-        let url = URL(string: raw, relativeTo: base)?.absoluteURL,
-        let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https"
-    else { return nil }
-    return url
+    ServerURL(raw, field: "a URL", base: base).url
+}
+
+/// A job id is one path segment of the job's URLs (docs/protocol.md §1). `nil` when `jobID` is one;
+/// else why not: an id holding `/` or `\`, `.` or `..`, a percent-encoded separator or dot, or a
+/// control character would aim the status, results and cleanup requests at another path.
+public func jobIDProblem(_ jobID: String) -> String? {
+    guard !jobID.isEmpty else { return "it is empty" }
+    guard jobID.utf8.count <= 256 else { return "it is longer than 256 bytes" }
+    var text = jobID
+    // Every layer of percent-encoding a server might decode: "%252F" is a "/" to one that decodes twice.
+    for _ in 0..<4 {
+        if text.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) {
+            return "it holds a control character"
+        }
+        if text.contains("/") || text.contains("\\") { return "it holds a path separator" }
+        if text == "." || text == ".." { return "it is a relative path segment" }
+        let upper = text.uppercased()
+        if upper.contains("%2F") || upper.contains("%5C") { return "it holds a percent-encoded path separator" }
+        if upper.contains("%2E") { return "it holds a percent-encoded dot" }
+        guard let decoded = text.removingPercentEncoding, decoded != text else { break }
+        text = decoded
+    }
+    return nil
 }
 
 // MARK: - Upload (§1)
@@ -68,6 +118,9 @@ public struct UploadAccepted: Hashable, Sendable {
     public var resultsURL: URL
     public var cancelURL: URL?
     public var requestID: String?
+    /// Why the job cannot be followed: the server named a URL the device does not follow
+    /// (``ServerURL/refused(field:url:)``). The scan fails with this reason; `nil` when all is well.
+    public var refusal: String?
 
     /// No stream: the job is followed by polling its status (≤ 1 request / 2 s).
     public var needsPolling: Bool { streamURL == nil }
@@ -84,26 +137,40 @@ public struct UploadAccepted: Hashable, Sendable {
         guard let jobID = data.first("jobId", "jobID", "job_id", "id")?.stringValue, !jobID.isEmpty else {
             throw .missingField(what: what, field: "data.jobId", prefix: TalariaDecodingError.quotedPrefix(of: body))
         }
+        if let problem = jobIDProblem(jobID) {
+            throw .invalidField(
+                what: what, field: "data.jobId", reason: "\(problem), so it is not one path segment",
+                prefix: TalariaDecodingError.quotedPrefix(of: body))
+        }
         let links = json["_links"]
         func link(_ name: String) -> String? {
             // `_links.stream` may be a string or a HAL object `{href}`.
             links?[name]?.stringValue ?? links?[name]?["href"]?.stringValue
         }
-        let stream = resolveTalariaURL(data.first("sseUrl", "streamUrl", "stream_url", "sse_url")?.stringValue, base: base)
-            ?? resolveTalariaURL(link("stream"), base: base)
-        let defaultStatus = endpoints.job(jobID)
-        let status = resolveTalariaURL(data.first("statusUrl", "status_url")?.stringValue, base: base)
-            ?? defaultStatus
+        func given(_ field: String, _ keys: String...) -> ServerURL {
+            for key in keys {
+                if let raw = data[key]?.stringValue {
+                    let url = ServerURL(raw, field: "\(field == "_links" ? "" : "data.")\(key)", base: base)
+                    if url != .absent { return url }
+                }
+            }
+            return .absent
+        }
+        var stream = given("data", "sseUrl", "streamUrl", "stream_url", "sse_url")
+        if stream == .absent { stream = ServerURL(link("stream"), field: "_links.stream", base: base) }
+        let status = given("data", "statusUrl", "status_url")
+        let results = given("data", "resultsUrl", "results_url")
+        let cancel = ServerURL(link("cancel"), field: "_links.cancel", base: base)
         return UploadAccepted(
             jobID: jobID,
             status: data["status"]?.stringValue.map { JobStatus(tolerating: $0) },
-            streamURL: stream,
+            streamURL: stream.url,
             streamToken: data.first("authToken", "token", "streamToken")?.stringValue,
-            statusURL: status,
-            resultsURL: resolveTalariaURL(data.first("resultsUrl", "results_url")?.stringValue, base: base)
-                ?? endpoints.results(jobID),
-            cancelURL: resolveTalariaURL(link("cancel"), base: base),
-            requestID: json["metadata"]?["requestId"]?.stringValue)
+            statusURL: status.url ?? endpoints.job(jobID),
+            resultsURL: results.url ?? endpoints.results(jobID),
+            cancelURL: cancel.url,
+            requestID: json["metadata"]?["requestId"]?.stringValue,
+            refusal: [stream, status, results, cancel].lazy.compactMap(\.refusal).first)
     }
 }
 

@@ -193,6 +193,8 @@ public enum TalariaDecodingError: Error, Hashable, Sendable, CustomStringConvert
     case notJSON(what: String, prefix: String)
     /// The body is JSON but lacks what the client cannot do without (e.g. a job id).
     case missingField(what: String, field: String, prefix: String)
+    /// A field is there but the client must not use it (a job id that is not one path segment).
+    case invalidField(what: String, field: String, reason: String, prefix: String)
 
     public var description: String {
         switch self {
@@ -206,6 +208,9 @@ public enum TalariaDecodingError: Error, Hashable, Sendable, CustomStringConvert
         case .missingField(let what, let field, let prefix):
             return "\(what) has no usable \"\(field)\" (it starts with \(prefix)); the server may speak another "
                 + "protocol version: check the backend URL"
+        case .invalidField(let what, let field, let reason, let prefix):
+            return "\(what) has an unusable \"\(field)\": \(reason) (it starts with \(prefix)); the backend "
+                + "must be fixed"
         }
     }
 
@@ -214,6 +219,8 @@ public enum TalariaDecodingError: Error, Hashable, Sendable, CustomStringConvert
         switch self {
         case .notJSON(_, let prefix): .notJSON(what: what, prefix: prefix)
         case .missingField(_, let field, let prefix): .missingField(what: what, field: field, prefix: prefix)
+        case .invalidField(_, let field, let reason, let prefix):
+            .invalidField(what: what, field: field, reason: reason, prefix: prefix)
         }
     }
 

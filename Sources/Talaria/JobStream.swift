@@ -25,6 +25,11 @@ public struct JobStream: Sendable {
         case pollStatus(reason: String)
         /// Something skipped (a bad event or book): log it, never fatal.
         case warning(TalariaWarning)
+        /// The server named a URL the device does not follow (``ServerURL``): the job fails with `reason`.
+        case refusedURL(reason: String)
+        /// More books, or larger ones, than ``TalariaLimits`` allow: nothing is committed and the scan
+        /// needs a person's attention, with `reason`.
+        case overLimit(reason: String)
     }
 
     public let jobID: String
@@ -117,11 +122,22 @@ public struct JobStream: Sendable {
             actions.append(.progress(fraction: progress.fraction, message: progress.message))
         case .result(let books, _, let message):
             collected += books
+            // Checked as they come, so a stream of endless books holds no more than the limit in memory.
+            if let reason = TalariaLimits.violation(in: collected) {
+                finished = true
+                collected = []
+                actions.append(.overLimit(reason: reason))
+                return
+            }
             if let message { actions.append(.progress(fraction: nil, message: message)) }
         case .completed(let completion):
             finished = true
             let books = completion.books.isEmpty ? collected : completion.books
-            if books.isEmpty, !completion.booksIncluded {
+            if let reason = completion.refusal {
+                actions.append(.refusedURL(reason: reason))
+            } else if let reason = TalariaLimits.violation(in: books) {
+                actions.append(.overLimit(reason: reason))
+            } else if books.isEmpty, !completion.booksIncluded {
                 actions.append(.fetchResults(url: completion.resultsURL))
             } else {
                 actions.append(.complete(books: books))

@@ -24,6 +24,36 @@ public struct TalariaEndpoints: Hashable, Sendable {
     /// `DELETE {base}/v3/jobs/scans/{id}/cleanup` (404 = already clean).
     public func cleanup(_ jobID: String) -> URL { job(jobID).appendingPathComponent("cleanup") }
 
+    /// True when `url` has the backend's origin: the same scheme, host and port (a missing port read as the
+    /// scheme's default, 80 or 443; hosts compared without case). Only requests to this origin carry the API key.
+    public func isBackendOrigin(_ url: URL) -> Bool {
+        Self.origin(of: url) != nil && Self.origin(of: url) == Self.origin(of: base)
+    }
+
+    /// The `Authorization` bearer for a request to `url`: on the backend's origin the API key or the job's token
+    /// (`preferJobToken` says which comes first when both exist); on any other origin the job's token or nothing.
+    /// The API key is the device's own and goes nowhere else (docs/protocol.md §2, §4).
+    public func bearer(for url: URL, apiKey: String?, jobToken: String?, preferJobToken: Bool) -> String? {
+        let apiKey = apiKey.flatMap { $0.isEmpty ? nil : $0 }
+        let jobToken = jobToken.flatMap { $0.isEmpty ? nil : $0 }
+        guard isBackendOrigin(url) else { return jobToken }
+        return preferJobToken ? (jobToken ?? apiKey) : (apiKey ?? jobToken)
+    }
+
+    private struct Origin: Hashable {
+        var scheme: String
+        var host: String
+        var port: Int
+    }
+
+    private static func origin(of url: URL) -> Origin? {
+        guard let scheme = url.scheme?.lowercased(), let host = url.host?.lowercased(), !host.isEmpty else {
+            return nil
+        }
+        let port = url.port ?? (scheme == "https" ? 443 : scheme == "http" ? 80 : -1)
+        return Origin(scheme: scheme, host: host.trimmingCharacters(in: CharacterSet(charactersIn: "[]")), port: port)
+    }
+
     /// True when plain `http://` may be used: loopback hosts only (development, the reference backend).
     public static func allowsPlainHTTP(_ url: URL) -> Bool {
         guard url.scheme?.lowercased() == "http" else { return url.scheme?.lowercased() == "https" }

@@ -49,12 +49,19 @@ public struct JobCompletion: Hashable, Sendable {
     /// False when the event carried no `books`/`results` list at all (stripped): fetch §4 results.
     public var booksIncluded: Bool
     public var resultsURL: URL?
+    /// Why the job cannot be finished as told: its `resultsUrl` is one the device does not follow
+    /// (``ServerURL/refusal``). `nil` when all is well.
+    public var refusal: String?
 
-    public init(status: JobStatus = .completed, books: [TalariaBook], booksIncluded: Bool = true, resultsURL: URL? = nil) {
+    public init(
+        status: JobStatus = .completed, books: [TalariaBook], booksIncluded: Bool = true, resultsURL: URL? = nil,
+        refusal: String? = nil
+    ) {
         self.status = status
         self.books = books
         self.booksIncluded = booksIncluded
         self.resultsURL = resultsURL
+        self.refusal = refusal
     }
 }
 
@@ -139,10 +146,10 @@ public struct TalariaStreamDecoder: Sendable {
             let (books, found) = booksIn(json, singleBookAllowed: false)
             warnings += found
             let included = json.first("books", "results") != nil || json["data"]?.first("books", "results") != nil
+            let resultsURL = ServerURL(json["resultsUrl"]?.stringValue, field: "resultsUrl", base: base)
             event = .completed(JobCompletion(
                 status: json["status"]?.stringValue.map { JobStatus(tolerating: $0) } ?? .completed, books: books,
-                booksIncluded: included,
-                resultsURL: resolveTalariaURL(json["resultsUrl"]?.stringValue, base: base)))
+                booksIncluded: included, resultsURL: resultsURL.url, refusal: resultsURL.refusal))
         case "failed", "error", "failure", "canceled", "cancelled":
             let problem = ProblemDetails.decode(json)
             var code = problem.code

@@ -156,6 +156,7 @@ public final class EnrichmentService: Service, Sendable {
                 switch error {
                 case .notJSON(let what, let prefix): said = "\(what) is not JSON: it starts with \(prefix)"
                 case .missingField(let what, let field, _): said = "\(what) has no \"\(field)\""
+                case .invalidField(let what, let field, let reason, _): said = "\(what) has \"\(field)\": \(reason)"
                 }
                 verdict = .transient(
                     reason: "the catalogue's answer could not be read (\(said)); check enrichment.base_url if this "

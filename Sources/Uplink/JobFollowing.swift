@@ -13,7 +13,20 @@ extension ScanJourney {
 
     func follow(_ scan: ScanRecord) async throws {
         guard let jobID = scan.jobID else { return }
-        if let raw = scan.streamURL, let url = URL(string: raw) {
+        // Judged again here: a row may hold URLs stored before the rule, or written by another build.
+        let base = settings.endpoints.base
+        let stream = ServerURL(scan.streamURL, field: "the stream URL", base: base)
+        let status = ServerURL(scan.statusURL, field: "the status URL", base: base)
+        if let reason = stream.refusal ?? status.refusal {
+            try await fail(scan.id, reason: "job \(jobID) is not followed: " + reason)
+            return
+        }
+        if let problem = jobIDProblem(jobID) {
+            try await fail(scan.id, reason: "the stored job id \(jobID.debugDescription.prefix(80)) is not followed: "
+                + "\(problem), so it is not one path segment; `swiftwing queue retry` sends the photo as a new job")
+            return
+        }
+        if let url = stream.url {
             switch try await followStream(scan, jobID: jobID, url: url) {
             case .finished:
                 return
@@ -35,7 +48,8 @@ extension ScanJourney {
         // Progress is worth an fsync only for resuming a long job: not before it has run a while.
         var lastPersisted = clock.now
         var persistedEventID = scan.lastEventID
-        let token = scan.jobToken ?? (try? settings.apiKey.read()) ?? nil
+        let token = settings.endpoints.bearer(
+            for: url, apiKey: (try? settings.apiKey.read()) ?? nil, jobToken: scan.jobToken, preferJobToken: true)
 
         func persistProgress(_ fraction: Double?, force: Bool) async throws {
             let now = clock.now
@@ -92,6 +106,12 @@ extension ScanJourney {
                             case .failed(let failure):
                                 try await jobFailed(scan, jobID: jobID, failure: failure)
                                 return .finished
+                            case .refusedURL(let reason):
+                                try await fail(scan.id, reason: "job \(jobID) is not followed: " + reason)
+                                return .finished
+                            case .overLimit(let reason):
+                                try await overLimit(scan, jobID: jobID, reason: reason)
+                                return .finished
                             case .pollStatus(let reason):
                                 return .poll(reason: reason)
                             case .warning(let warning):
@@ -128,12 +148,15 @@ extension ScanJourney {
     /// Polls the job's status (≥ ``UplinkSettings/pollInterval`` apart) until it is terminal.
     private func poll(_ scan: ScanRecord, jobID: String) async throws {
         let (queue, clock) = (self.queue, self.clock)
-        let statusURL = scan.statusURL.flatMap(URL.init(string:)) ?? settings.endpoints.job(jobID)
+        let statusURL = ServerURL(scan.statusURL, field: "the status URL", base: settings.endpoints.base).url
+            ?? settings.endpoints.job(jobID)
         var resultsMissingSince: Date?
         var failures = 0
         while true {
             try Task.checkCancellation()
-            let bearer = (try? settings.apiKey.read()) ?? scan.jobToken
+            let bearer = settings.endpoints.bearer(
+                for: statusURL, apiKey: (try? settings.apiKey.read()) ?? nil, jobToken: scan.jobToken,
+                preferJobToken: false)
             let outcome = await client.get(statusURL, bearer: bearer)
             try Task.checkCancellation()
             let now = clock.now
@@ -204,8 +227,10 @@ extension ScanJourney {
 
     /// `GET …/results`, then commit. `false` when they are not available (404, an error): poll on.
     private func fetchResultsAndComplete(_ scan: ScanRecord, jobID: String, url: URL?) async throws -> Bool {
-        let bearer = (try? settings.apiKey.read()) ?? scan.jobToken
-        let outcome = await client.get(url ?? settings.endpoints.results(jobID), bearer: bearer)
+        let url = url ?? settings.endpoints.results(jobID)
+        let bearer = settings.endpoints.bearer(
+            for: url, apiKey: (try? settings.apiKey.read()) ?? nil, jobToken: scan.jobToken, preferJobToken: false)
+        let outcome = await client.get(url, bearer: bearer)
         try Task.checkCancellation()
         guard case .response(let status, _, let body) = outcome, (200..<300).contains(status) else {
             logger.notice("the job's results are not available yet", metadata: [

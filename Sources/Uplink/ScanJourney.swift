@@ -129,6 +129,10 @@ struct ScanJourney: Sendable {
                             now: clock.now)
                     }
                     events(.scanChanged(scanID: scan.id))
+                    if let refusal = accepted.refusal {
+                        try await fail(scan.id, reason: "job \(accepted.jobID) is not followed: " + refusal)
+                        return
+                    }
                     try await follow(job)
                     return
                 }
@@ -185,6 +189,10 @@ struct ScanJourney: Sendable {
 
     /// Books and `done` in one transaction; only then the photo is deleted and the cleanup sent.
     func complete(_ scan: ScanRecord, jobID: String, books: [TalariaBook]) async throws {
+        if let reason = TalariaLimits.violation(in: books) {
+            try await overLimit(scan, jobID: jobID, reason: reason)
+            return
+        }
         let (database, spool) = (self.database, self.spool)
         let now = clock.now
         let records = TalariaBook.deduplicated(books).map { $0.record(scanID: scan.id, now: now) }
@@ -220,8 +228,20 @@ struct ScanJourney: Sendable {
     func sendCleanup(_ scan: ScanRecord) async {
         guard let jobID = scan.jobID else { return }
         let (queue, clock) = (self.queue, self.clock)
-        let bearer = (try? settings.apiKey.read()) ?? nil
-        let outcome = await client.delete(settings.endpoints.cleanup(jobID), bearer: bearer)
+        // A job id stored before ids were checked is not sent (it might aim at another path): nothing is owed.
+        guard jobIDProblem(jobID) == nil else {
+            logger.warning("no cleanup for a job id that is not one path segment", metadata: [
+                "scan_id": "\(scan.idString)", "job_id": "\(jobID.debugDescription.prefix(80))",
+            ])
+            _ = try? await store.run { () throws(StoreError) in
+                try queue.recordCleanup(scan.id, acknowledged: true, now: clock.now)
+            }
+            return
+        }
+        let url = settings.endpoints.cleanup(jobID)
+        let bearer = settings.endpoints.bearer(
+            for: url, apiKey: (try? settings.apiKey.read()) ?? nil, jobToken: nil, preferJobToken: false)
+        let outcome = await client.delete(url, bearer: bearer)
         let acknowledged: Bool
         if case .response(let status, _, _) = outcome, (200..<300).contains(status) || status == 404 {
             acknowledged = true
@@ -269,7 +289,19 @@ struct ScanJourney: Sendable {
         }
     }
 
-    private func fail(_ id: UUID, reason: String) async throws {
+    /// The job's result is more than one photo may give (``TalariaLimits``): nothing is committed, the
+    /// photo stays, and a person decides.
+    func overLimit(_ scan: ScanRecord, jobID: String, reason: String) async throws {
+        let (queue, now) = (self.queue, clock.now)
+        try await record(scan.id) { () throws(StoreError) in
+            try queue.markNeedsAttention(scan.id, reason: "job \(jobID): " + reason, now: now)
+        }
+        logger.error("the job's result was refused; its photo is kept", metadata: [
+            "scan_id": "\(scan.idString)", "job_id": "\(jobID)", "reason": "\(reason)",
+        ])
+    }
+
+    func fail(_ id: UUID, reason: String) async throws {
         let (queue, now) = (self.queue, clock.now)
         try await record(id) { () throws(StoreError) in
             try queue.markFailed(id, reason: reason, retryable: false, now: now)

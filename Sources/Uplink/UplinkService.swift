@@ -126,8 +126,12 @@ public final class UplinkService: Service, Sendable {
             try spool.remove(scan: id)
             return record
         }
-        if let jobID = record.jobID {
-            let outcome = await client.delete(settings.endpoints.job(jobID), bearer: try? settings.apiKey.read())
+        // A job id stored before ids were checked is not sent: it might aim at another path of the backend.
+        if let jobID = record.jobID, jobIDProblem(jobID) == nil {
+            let url = settings.endpoints.job(jobID)
+            let bearer = settings.endpoints.bearer(
+                for: url, apiKey: (try? settings.apiKey.read()) ?? nil, jobToken: nil, preferJobToken: false)
+            let outcome = await client.delete(url, bearer: bearer)
             logger.info("asked the backend to cancel the discarded scan's job", metadata: [
                 "scan_id": "\(record.idString)", "job_id": "\(jobID)", "outcome": "\(UplinkLog.summary(outcome))",
             ])

@@ -22,9 +22,11 @@ final class UplinkHarness: Sendable {
     let events: UplinkEventRecorder
     private let running = ServiceTask()
 
-    /// `script` answers each request and how many of the same method+path came before it.
+    /// `script` answers each request and how many of the same method+path came before it; `transport`
+    /// (a real engine to a server at `base`) replaces the scripted backend when given.
     init(
-        apiKey: String? = "sk-test-key", tweak: (inout UplinkSettings) -> Void = { _ in },
+        apiKey: String? = "sk-test-key", base: URL = URL(string: "http://127.0.0.1:9/")!,
+        transport: (any HTTPTransport)? = nil, tweak: (inout UplinkSettings) -> Void = { _ in },
         script: @escaping @Sendable (HTTPRequest, Int) -> ScriptedBackend.Reply
     ) throws {
         directory = NSTemporaryDirectory() + "swiftwing-uplink-" + UUID().uuidString
@@ -35,7 +37,7 @@ final class UplinkHarness: Sendable {
         keyFile = directory + "/api-key"
         if let apiKey { try Data((apiKey + "\n").utf8).write(to: URL(fileURLWithPath: keyFile)) }
         var settings = UplinkSettings(
-            endpoints: TalariaEndpoints(base: URL(string: "http://127.0.0.1:9/")!), deviceID: UUID(),
+            endpoints: TalariaEndpoints(base: base), deviceID: UUID(),
             apiKey: APIKeySource(path: apiKey == nil ? nil : keyFile), version: "test")
         settings.retry = RetryPolicy(roundInterval: 3600, random: { 0.5 })
         tweak(&settings)
@@ -45,8 +47,8 @@ final class UplinkHarness: Sendable {
         let events = UplinkEventRecorder()
         self.events = events
         service = UplinkService(
-            settings: settings, transport: backend, database: database, spool: spool, logger: Logger(label: "test"),
-            clock: clock, events: { events.record($0) })
+            settings: settings, transport: transport ?? (backend as any HTTPTransport), database: database,
+            spool: spool, logger: Logger(label: "test"), clock: clock, events: { events.record($0) })
     }
 
     func start() {
