@@ -241,7 +241,7 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
-        .testTarget(name: "RecognitionTests", dependencies: ["Recognition"]),
+        .testTarget(name: "RecognitionTests", dependencies: ["Recognition"], exclude: ["Fixtures"]),
         // Tests of the backend over real loopback HTTP. May import: TalariaReferenceServer, Hummingbird, NIOCore,
         // ServiceLifecycle, Logging, Foundation, Testing.
         .testTarget(
