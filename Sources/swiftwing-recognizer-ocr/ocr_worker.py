@@ -26,7 +26,7 @@ import time
 import cv2
 import numpy as np
 import onnxruntime
-from PIL import Image, ImageOps
+from PIL import Image, ImageOps, UnidentifiedImageError
 
 # The models and the DB/CTC post-processing come from rapidocr_onnxruntime; its pipeline class is not used.
 import rapidocr_onnxruntime
@@ -159,6 +159,9 @@ def decode(data):
     try:
         image = Image.open(io.BytesIO(data))
         width, height = image.size
+    except UnidentifiedImageError:
+        raise InputError(f"not an image the OCR worker can read ({len(data)} bytes): no JPEG, PNG or other "
+                         "image format recognised") from None
     except Exception as error:
         raise InputError(f"not an image the OCR worker can read ({len(data)} bytes): {error}") from None
     if width * height > MAX_PIXELS:
