@@ -49,9 +49,11 @@ public struct SpineBaselineMatcher: SpineMatching {
             let tag = reader["tag"].flatMap { $0.isEmpty ? nil : $0 }
             let isbn = reader["isbn"].flatMap { $0.isEmpty ? nil : $0 }
             let series = reader["series"].flatMap { $0.isEmpty ? nil : $0 }
+            // The dataset's cells carry trailing spaces; an empty author is no author.
+            let author = (reader["author"] ?? "").trimmingCharacters(in: .whitespaces)
             entries.append(CatalogueEntry(
-                title: reader["title"] ?? "", authors: reader["author"].map { [$0] } ?? [], isbn: isbn, tag: tag,
-                series: series))
+                title: (reader["title"] ?? "").trimmingCharacters(in: .whitespaces),
+                authors: author.isEmpty ? [] : [author], isbn: isbn, tag: tag, series: series))
         }
         self.init(entries: entries)
     }
