@@ -245,7 +245,8 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
-        .testTarget(name: "RecognitionTests", dependencies: ["Recognition", "swiftwing-recognizer"]),
+        .testTarget(
+            name: "RecognitionTests", dependencies: ["Recognition", "swiftwing-recognizer"], exclude: ["Fixtures"]),
         // The recognizer service's logic with a double of the whole-photo recognizer, its open-set lookup against the
         // reference server's search on loopback, and the `serve` executable's start-up checks.
         .testTarget(

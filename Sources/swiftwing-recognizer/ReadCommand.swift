@@ -1,7 +1,121 @@
 import ArgumentParser
+import Foundation
+import Recognition
 
-/// Scaffolding: being written on its own branch.
+/// `swiftwing-recognizer read --catalogue FILE --json IMAGE...`: the whole recognizer on photos, from the command line.
 struct ReadCommand: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "read")
-    func run() async throws { throw ValidationError("read is not built yet") }
+    static let configuration = CommandConfiguration(
+        commandName: "read",
+        abstract: "Reads the book spines on shelf photos and matches them against a catalogue.")
+
+    @Option(help: "The catalogue CSV (the Library Dataset's catalogue.csv form: title,author,tag,series,isbn).")
+    var catalogue: String
+
+    @Flag(help: "Print {\"images\": [{\"file\", \"books\", \"unmatched\"}]} as JSON (the only output form so far).")
+    var json = false
+
+    @Option(help: "Long edge, in pixels, of the copy of the photo that text is found on.")
+    var detectionSize = 1600
+
+    @Option(help: "Seconds one photo may take before the OCR worker is considered hung.")
+    var timeout: Double = 120
+
+    @Flag(help: "Add each photo's seconds and the OCR worker's peak resident memory (MB) to the output (benchmarks).")
+    var timings = false
+
+    @Argument(help: "JPEG or PNG photos of shelves.")
+    var images: [String]
+
+    func validate() throws {
+        guard json else { throw ValidationError("give --json: it is the only output form so far") }
+        guard !images.isEmpty else { throw ValidationError("give at least one photo") }
+    }
+
+    func run() async throws {
+        let matcher = try SpineBaselineMatcher(catalogue: catalogue)
+        var worker = try OCRWorkerConfiguration.locate()
+        worker.workerArguments = ["--det-side", String(detectionSize)]
+        worker.readTimeout = timeout
+        let reader = OCRWorkerSupervisor(configuration: worker)
+        defer { reader.shutdown() }
+        let recognizer = ShelfRecognizer(reader: reader, matcher: matcher)
+        var results: [ImageResult] = []
+        for file in images {
+            let bytes: [UInt8]
+            do {
+                bytes = try Array(Data(contentsOf: URL(fileURLWithPath: file)))
+            } catch {
+                throw ValidationError("cannot read the photo \(file): \(error.localizedDescription)")
+            }
+            let started = ContinuousClock.now
+            let recognition = try await recognizer.recognize(jpeg: bytes) { _, _ in }
+            var result = ImageResult(file: file, recognition: recognition)
+            if timings {
+                let elapsed = ContinuousClock.now - started
+                result.seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+                result.workerPeakMB = reader.workerProcessID.flatMap(peakResidentMegabytes)
+            }
+            results.append(result)
+        }
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        let data = try encoder.encode(["images": results])
+        FileHandle.standardOutput.write(data)
+        FileHandle.standardOutput.write(Data("\n".utf8))
+    }
+}
+
+/// One photo's part of `read`'s output.
+struct ImageResult: Encodable {
+    struct Book: Encodable {
+        let isbn: String?
+        let title: String
+        let authors: [String]
+        let confidence: Double
+        let boundingBox: NormalizedBox
+        let text: String
+
+        func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            try container.encode(isbn, forKey: .isbn)  // null, not absent, when the entry has none
+            try container.encode(title, forKey: .title)
+            try container.encode(authors, forKey: .authors)
+            try container.encode(confidence, forKey: .confidence)
+            try container.encode(boundingBox, forKey: .boundingBox)
+            try container.encode(text, forKey: .text)
+        }
+
+        enum CodingKeys: String, CodingKey { case isbn, title, authors, confidence, boundingBox, text }
+    }
+
+    struct Unmatched: Encodable {
+        let text: String
+        let boundingBox: NormalizedBox
+    }
+
+    let file: String
+    let books: [Book]
+    let unmatched: [Unmatched]
+    var seconds: Double?
+    var workerPeakMB: Double?
+
+    init(file: String, recognition: ShelfRecognition) {
+        self.file = file
+        books = recognition.books.map { book in
+            Book(
+                isbn: book.match.entry.isbn, title: book.match.entry.title, authors: book.match.entry.authors,
+                confidence: book.match.confidence, boundingBox: book.spine.box, text: book.spine.text)
+        }
+        unmatched = recognition.unmatched.map { Unmatched(text: $0.text, boundingBox: $0.box) }
+    }
+}
+
+/// A process's peak resident set (VmHWM in /proc/PID/status), in MB.
+func peakResidentMegabytes(of pid: Int32) -> Double? {
+    guard let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8) else { return nil }
+    for line in status.split(separator: "\n") where line.hasPrefix("VmHWM:") {
+        let kilobytes = line.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first
+        return kilobytes.flatMap { Double($0) }.map { $0 / 1024 }
+    }
+    return nil
 }

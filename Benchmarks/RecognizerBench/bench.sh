@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# End-to-end benchmark of the recognizer on the repository's two annotated shelf photos, at the long edges the kiosk
+# could upload: recall of the annotated books, precision of the books reported with confidence >= 0.8, seconds per
+# photo with the worker warm, and the OCR worker's peak resident memory. Figures: Benchmarks/README.md.
+# Needs the OCR worker's environment (scripts/ocr-venv.sh) and a release build of swiftwing-recognizer.
+# Usage: Benchmarks/RecognizerBench/bench.sh [SIZE...]   (default: 1920 2560 3200 full)
+#   CONFIGURATION=debug uses a debug build. DET_SIDE=N sets the worker's detection size (default the recognizer's, 1600).
+set -euo pipefail
+root="$(cd "$(dirname "$0")/../.." && pwd)"
+cd "$root"
+export PATH="/opt/swift/usr/bin:$PATH"
+sizes=("$@")
+[ ${#sizes[@]} -gt 0 ] || sizes=(1920 2560 3200 full)
+python="$root/.ocr-venv/bin/python3"
+[ -x "$python" ] || { echo "bench: no OCR environment: run scripts/ocr-venv.sh" >&2; exit 1; }
+configuration="${CONFIGURATION:-release}"   # debug: the OCR worker's time is the same, matching is slower
+swift build -c "$configuration" --product swiftwing-recognizer >/dev/null
+recognizer="$(swift build -c "$configuration" --show-bin-path)/swiftwing-recognizer"
+work="$(mktemp -d "${TMPDIR:-/tmp}/recognizer-bench.XXXXXX")"
+trap 'rm -rf "$work"' EXIT
+
+for size in "${sizes[@]}"; do
+  # The photos scaled to SIZE on their long edge (JPEG quality 90, as the kiosk encodes), named SIZE-NAME.jpg.
+  "$python" - "$size" "$work" Fixtures/shelves/one_shelf.jpg Fixtures/shelves/two_shelves.jpg <<'PY'
+import sys
+from PIL import Image
+size, work, photos = sys.argv[1], sys.argv[2], sys.argv[3:]
+for photo in photos:
+    name = photo.rsplit("/", 1)[-1].rsplit(".", 1)[0]
+    image = Image.open(photo)
+    if size != "full":
+        scale = int(size) / max(image.size)
+        image = image.resize((round(image.width * scale), round(image.height * scale)), Image.LANCZOS)
+    image.save(f"{work}/{size}-{name}.jpg", quality=90)
+PY
+  # The first photo twice: its first read warms the worker (models loaded, first shapes planned) and is not counted.
+  "$recognizer" read --catalogue Fixtures/library-dataset/catalogue.csv --json --timings \
+    --detection-size "${DET_SIDE:-1600}" \
+    "$work/$size-one_shelf.jpg" "$work/$size-one_shelf.jpg" "$work/$size-two_shelves.jpg" >"$work/raw-$size.json"
+  python3 - "$work/raw-$size.json" "$work/$size.json" <<'PY'
+import json, sys
+result = json.load(open(sys.argv[1]))
+result["images"] = result["images"][1:]
+json.dump(result, open(sys.argv[2], "w"))
+PY
+  echo "size $size (detection ${DET_SIDE:-1600}):"
+  python3 Benchmarks/RecognizerBench/evaluate.py Fixtures/library-dataset/annotations.csv "$work/$size.json"
+  python3 -c "import json,sys; r=json.load(open(sys.argv[1])); print('  worker peak MB:', max(i.get('workerPeakMB') or 0 for i in r['images']))" "$work/$size.json"
+  [ -z "${KEEP:-}" ] || cp "$work/$size.json" "${KEEP}/recognizer-$size.json"
+done

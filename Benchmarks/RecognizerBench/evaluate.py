@@ -1,0 +1,57 @@
+"""Scores `swiftwing-recognizer read --json` output against the Library Dataset's annotations.
+
+Usage: evaluate.py ANNOTATIONS.csv RESULT.json   (RESULT from bench.sh, which names each photo SIZE-NAME.jpg)
+one_shelf.jpg holds one shelf, all of it annotated (the dataset's `_0` crop covers it); on two_shelves.jpg only the
+bottom shelf is annotated, so a book whose box centre is in the top half is neither right nor wrong. Prints one JSON line per photo and one for all."""
+import csv, json, sys, unicodedata
+from collections import Counter
+
+# The photos and the part the dataset annotates: (annotation image name, top half? None: the whole photo).
+ANNOTATED = {"one_shelf": ("20221128_101635_0.jpg", None), "two_shelves": ("20221128_100245_1.jpg", False)}
+
+
+def fold(text):
+    text = unicodedata.normalize("NFKD", text or "")
+    return " ".join("".join(c for c in text if not unicodedata.combining(c)).lower().split())
+
+
+def main():
+    annotations, result_path = sys.argv[1], sys.argv[2]
+    rows = list(csv.DictReader(open(annotations, encoding="utf-8")))
+    result = json.load(open(result_path, encoding="utf-8"))
+    totals = Counter()
+    for image in result["images"]:
+        name = image["file"].rsplit("/", 1)[-1].split("-", 1)[1].rsplit(".", 1)[0]
+        annotation_name, top = ANNOTATED[name]
+        expected = Counter(fold(r["title"]) for r in rows if r["image_name"] == annotation_name
+                           and r["not_book"] == "False" and r["not_in_db"] == "False" and r["title"].strip())
+        remaining = expected.copy()
+        found = confident = confident_right = reported = 0
+        for book in image["books"]:
+            centre = book["boundingBox"]["y"] + book["boundingBox"]["height"] / 2
+            if top is not None and (centre < 0.5) != top:
+                continue
+            reported += 1
+            title = fold(book["title"])
+            right = remaining[title] > 0
+            if right:
+                remaining[title] -= 1
+                found += 1
+            if book["confidence"] >= 0.8:
+                confident += 1
+                confident_right += right
+        books = sum(expected.values())
+        line = {"photo": name, "annotated": books, "found": found, "recall": round(found / books, 3),
+                "reported_in_half": reported, "confident": confident, "confident_right": confident_right,
+                "confident_precision": round(confident_right / confident, 3) if confident else None}
+        if "seconds" in image:
+            line["seconds"] = image["seconds"]
+        print(json.dumps(line))
+        totals.update(annotated=books, found=found, confident=confident, confident_right=confident_right)
+    print(json.dumps({"photo": "all", **totals, "recall": round(totals["found"] / totals["annotated"], 3),
+                      "confident_precision": round(totals["confident_right"] / totals["confident"], 3)
+                      if totals["confident"] else None}))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,183 @@
+import Foundation
+import Recognition
+import Testing
+
+/// The repository's root, found from this file's path.
+let repositoryRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+    .deletingLastPathComponent().path
+let recognitionFixtures = "\(repositoryRoot)/Tests/RecognitionTests/Fixtures"
+
+/// A supervisor over the fake worker (plain python3: the fake needs no packages).
+func fakeWorker(
+    _ arguments: [String] = [], clock: any WorkerClock = MonotonicWorkerClock(), readTimeout: Double = 60
+) -> OCRWorkerSupervisor {
+    OCRWorkerSupervisor(
+        configuration: OCRWorkerConfiguration(
+            python: "/usr/bin/python3", script: "\(recognitionFixtures)/fake_ocr_worker.py", workerArguments: arguments,
+            startupTimeout: 30, readTimeout: readTimeout),
+        clock: clock)
+}
+
+/// Runs `body` while advancing `clock` a second at a time, until `body` returns: a deadline passes without the
+/// test waiting for it.
+func advancing<T: Sendable>(
+    _ clock: ManualWorkerClock, _ body: @escaping @Sendable () async throws -> T
+) async throws -> T {
+    let task = Task { try await body() }
+    let ticker = Task {
+        while !Task.isCancelled {
+            clock.advance(by: 1)
+            try? await Task.sleep(for: .milliseconds(5))
+        }
+    }
+    defer { ticker.cancel() }
+    return try await task.value
+}
+
+func workerError(_ body: () async throws -> Void) async -> OCRWorkerError? {
+    do {
+        try await body()
+        return nil
+    } catch let error as OCRWorkerError {
+        return error
+    } catch {
+        Issue.record("not an OCRWorkerError: \(error)")
+        return nil
+    }
+}
+
+@Suite struct OCRWorkerSupervisorTests {
+    @Test func readsThroughTheWorkerAndKeepsItWarm() async throws {
+        let supervisor = fakeWorker()
+        defer { supervisor.shutdown() }
+        let first = try await supervisor.read(jpeg: Array("abc".utf8))
+        let second = try await supervisor.read(jpeg: Array(repeating: 7, count: 300_000))
+        #expect(first.lines.map(\.text) == ["3"])
+        #expect(second.lines.map(\.text) == ["300000"])
+        #expect(first.lines.first?.polygon.count == 4)
+        #expect(supervisor.workerStarts == 1)
+    }
+
+    @Test func aCrashFailsThePhotoRetryablyAndTheNextPhotoRestartsTheWorker() async throws {
+        let supervisor = fakeWorker()
+        defer { supervisor.shutdown() }
+        let error = await workerError { _ = try await supervisor.read(jpeg: Array("crash".utf8)) }
+        guard case .crashed(let detail) = error else {
+            Issue.record("expected a crash, got \(String(describing: error))")
+            return
+        }
+        #expect(error?.isRetryable == true)
+        #expect(detail.contains("exit status 3"))
+        #expect(detail.contains("fake worker told to crash"))
+        let after = try await supervisor.read(jpeg: Array("ok".utf8))
+        #expect(after.lines.map(\.text) == ["2"])
+        #expect(supervisor.workerStarts == 2)
+    }
+
+    @Test func aHungWorkerIsKilledAtTheDeadlineAndReplaced() async throws {
+        let clock = ManualWorkerClock()
+        let supervisor = fakeWorker(clock: clock, readTimeout: 30)
+        defer { supervisor.shutdown() }
+        try await supervisor.warmUp()
+        let hungPID = try #require(supervisor.workerProcessID)
+        let error = await workerError {
+            _ = try await advancing(clock) { try await supervisor.read(jpeg: Array("hang".utf8)) }
+        }
+        #expect(error == .timedOut(seconds: 30))
+        #expect(error?.isRetryable == true)
+        // The hung process is gone (killed and reaped), not left behind.
+        #expect(kill(hungPID, 0) == -1)
+        let after = try await supervisor.read(jpeg: Array("ok".utf8))
+        #expect(after.lines.map(\.text) == ["2"])
+        #expect(supervisor.workerStarts == 2)
+    }
+
+    @Test func aWorkerThatNeverBecomesReadyFailsToStart() async throws {
+        let clock = ManualWorkerClock()
+        let supervisor = fakeWorker(["--no-ready"], clock: clock)
+        defer { supervisor.shutdown() }
+        let error = await workerError { _ = try await advancing(clock) { try await supervisor.read(jpeg: [1]) } }
+        guard case .couldNotStart(let detail) = error else {
+            Issue.record("expected couldNotStart, got \(String(describing: error))")
+            return
+        }
+        #expect(detail.contains("did not load its models within 30.0 s"))
+        #expect(error?.isRetryable == true)
+    }
+
+    @Test func answersOutsideTheProtocolAreReportedAndTheWorkerReplaced() async throws {
+        let badStart = fakeWorker(["--bad-ready"])
+        defer { badStart.shutdown() }
+        let startError = await workerError { _ = try await badStart.read(jpeg: [1]) }
+        guard case .protocolViolation = startError else {
+            Issue.record("expected a protocol violation, got \(String(describing: startError))")
+            return
+        }
+        let supervisor = fakeWorker()
+        defer { supervisor.shutdown() }
+        let error = await workerError { _ = try await supervisor.read(jpeg: Array("garbage".utf8)) }
+        guard case .protocolViolation(let detail) = error else {
+            Issue.record("expected a protocol violation, got \(String(describing: error))")
+            return
+        }
+        #expect(detail.contains("{not json"))
+        #expect(try await supervisor.read(jpeg: [1, 2]).lines.map(\.text) == ["2"])
+        #expect(supervisor.workerStarts == 2)
+    }
+
+    @Test func aMissingInterpreterIsACouldNotStartThatNamesTheFix() async throws {
+        let supervisor = OCRWorkerSupervisor(
+            configuration: OCRWorkerConfiguration(python: "/nonexistent/bin/python3", script: "/nonexistent/w.py"))
+        defer { supervisor.shutdown() }
+        let error = await workerError { _ = try await supervisor.read(jpeg: [1]) }
+        guard case .couldNotStart(let detail) = error else {
+            Issue.record("expected couldNotStart, got \(String(describing: error))")
+            return
+        }
+        #expect(detail.contains("/nonexistent/bin/python3"))
+        #expect(detail.contains("scripts/ocr-venv.sh"))
+    }
+
+    @Test func photosQueuedAtShutdownFailRetryably() async throws {
+        let supervisor = fakeWorker()
+        supervisor.shutdown()
+        let error = await workerError { _ = try await supervisor.read(jpeg: [1]) }
+        #expect(error?.isRetryable == true)
+    }
+}
+
+/// The real worker in its virtual environment (scripts/ocr-venv.sh makes `.ocr-venv` at the repository's root) on
+/// one small photo, so the test takes seconds.
+@Suite struct RealOCRWorkerTests {
+    static func supervisor() throws -> OCRWorkerSupervisor {
+        OCRWorkerSupervisor(configuration: try OCRWorkerConfiguration.locate(root: repositoryRoot))
+    }
+
+    @Test func readsTheTitlesAndCallNumbersOfThreeSpines() async throws {
+        let supervisor = try Self.supervisor()
+        defer { supervisor.shutdown() }
+        let jpeg = try Array(Data(contentsOf: URL(fileURLWithPath: "\(recognitionFixtures)/three_spines.jpg")))
+        let photo = try await supervisor.read(jpeg: jpeg)
+        #expect(photo.width == 250 && photo.height == 725)
+        let text = photo.lines.map(\.text).joined(separator: " ").uppercased()
+        #expect(text.contains("MUSCULACION"))
+        #expect(text.contains("TRIATLON"))
+        #expect(text.contains("796.42"))
+        // The spine titles run up the spine: read bottom to top, so each line's start is below its end.
+        let title = try #require(photo.lines.first { $0.text.uppercased().contains("MUSCULACION") })
+        #expect(title.polygon[0].y > title.polygon[1].y + 100)
+
+        // Not an image: a clear error, and the same worker goes on.
+        let error = await workerError { _ = try await supervisor.read(jpeg: Array("not a photo".utf8)) }
+        guard case .unreadableImage(let detail) = error else {
+            Issue.record("expected unreadableImage, got \(String(describing: error))")
+            return
+        }
+        #expect(detail.contains("not an image"))
+        #expect(error?.isRetryable == false)
+        // A truncated JPEG: its header is there, its pixels are not.
+        let truncated = await workerError { _ = try await supervisor.read(jpeg: Array(jpeg.prefix(600))) }
+        #expect(truncated?.isRetryable == false)
+        #expect(supervisor.workerStarts == 1)
+    }
+}
