@@ -6,7 +6,7 @@ set -euo pipefail
 
 what=${1:-test}
 build_packages=(pkg-config libv4l-dev libjpeg62-turbo-dev libturbojpeg0-dev libgpiod-dev libcurl4-gnutls-dev libsystemd-dev libsqlite3-dev libcairo2-dev libzbar-dev libzxing-dev libpng-dev fonts-jetbrains-mono fonts-dejavu-core)
-test_packages=(libjpeg-turbo-progs zbar-tools v4l-utils file openssl socat nghttp2-server curl jq sqlite3 python3 xz-utils util-linux iproute2 procps gdb)
+test_packages=(libjpeg-turbo-progs zbar-tools python3-venv v4l-utils file openssl socat nghttp2-server curl jq sqlite3 python3 xz-utils util-linux iproute2 procps gdb)
 vm_packages=(qemu-system-x86 busybox-static cpio kmod mtools dosfstools e2fsprogs fdisk systemd udev gpiod socat make gcc-12)
 
 packages=("${build_packages[@]}")
@@ -40,3 +40,9 @@ if ! command -v swift >/dev/null; then
   echo "install-deps: no Swift toolchain found. Install Swift 6.x for Linux (swift.org) and put its usr/bin on PATH." >&2
   exit 1
 fi
+
+# The recognizer's OCR worker: a virtual environment of pinned PyPI packages at .ocr-venv (scripts/ocr-venv.sh;
+# kept when it is current). The tests read real photos through it.
+case "$what" in
+  test | vm) "$(dirname "$0")/ocr-venv.sh" ;;
+esac

@@ -23,6 +23,9 @@ struct ReadCommand: AsyncParsableCommand {
     @Flag(help: "Add each photo's seconds and the OCR worker's peak resident memory (MB) to the output (benchmarks).")
     var timings = false
 
+    @Flag(help: "Match without the catalogue's call numbers (a home owner's catalogue has none).")
+    var ignoreTags = false
+
     @Argument(help: "JPEG or PNG photos of shelves.")
     var images: [String]
 
@@ -32,7 +35,8 @@ struct ReadCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let matcher = try SpineBaselineMatcher(catalogue: catalogue)
+        let matcher = CatalogueMatcher(
+            index: try CatalogueIndex.open(catalogue: catalogue), options: MatchingOptions(useTags: !ignoreTags))
         var worker = try OCRWorkerConfiguration.locate()
         worker.workerArguments = ["--det-side", String(detectionSize)]
         worker.readTimeout = timeout

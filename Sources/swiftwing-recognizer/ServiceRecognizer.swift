@@ -15,8 +15,16 @@ struct ServiceRecognizer: PhotoRecognizing {
     {
         // The shelf recognizer's share of the job; the open-set lookups, when there are any, take the rest.
         let shelfShare = openLibrary == nil ? 1.0 : 0.85
-        let recognition = try await shelf.recognize(jpeg: photo) { fraction, stage in
-            await progress(fraction * shelfShare, stage)
+        let recognition: ShelfRecognition
+        do {
+            recognition = try await shelf.recognize(jpeg: photo) { fraction, stage in
+                await progress(fraction * shelfShare, stage)
+            }
+        } catch let failure as any RecognitionFailure {
+            // A photo the OCR step cannot read fails for good; a worker that crashed or hung is worth another try.
+            throw JobFailure(
+                code: failure.isRetryable ? "RECOGNIZER_ERROR" : "UNREADABLE_PHOTO", message: failure.description,
+                retryable: failure.isRetryable)
         }
         var books = recognition.books.map { book in
             FoundBook(
