@@ -48,7 +48,7 @@ done < <(for linked in "$binary" "$(dirname "$binary")/swiftwing-recognizer"; do
 done | sed -n 's/.*=> \(\/[^ ]*\) .*/\1/p' | sort -u)
 if [ ${#unpackaged[@]} -gt 0 ] && [ "${SWIFTWING_DEB_ALLOW_UNPACKAGED:-0}" != 1 ]; then
     echo "build-deb: $binary links libraries no Debian package provides: ${unpackaged[*]}" >&2
-    echo "build-deb: build it with \`make release SWIFT_FLAGS=--static-swift-stdlib\` and run make deb again" >&2
+    echo "build-deb: build it with \`make release\` (it links the Swift runtime in) and run make deb again" >&2
     exit 1
 fi
 depends_line=$(printf '%s\n' "${depends[@]}" systemd passwd | sort -u | paste -sd, | sed 's/,/, /g')

@@ -44,9 +44,11 @@ public final class FrameIdentifier {
         let detail =
             frame.detail
             ?? fullResolution.flatMap { original in
-                BarcodeReader.detail(
-                    captured: UnsafeRawBufferPointer(original.luma), width: original.width, height: original.height,
-                    stride: original.layout.lumaStride, budget: reader.budget)
+                original.width <= width && original.height <= height
+                    ? nil
+                    : BarcodeReader.detail(
+                        captured: UnsafeRawBufferPointer(original.luma), width: original.width,
+                        height: original.height, stride: original.layout.lumaStride, budget: reader.budget)
             }
         let barcodes = try reader.read(luma: luma, width: width, height: height, stride: stride, detail: detail)
         let elapsed = Double(MonotonicInstant.now().nanoseconds(since: start)) / 1_000_000
