@@ -39,7 +39,7 @@ enum RawHTTPError: Error {
 /// package avoids; and its `.router` mode has no connection to break.)
 enum RawHTTP {
     static func send(
-        port: Int, method: String, path: String, headers: [(String, String)] = [], body: [UInt8] = [], timeout: Double = 10
+        port: Int, method: String, path: String, headers: [(String, String)] = [], body: [UInt8] = [], timeout: Double = 30
     ) async throws -> HTTPResult {
         let raw = try await onThread { try exchange(port: port, method: method, path: path, headers: headers, body: body, timeout: timeout) }
         return try parse(raw)
@@ -202,14 +202,14 @@ struct TestServer: Sendable {
     let port: Int
 
     func request(
-        _ method: String, _ path: String, headers: [(String, String)] = [], body: [UInt8] = [], timeout: Double = 10
+        _ method: String, _ path: String, headers: [(String, String)] = [], body: [UInt8] = [], timeout: Double = 30
     ) async throws -> HTTPResult {
         try await RawHTTP.send(port: port, method: method, path: path, headers: headers, body: body, timeout: timeout)
     }
 
     func upload(
         key: String? = "scan-1", device: String? = "device-1", image: [UInt8] = jpeg("spine"), partName: String = "photos[]",
-        partType: String? = "image/jpeg", bearer: String? = nil, timeout: Double = 10
+        partType: String? = "image/jpeg", bearer: String? = nil, timeout: Double = 30
     ) async throws -> HTTPResult {
         let boundary = "----swiftwing\(UInt32.random(in: 0...UInt32.max))"
         let body = multipartBody(
@@ -222,7 +222,7 @@ struct TestServer: Sendable {
     /// Posts `body` as an upload with this content type, whatever the body holds.
     func upload(
         contentType: String, body: [UInt8], key: String? = "scan-1", device: String? = "device-1", bearer: String? = nil,
-        timeout: Double = 10
+        timeout: Double = 30
     ) async throws -> HTTPResult {
         var headers = [("Content-Type", contentType)]
         if let key { headers.append(("Idempotency-Key", key)) }
