@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The main job, end to end in one guest (issue 5 item 6): the reference backend on the guest's
+# The main job, end to end in one guest: the reference backend on the guest's
 # loopback (`talaria-reference --recognition-delay-ms 200`), the daemon on vivid (`--camera
 # /dev/video0`) drawing its panel on vfb (`--panel fb:/dev/fb0`) and uploading to that backend
 # (`--backend http://127.0.0.1:PORT/`). Ten presses (`swiftwing shutter`) give ten scan ids; all
