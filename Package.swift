@@ -98,11 +98,12 @@ let package = Package(
             dependencies: ["SwiftWingCore", "CCurl", .product(name: "Logging", package: "swift-log")]
         ),
         // Queued scans to the backend and books into the library: upload, stream, poll, retry, cleanup.
-        // May import: Store, Talaria, HTTPEngine, Logging, ServiceLifecycle, Foundation, Synchronization.
+        // May import: Store, Talaria, HTTPEngine, SwiftWingCore, Logging, ServiceLifecycle, Foundation,
+        // Synchronization.
         .target(
             name: "Uplink",
             dependencies: [
-                "Store", "Talaria", "HTTPEngine",
+                "Store", "Talaria", "HTTPEngine", "SwiftWingCore",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]

@@ -1,4 +1,4 @@
-// Press → buzzer-on latency on the in-process path (issue 4, "Measure"). Goal: p99 < 2 ms.
+// Press → buzzer-on latency on the in-process path. Goal: p99 < 2 ms.
 //
 // 1. "direct": the press detector, the feedback and the pattern player on one thread: from an edge
 //    handed to the detector to the buzzer output's set call returning (the output does one write(2)

@@ -1,5 +1,5 @@
 #!/bin/sh
-# The SSE parser comparison of issue 3 ("Measure"): Talaria's SSEParser against the parser of
+# The SSE parser comparison: Talaria's SSEParser against the parser of
 # mattt/EventSource 1.1.1, in one process, on the same bytes. Prints the figures of
 # Benchmarks/README.md ("## SSE parser").
 #

@@ -1,4 +1,4 @@
-// SSE parser throughput on a recorded Talaria job stream (issue 3, "Measure").
+// SSE parser throughput on a recorded Talaria job stream.
 //
 // `swift run -c release TalariaBench` measures Talaria's SSEParser alone and the whole client
 // side of a stream (parser + tolerant event and book decoding). `compare-eventsource.sh` compiles

@@ -1,4 +1,4 @@
-// One file on purpose (~680 lines): the fast paths, the weight tables and the SIMD passes share
+// One file on purpose: the fast paths, the weight tables and the SIMD passes share
 // private layout helpers, and the scaler is benchmarked as one unit (Benchmarks/README.md).
 import CShim
 import SwiftWingCore

@@ -1,4 +1,3 @@
-import Foundation
 import Logging
 import Synchronization
 import SwiftWingCore
@@ -83,7 +82,8 @@ public final class StatusPanel: Sendable {
     }
 
     private let state = Mutex(State())
-    private let wake = NSCondition()
+    /// Wakes the panel thread's wait: a change, a flash, a stop.
+    private let wake: WakeEvent
     private let minimumInterval: Duration
     private let logger: Logger
     /// The sink and renderer belong to the panel thread alone.
@@ -99,6 +99,11 @@ public final class StatusPanel: Sendable {
         throws(PanelError)
     {
         owned = ThreadOwned(sink: sink, renderer: try PanelRenderer(width: sink.width, height: sink.height))
+        do {
+            wake = try WakeEvent()
+        } catch {
+            throw .system(error)
+        }
         minimumInterval = .nanoseconds(1_000_000_000 / Int64(max(1, maximumFramesPerSecond)))
         self.logger = logger
     }
@@ -139,9 +144,15 @@ public final class StatusPanel: Sendable {
     }
 
     private func signal() {
-        wake.lock()
         wake.signal()
-        wake.unlock()
+    }
+
+    /// Waits on the panel thread until ``signal()`` or `timeout` seconds, whichever comes first: the
+    /// same wait as the other device loops (an eventfd in `poll`, on `CLOCK_MONOTONIC`).
+    private func waitForSignal(timeout: Double) {
+        let nanoseconds = Int64((max(0, timeout) * 1e9).rounded(.up))
+        _ = try? waitReadable([wake.descriptor], until: MonotonicInstant.now().advanced(byNanoseconds: nanoseconds))
+        wake.drain()
     }
 
     /// Starts the panel thread.
@@ -170,17 +181,13 @@ public final class StatusPanel: Sendable {
                     let now = clock.now
                     let flashOver = flashUntil.map { $0 <= now } ?? false
                     if dirty || flashOver { break }
-                    wake.lock()
                     let timeout = flashUntil.map { seconds($0 - now) } ?? 1
-                    _ = wake.wait(until: Date(timeIntervalSinceNow: max(0.001, timeout)))
-                    wake.unlock()
+                    waitForSignal(timeout: max(0.001, timeout))
                 }
                 // At most one frame per minimumInterval, except the flash of a press, which also
                 // cuts a wait short.
                 while let lastFrame, clock.now < lastFrame + minimumInterval, !state.withLock({ $0.flashPending }) {
-                    wake.lock()
-                    _ = wake.wait(until: Date(timeIntervalSinceNow: seconds(lastFrame + minimumInterval - clock.now)))
-                    wake.unlock()
+                    waitForSignal(timeout: seconds(lastFrame + minimumInterval - clock.now))
                 }
                 return state.withLock { state in
                     state.dirty = false

@@ -155,9 +155,7 @@ extension Library {
 extension AppDatabase {
     /// ``completeScan(_:books:now:)`` with books matched by ISBN-13 *or* title + first author
     /// (``Library/upsertMatching(_:now:)``): one transaction, idempotent for a scan already `done`.
-    ///
-    /// Kept beside ``completeScan(_:books:now:)`` rather than changing it, so its callers see no
-    /// change; the two differ only in the upsert they use.
+    /// The two differ only in the upsert they use.
     @discardableResult
     public func completeScanMatchingTitles(
         _ id: UUID, books: [BookRecord], now: Date = Date()

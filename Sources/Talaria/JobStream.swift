@@ -2,7 +2,7 @@ import Foundation
 
 /// Following one job's progress stream, as pure logic: bytes and clock readings in, actions out.
 /// The transfer engine owns the connection; this decides what its bytes mean and what comes next
-/// (docs/protocol.md §2, §4; issue 3 item 4).
+/// (docs/protocol.md §2, §4).
 ///
 /// - Books from `result` events are collected; a terminal `completed` with a non-empty list wins,
 ///   an empty or missing list falls back to the collected ones, and a stripped one with nothing

@@ -12,7 +12,7 @@ public enum TransferOutcome: Hashable, Sendable {
     case response(status: Int, headers: HTTPFields, body: [UInt8])
 }
 
-/// How the uploader must treat an outcome (docs/protocol.md §1, issue 3 item 6).
+/// How the uploader must treat an outcome (docs/protocol.md §1).
 public enum OutcomeClass: Hashable, Sendable {
     case success
     /// Try again with backoff: connect errors, timeouts, 5xx, 408, `retryable: true`, a 409 while

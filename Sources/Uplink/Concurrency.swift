@@ -1,17 +1,27 @@
-import Dispatch
 import Foundation
 import Store
+import SwiftWingCore
 import Synchronization
 
-/// Runs blocking Store work (SQLite commits with fsync, spool reads and unlinks) on one serial
-/// dispatch queue of its own, so it never blocks the cooperative pool the uplink's tasks run on.
+/// Runs blocking Store work (SQLite commits with fsync, spool reads and unlinks) in order on a
+/// thread of its own, so it never blocks the cooperative pool the uplink's tasks run on. Work once
+/// asked for runs to its end, even when the asking task is cancelled (a commit is not half-made).
 final class StoreLane: Sendable {
-    private let queue = DispatchQueue(label: "swiftwing.uplink.store", qos: .utility)
+    private let thread: BlockingThread
+
+    /// `name`: the thread's, at most 15 bytes (`top -H` shows it).
+    init(name: String) {
+        thread = BlockingThread(name: name)
+    }
 
     @discardableResult
     func run<T: Sendable>(_ body: @escaping @Sendable () throws(StoreError) -> T) async throws(StoreError) -> T {
-        let result: Result<T, StoreError> = await withCheckedContinuation { continuation in
-            queue.async { continuation.resume(returning: Result { () throws(StoreError) -> T in try body() }) }
+        let result: Result<T, StoreError>
+        do {
+            result = try await thread.run { Result { () throws(StoreError) -> T in try body() } }
+        } catch {
+            // The thread shuts down only when the lane goes, so no caller can see this.
+            preconditionFailure("\(error)")
         }
         return try result.get()
     }

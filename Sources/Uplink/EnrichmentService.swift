@@ -47,7 +47,7 @@ public final class EnrichmentService: Service, Sendable {
     private let logger: Logger
     private let clock: any UplinkClock
     private let events: @Sendable (EnrichmentEvent) -> Void
-    private let store = StoreLane()
+    private let store = StoreLane(name: "sw-enrich-sql")
     private let doorbell = Doorbell()
 
     private struct Pacing {

@@ -52,7 +52,7 @@ public final class UplinkService: Service, Sendable {
         events: @escaping @Sendable (UplinkEvent) -> Void = { _ in }, heartbeat: @escaping @Sendable () -> Void = {}
     ) {
         self.heartbeat = heartbeat
-        let (queue, store, doorbell) = (ScanQueue(database: database), StoreLane(), Doorbell())
+        let (queue, store, doorbell) = (ScanQueue(database: database), StoreLane(name: "sw-uplink-sql"), Doorbell())
         let client = TalariaClient(transport: transport, settings: settings)
         self.store = store
         self.doorbell = doorbell

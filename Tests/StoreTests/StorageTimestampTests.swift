@@ -5,7 +5,7 @@ import Testing
 
 @testable import Store
 
-/// ``StorageTimestamp`` against GRDB's own DateFormatter and Calendar (which the daemon no longer runs).
+/// ``StorageTimestamp`` against GRDB's own DateFormatter and Calendar (which the daemon does not run).
 @Suite("Storage timestamps: GRDB's date text without ICU")
 struct StorageTimestampTests {
     /// Whole milliseconds, the instants either side of them, and random fractions; 1900 to 2200.

@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-/// Issue 3's main job and fault suite: the real daemon (synthetic camera) and the real reference
+/// The uplink's main job and fault suite: the real daemon (synthetic camera) and the real reference
 /// backend as separate processes on loopback, real HTTP through libcurl, a real SQLite queue.
 @Suite(.serialized) struct UplinkEndToEndTests {
     /// ISBN-13 of an ISBN-10 or ISBN-13 as the backend sent it (the library stores ISBN-13).

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The main job, end to end in one guest (issue 5 item 6): the reference backend on the guest's
+# The main job, end to end in one guest: the reference backend on the guest's
 # loopback (`talaria-reference --recognition-delay-ms 200`), the daemon on vivid (`--camera
 # /dev/video0`) drawing its panel on vfb (`--panel fb:/dev/fb0`) and uploading to that backend
 # (`--backend http://127.0.0.1:PORT/`). Ten presses (`swiftwing shutter`) give ten scan ids; all
@@ -15,10 +15,7 @@ VM_TEST_TIMEOUT=420
 
 bin=.build/debug/swiftwing ref=.build/debug/talaria-reference
 for b in "$bin" "$ref"; do
-    if [ ! -x "$b" ]; then
-        vm_not_ok "$b is missing: run 'swift build --product swiftwing && swift build --product talaria-reference' on the host first"
-        vm_finish
-    fi
+    vm_require_built "$b" 'swift build --product swiftwing && swift build --product talaria-reference'
 done
 t0="$(date +%s.%N)"
 elapsed() { awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }'; }

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Power cuts of the real daemon (issue 5 item 7), on the power-cut harness (power-cut.sh): the
+# Power cuts of the real daemon, on the power-cut harness (power-cut.sh): the
 # daemon's state directory is on an ext4 image on a virtio disk (run.sh --disk). Each boot but
 # the last is one cut: it mounts the disk, checks what the previous cuts left (SQLite
 # `PRAGMA integrity_check` is "ok"; every scan acknowledged before any cut is in `swiftwing

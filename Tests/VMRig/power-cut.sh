@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The power-cut harness, demonstrated with a shell writer (the appliance's own power-cut test,
-# issue item 7, builds on it): an ext4 image on a virtio disk (run.sh --disk) is the state
+# power-cut-daemon.sh, builds on it): an ext4 image on a virtio disk (run.sh --disk) is the state
 # directory; boot 1 writes 64 KiB files of random data (made on the host beforehand), fsyncs
 # each (dd conv=fsync, then the directory) and only then prints "fsynced N"; the host cuts the
 # power (QMP quit, run.sh --cut-on/--cut-after) at a random moment 0-1.5 s after the 10th;

@@ -371,14 +371,7 @@ public final class ControlSocketServer: Sendable {
         let reply: ControlReply
         switch ControlRequest.parse(line) {
         case .success(let request):
-            let box = ReplyBox()
-            let done = DispatchSemaphore(value: 0)
-            Task {
-                box.reply = await handler(request)
-                done.signal()
-            }
-            done.wait()
-            reply = box.reply ?? .refused("internal error: no reply")
+            reply = BlockingThread.waitForTask { await handler(request) }.get()
         case .failure(let problem):
             logger.warning("control socket: ignored a request that is not JSON")
             reply = .refused(problem.description)
@@ -387,9 +380,4 @@ public final class ControlSocketServer: Sendable {
         payload.append(UInt8(ascii: "\n"))
         _ = writeAll(payload, to: connection)
     }
-}
-
-/// Carries a reply from the handler's task to the connection thread; the semaphore orders access.
-private final class ReplyBox: @unchecked Sendable {
-    var reply: ControlReply?
 }

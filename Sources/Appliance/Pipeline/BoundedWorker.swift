@@ -1,4 +1,3 @@
-import Foundation
 import Synchronization
 import SwiftWingCore
 
@@ -10,33 +9,24 @@ import SwiftWingCore
 /// is given back when the job ends.
 public final class BoundedWorker: Sendable {
     public let capacity: Int
-    private let name: String
     /// Beaten on every job and every idle wake (`idleWake`), so the watchdog sees a stuck job.
     public let heartbeat: Heartbeat
-    private let idleWake: TimeInterval
 
     private struct State {
         var reserved = 0
-        var jobs: [@Sendable () -> Void] = []
         var stopped = false
     }
 
     private let state = Mutex(State())
-    private let condition = NSCondition()
-    /// The thread has run its last job and ended.
-    private let finished = CompletionSignal()
+    /// Runs the jobs; shut down once stopped and no reservation can still bring a job.
+    private let thread: BlockingThread
 
     public init(name: String, capacity: Int, idleWake: Duration = .seconds(1)) {
         precondition(capacity > 0)
-        self.name = name
         self.capacity = capacity
-        self.heartbeat = Heartbeat(part: "the processing worker")
-        self.idleWake = Double(idleWake.components.seconds) + Double(idleWake.components.attoseconds) / 1e18
-        // Not joined: `waitUntilFinished()` awaits its end without blocking a caller's thread.
-        _ = DeviceThread(name: name) { [weak self] in
-            self?.runLoop()
-            self?.finished.complete()
-        }
+        let heartbeat = Heartbeat(part: "the processing worker")
+        self.heartbeat = heartbeat
+        thread = BlockingThread(name: name, idleWake: idleWake) { heartbeat.beat() }
     }
 
     /// A slot, or `nil` when all `capacity` slots are taken. Never blocks.
@@ -54,50 +44,30 @@ public final class BoundedWorker: Sendable {
 
     /// Lets the thread finish the jobs it has and exit; later reservations are refused.
     public func stop() {
-        state.withLock { $0.stopped = true }
-        condition.lock()
-        condition.broadcast()
-        condition.unlock()
+        let idle = state.withLock { state in
+            state.stopped = true
+            return state.reserved == 0
+        }
+        if idle { thread.shutdown() }
     }
 
     /// Returns once the thread has run the last job and ended (after ``stop()``, when every
     /// reservation is released), or when the calling task is cancelled.
     public func waitUntilFinished() async {
-        await finished.wait()
+        await thread.waitUntilFinished()
     }
 
     fileprivate func release() {
-        condition.lock()
-        state.withLock { $0.reserved -= 1 }
-        condition.signal()
-        condition.unlock()
-    }
-
-    fileprivate func enqueue(_ job: @escaping @Sendable () -> Void) {
-        condition.lock()
-        state.withLock { $0.jobs.append(job) }
-        condition.signal()
-        condition.unlock()
-    }
-
-    private func runLoop() {
-        while true {
-            condition.lock()
-            var next: (@Sendable () -> Void)?
-            while true {
-                heartbeat.beat()
-                // Exit only when stopped and no reservation can still bring a job.
-                let (job, finished) = state.withLock { state -> ((@Sendable () -> Void)?, Bool) in
-                    (state.jobs.isEmpty ? nil : state.jobs.removeFirst(), state.stopped && state.reserved == 0)
-                }
-                if let job { next = job; break }
-                if finished { break }
-                _ = condition.wait(until: Date(timeIntervalSinceNow: idleWake))
-            }
-            condition.unlock()
-            guard let job = next else { return }
-            job()
+        let last = state.withLock { state in
+            state.reserved -= 1
+            return state.stopped && state.reserved == 0
         }
+        if last { thread.shutdown() }
+    }
+
+    /// Runs `job` on the thread; a held reservation keeps the thread from ending, so it always runs.
+    fileprivate func run<Value: Sendable>(_ job: @escaping @Sendable () throws -> Value) async throws -> Value {
+        try await thread.run { Result { try job() } }.get()
     }
 
     /// One taken slot. Run at most one job through it; the slot is freed when that job ends, or
@@ -113,11 +83,7 @@ public final class BoundedWorker: Sendable {
         /// Runs `job` on the worker's thread and returns its result; frees the slot afterwards.
         public func run<Value: Sendable>(_ job: @escaping @Sendable () throws -> Value) async throws -> Value {
             defer { release() }
-            return try await withCheckedThrowingContinuation { continuation in
-                worker.enqueue {
-                    continuation.resume(with: Result { try job() })
-                }
-            }
+            return try await worker.run(job)
         }
 
         public func release() {

@@ -163,7 +163,7 @@ extension DoctorReport {
         let request = HTTPRequest(
             method: .get, url: url, timeouts: HTTPTimeouts(connect: timeout, total: timeout, stall: timeout))
         let started = ContinuousClock.now
-        let outcome = blockingResult { () async throws(HTTPError) in try await engine.send(request).status }
+        let outcome = BlockingThread.waitForTask { () async throws(HTTPError) in try await engine.send(request).status }
         let milliseconds = Int((ContinuousClock.now - started) / .milliseconds(1))
         switch outcome {
         case .success(let status):
@@ -212,27 +212,4 @@ extension DoctorReport {
         }
         return Check(name: "credential", ok: false, detail: "no API key is installed: uploads are refused. \(install)")
     }
-}
-
-/// Runs `body` to completion from synchronous code (the doctor is a plain command) and returns its result.
-private func blockingResult<Value: Sendable, Failure: Error>(
-    _ body: @escaping @Sendable () async throws(Failure) -> Value
-) -> Result<Value, Failure> {
-    let box = ResultCarrier<Value, Failure>()
-    let done = DispatchSemaphore(value: 0)
-    Task {
-        do throws(Failure) {
-            box.result = .success(try await body())
-        } catch {
-            box.result = .failure(error)
-        }
-        done.signal()
-    }
-    done.wait()
-    return box.result!
-}
-
-/// Carries a result from its task to the waiting thread; the semaphore orders the access.
-private final class ResultCarrier<Value: Sendable, Failure: Error>: @unchecked Sendable {
-    var result: Result<Value, Failure>?
 }

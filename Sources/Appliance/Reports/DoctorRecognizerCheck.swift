@@ -1,5 +1,6 @@
 import Foundation
 import HTTPEngine
+import SwiftWingCore
 import Talaria
 
 extension DoctorReport {
@@ -18,7 +19,7 @@ extension DoctorReport {
         let request = HTTPRequest(
             method: .get, url: base.appendingPathComponent("health"),
             timeouts: HTTPTimeouts(connect: timeout, total: timeout, stall: timeout))
-        let outcome = blockingCall { () async throws(HTTPError) in try await engine.send(request) }
+        let outcome = BlockingThread.waitForTask { () async throws(HTTPError) in try await engine.send(request) }
         switch outcome {
         case .success(let response):
             let health = (try? JSONSerialization.jsonObject(with: Data(response.body))) as? [String: Any]
@@ -39,29 +40,4 @@ extension DoctorReport {
                     + "`systemctl enable --now swiftwing-recognizer`; `journalctl -u swiftwing-recognizer` says why it stopped")
         }
     }
-}
-
-/// Runs an async call to completion from the doctor's synchronous code.
-private func blockingCall<Value: Sendable>(
-    _ body: @escaping @Sendable () async throws(HTTPError) -> Value
-) -> Result<Value, HTTPError> {
-    let box = BlockingCallResult<Value>()
-    let done = DispatchSemaphore(value: 0)
-    Task {
-        do throws(HTTPError) {
-            box.set(.success(try await body()))
-        } catch {
-            box.set(.failure(error))
-        }
-        done.signal()
-    }
-    done.wait()
-    return box.get()!
-}
-
-private final class BlockingCallResult<Value: Sendable>: @unchecked Sendable {
-    // Written once by the task before the semaphore is signalled, read after the wait: the semaphore orders them.
-    private var result: Result<Value, HTTPError>?
-    func set(_ value: Result<Value, HTTPError>) { result = value }
-    func get() -> Result<Value, HTTPError>? { result }
 }

@@ -76,24 +76,21 @@ public struct DoctorReport: Sendable {
         } catch {
             return Check(name: "camera", ok: false, detail: "\(error)")
         }
-        let outcome = ResultBox()
-        let done = DispatchSemaphore(value: 0)
-        Task {
+        let outcome = BlockingThread.waitForTask { () async -> Outcome in
+            let outcome: Outcome
             do {
                 try await source.start()
                 let frame = try await source.capture(after: .now(), timeout: .seconds(5))
-                outcome.value = .success("\(source.status); captured a \(frame.width)x\(frame.height) frame")
+                outcome = .success("\(source.status); captured a \(frame.width)x\(frame.height) frame")
             } catch {
-                outcome.value = .failure("\(error)")
+                outcome = .failure("\(error)")
             }
             await source.stop()
-            done.signal()
+            return outcome
         }
-        done.wait()
-        switch outcome.value {
+        switch outcome.get() {
         case .success(let detail): return Check(name: "camera", ok: true, detail: detail)
         case .failure(let detail): return Check(name: "camera", ok: false, detail: detail)
-        case nil: return Check(name: "camera", ok: false, detail: "the check did not finish")
         }
     }
 
@@ -139,9 +136,4 @@ public struct DoctorReport: Sendable {
 private enum Outcome: Sendable {
     case success(String)
     case failure(String)
-}
-
-/// Carries the camera check's result from its task to the calling thread; the semaphore orders access.
-private final class ResultBox: @unchecked Sendable {
-    var value: Outcome?
 }
