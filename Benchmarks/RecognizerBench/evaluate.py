@@ -1,6 +1,8 @@
 """Scores `swiftwing-recognizer read --json` output against the Library Dataset's annotations.
 
-Usage: evaluate.py ANNOTATIONS.csv RESULT.json   (RESULT from bench.sh, which names each photo SIZE-NAME.jpg)
+Usage: evaluate.py [--detail] ANNOTATIONS.csv RESULT.json   (RESULT from bench.sh, which names each photo SIZE-NAME.jpg)
+--detail also lists, per photo, every spine in the annotated part (left to right: OK right, XX wrong, blank unmatched)
+with its text and the title assigned, then the annotated books not found with the text the dataset's OCR read on them.
 one_shelf.jpg holds one shelf, all of it annotated (the dataset's `_0` crop covers it); on two_shelves.jpg only the
 bottom shelf is annotated, so a book whose box centre is in the top half is neither right nor wrong. Prints one JSON line per photo and one for all."""
 import csv, json, sys, unicodedata
@@ -16,7 +18,9 @@ def fold(text):
 
 
 def main():
-    annotations, result_path = sys.argv[1], sys.argv[2]
+    arguments = sys.argv[1:]
+    detail = "--detail" in arguments
+    annotations, result_path = [a for a in arguments if a != "--detail"]
     rows = list(csv.DictReader(open(annotations, encoding="utf-8")))
     result = json.load(open(result_path, encoding="utf-8"))
     totals = Counter()
@@ -27,6 +31,7 @@ def main():
                            and r["not_book"] == "False" and r["not_in_db"] == "False" and r["title"].strip())
         remaining = expected.copy()
         found = confident = confident_right = reported = 0
+        listed = []
         for book in image["books"]:
             centre = book["boundingBox"]["y"] + book["boundingBox"]["height"] / 2
             if top is not None and (centre < 0.5) != top:
@@ -40,6 +45,21 @@ def main():
             if book["confidence"] >= 0.8:
                 confident += 1
                 confident_right += right
+            listed.append((book["boundingBox"]["x"], "OK" if right else "XX",
+                           f'{book["text"]} -> {book["title"]} ({book["confidence"]:.2f})'))
+        if detail:
+            for spine in image.get("unmatched", []):
+                centre = spine["boundingBox"]["y"] + spine["boundingBox"]["height"] / 2
+                if top is None or (centre < 0.5) == top:
+                    listed.append((spine["boundingBox"]["x"], "  ", spine["text"]))
+            print(f"{name}:")
+            for x, verdict, text in sorted(listed):
+                print(f"  {verdict} x={x:.3f} {text}")
+            missed = remaining.copy()
+            for row in rows:
+                if row["image_name"] == annotation_name and missed[fold(row["title"])] > 0:
+                    missed[fold(row["title"])] -= 1
+                    print(f"  missed: {row['title'].strip()} [{row['tag']}] (dataset OCR: {row['ocr'][:80]})")
         books = sum(expected.values())
         line = {"photo": name, "annotated": books, "found": found, "recall": round(found / books, 3),
                 "reported_in_half": reported, "confident": confident, "confident_right": confident_right,
