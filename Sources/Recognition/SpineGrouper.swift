@@ -9,7 +9,9 @@
 /// fragments in one column taken together) anchors a spine, and every upright line goes to the first label below it
 /// along the line's own axis (spines lean, so the axis is followed down rather than straight down the photo). The
 /// remaining lines join by layout (one column, side by side, stacked, a short line across an upright one), but a
-/// group never takes two labels, and nothing below a label joins it (the label is the spine's foot).
+/// group never takes two labels, nothing below a label joins it (the label is the spine's foot), no line joins across
+/// a row of labels (a shelf's foot), and a line whose axis misses every label below it (its own was not read) joins
+/// no labelled spine.
 public struct SpineGrouper: Sendable {
     /// Two lines in one column along a spine may be this far apart along it, as a fraction of the photo's long edge:
     /// a spine's title and its label can be half a spine apart, but the next shelf is farther.
@@ -155,7 +157,8 @@ public struct SpineGrouper: Sendable {
             candidates.append((anchor, max(0, yRange.lower - line.yRange.upper), offset, yRange.length))
         }
         guard let nearest = candidates.min(by: { $0.gap < $1.gap }) else {
-            return nearestMiss > unreadLabelClearance * labelTolerance && nearestMiss.isFinite ? .unreadLabel : .noLabels
+            let clearOfAll = nearestMiss.isFinite && nearestMiss > unreadLabelClearance * labelTolerance
+            return clearOfAll ? .unreadLabel : .noLabels
         }
         let sameRow = candidates.filter { $0.gap <= nearest.gap + nearest.along }
         return .label(sameRow.min { $0.offset < $1.offset }!.anchor)
