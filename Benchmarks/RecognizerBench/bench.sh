@@ -5,6 +5,9 @@
 # Needs the OCR worker's environment (scripts/ocr-venv.sh) and a release build of swiftwing-recognizer.
 # Usage: Benchmarks/RecognizerBench/bench.sh [SIZE...]   (default: 1920 2560 3200 full)
 #   CONFIGURATION=debug uses a debug build. DET_SIDE=N sets the worker's detection size (default the recognizer's, 1600).
+#   SAVE_OCR=DIR keeps the OCR worker's lines (DIR/SIZE-NAME.json); OCR_FROM=DIR then scores grouping and matching
+#   on those lines in seconds, without the worker (its times and memory are then not measured).
+#   DETAIL=1 lists each photo's spines, right or wrong, and the annotated books missed.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 cd "$root"
@@ -34,8 +37,11 @@ for photo in photos:
     image.save(f"{work}/{size}-{name}.jpg", quality=90)
 PY
   # The first photo twice: its first read warms the worker (models loaded, first shapes planned) and is not counted.
+  ocr=()
+  [ -z "${SAVE_OCR:-}" ] || { mkdir -p "$SAVE_OCR"; ocr=(--save-ocr "$SAVE_OCR"); }
+  [ -z "${OCR_FROM:-}" ] || ocr=(--ocr-from "$OCR_FROM")
   "$recognizer" read --catalogue Fixtures/library-dataset/catalogue.csv --json --timings \
-    --detection-size "${DET_SIDE:-1600}" \
+    --detection-size "${DET_SIDE:-1600}" ${ocr[@]+"${ocr[@]}"} \
     "$work/$size-one_shelf.jpg" "$work/$size-one_shelf.jpg" "$work/$size-two_shelves.jpg" >"$work/raw-$size.json"
   python3 - "$work/raw-$size.json" "$work/$size.json" <<'PY'
 import json, sys
@@ -44,7 +50,8 @@ result["images"] = result["images"][1:]
 json.dump(result, open(sys.argv[2], "w"))
 PY
   echo "size $size (detection ${DET_SIDE:-1600}):"
-  python3 Benchmarks/RecognizerBench/evaluate.py Fixtures/library-dataset/annotations.csv "$work/$size.json"
+  python3 Benchmarks/RecognizerBench/evaluate.py ${DETAIL:+--detail} Fixtures/library-dataset/annotations.csv \
+    "$work/$size.json"
   python3 -c "import json,sys; r=json.load(open(sys.argv[1])); print('  worker peak MB:', max(i.get('workerPeakMB') or 0 for i in r['images']))" "$work/$size.json"
   [ -z "${KEEP:-}" ] || cp "$work/$size.json" "${KEEP}/recognizer-$size.json"
 done

@@ -1,8 +1,13 @@
 """Scores `swiftwing-recognizer read --json` output against the Library Dataset's annotations.
 
-Usage: evaluate.py ANNOTATIONS.csv RESULT.json   (RESULT from bench.sh, which names each photo SIZE-NAME.jpg)
+Usage: evaluate.py [--detail] ANNOTATIONS.csv RESULT.json   (RESULT from bench.sh, which names each photo SIZE-NAME.jpg)
 one_shelf.jpg holds one shelf, all of it annotated (the dataset's `_0` crop covers it); on two_shelves.jpg only the
-bottom shelf is annotated, so a book whose box centre is in the top half is neither right nor wrong. Prints one JSON line per photo and one for all."""
+bottom shelf is annotated, so a book whose box centre is in the top half is neither right nor wrong. Prints one JSON line per photo and one for all.
+`confident_in_merged` counts confident reports that are wrong by title but name a book of a region the dataset
+annotates as two books without a title (their words all in that region's OCR text): on the shelf, but not scorable.
+--detail also lists, per photo, every spine in the annotated part, left to right (OK right, XX wrong, MM in such a
+region, blank unmatched) with its text and the title assigned, then the annotated books not found with the text the
+dataset's OCR read on them."""
 import csv, json, sys, unicodedata
 from collections import Counter
 
@@ -15,8 +20,15 @@ def fold(text):
     return " ".join("".join(c for c in text if not unicodedata.combining(c)).lower().split())
 
 
+def in_merged_region(title, merged):
+    words = [w for w in fold(title.split(" : ")[0]).split() if len(w) >= 3]
+    return bool(words) and any(all(w in region for w in words) for region in merged)
+
+
 def main():
-    annotations, result_path = sys.argv[1], sys.argv[2]
+    arguments = sys.argv[1:]
+    detail = "--detail" in arguments
+    annotations, result_path = [a for a in arguments if a != "--detail"]
     rows = list(csv.DictReader(open(annotations, encoding="utf-8")))
     result = json.load(open(result_path, encoding="utf-8"))
     totals = Counter()
@@ -25,8 +37,13 @@ def main():
         annotation_name, top = ANNOTATED[name]
         expected = Counter(fold(r["title"]) for r in rows if r["image_name"] == annotation_name
                            and r["not_book"] == "False" and r["not_in_db"] == "False" and r["title"].strip())
+        # Regions the dataset annotates as two books run together carry no title; a report whose title's words all
+        # appear in such a region's OCR text is a book on the shelf that cannot be scored either way.
+        merged = [set(fold(r["ocr"]).split()) for r in rows if r["image_name"] == annotation_name
+                  and r["segmentation_merged_books"] == "True"]
         remaining = expected.copy()
-        found = confident = confident_right = reported = 0
+        found = confident = confident_right = reported = confident_merged = 0
+        listed = []
         for book in image["books"]:
             centre = book["boundingBox"]["y"] + book["boundingBox"]["height"] / 2
             if top is not None and (centre < 0.5) != top:
@@ -37,17 +54,36 @@ def main():
             if right:
                 remaining[title] -= 1
                 found += 1
+            in_merged = not right and in_merged_region(title, merged)
             if book["confidence"] >= 0.8:
                 confident += 1
                 confident_right += right
+                confident_merged += in_merged
+            listed.append((book["boundingBox"]["x"], "OK" if right else "MM" if in_merged else "XX",
+                           f'{book["text"]} -> {book["title"]} ({book["confidence"]:.2f})'))
+        if detail:
+            for spine in image.get("unmatched", []):
+                centre = spine["boundingBox"]["y"] + spine["boundingBox"]["height"] / 2
+                if top is None or (centre < 0.5) == top:
+                    listed.append((spine["boundingBox"]["x"], "  ", spine["text"]))
+            print(f"{name}:")
+            for x, verdict, text in sorted(listed):
+                print(f"  {verdict} x={x:.3f} {text}")
+            missed = remaining.copy()
+            for row in rows:
+                if row["image_name"] == annotation_name and missed[fold(row["title"])] > 0:
+                    missed[fold(row["title"])] -= 1
+                    print(f"  missed: {row['title'].strip()} [{row['tag']}] (dataset OCR: {row['ocr'][:80]})")
         books = sum(expected.values())
         line = {"photo": name, "annotated": books, "found": found, "recall": round(found / books, 3),
                 "reported_in_half": reported, "confident": confident, "confident_right": confident_right,
-                "confident_precision": round(confident_right / confident, 3) if confident else None}
+                "confident_precision": round(confident_right / confident, 3) if confident else None,
+                "confident_in_merged": confident_merged}
         if "seconds" in image:
             line["seconds"] = image["seconds"]
         print(json.dumps(line))
-        totals.update(annotated=books, found=found, confident=confident, confident_right=confident_right)
+        totals.update(annotated=books, found=found, confident=confident, confident_right=confident_right,
+                      confident_in_merged=confident_merged)
     print(json.dumps({"photo": "all", **totals, "recall": round(totals["found"] / totals["annotated"], 3),
                       "confident_precision": round(totals["confident_right"] / totals["confident"], 3)
                       if totals["confident"] else None}))

@@ -3,12 +3,28 @@
 /// Spines mostly stand upright, so their text runs along them, turned 90° one way or the other; a wide spine holds
 /// several such lines side by side (title, author), and its lines sit in one column along the spine (publisher at
 /// the top, a library's call number label at the foot). Books lying flat or facing out carry lines that run across,
-/// stacked one over the other. Two lines join the same book when one of these layouts links them; a group that holds
-/// two call number labels side by side is two spines and is split between them.
+/// stacked one over the other.
+///
+/// A library's label is the firmest landmark: it sits at the foot of exactly one spine. So each upright label (its
+/// fragments in one column taken together) anchors a spine, and every upright line goes to the first label below it
+/// along the line's own axis (spines lean, so the axis is followed down rather than straight down the photo). The
+/// remaining lines join by layout (one column, side by side, stacked, a short line across an upright one), but a
+/// group never takes two labels, nothing below a label joins it (the label is the spine's foot), no line joins across
+/// a row of labels (a shelf's foot), and a line whose axis misses every label below it (its own was not read) joins
+/// no labelled spine.
 public struct SpineGrouper: Sendable {
     /// Two lines in one column along a spine may be this far apart along it, as a fraction of the photo's long edge:
     /// a spine's title and its label can be half a spine apart, but the next shelf is farther.
     public var columnGap: Double = 0.14
+    /// A line goes to a label at most this far below it, as a fraction of the photo's long edge: a spine's full
+    /// height, which is less than the distance from one shelf's labels to the next shelf's.
+    public var labelReach: Double = 0.3
+    /// A line's axis, followed down to a label's height, must pass within this many widths of the label's centre
+    /// (the label's width across the spine, or the line's height if more: a label may be read in fragments).
+    public var labelTolerance: Double = 1.0
+    /// A line whose axis passes more than this many times the tolerance from every label below it stood on a spine
+    /// whose label was not read (between the two, a line may still be its neighbour's, read askew).
+    public var unreadLabelClearance: Double = 1.5
     /// Lines side by side on one spine are at most this many line heights apart across it.
     public var sideBySideGap: Double = 0.6
     /// Lines stacked on a flat book or a cover are at most this many line heights apart.
@@ -24,10 +40,53 @@ public struct SpineGrouper: Sendable {
         }
         guard !lines.isEmpty else { return [] }
         let longEdge = Double(max(photo.width, photo.height, 1))
-        var sets = DisjointSets(count: lines.count)
+        // A class number of digits is label enough. A class of letters ("N Pam") could be a title's words, and an
+        // author mark read apart from its class ("Pas") could be a fragment of any word: they are labels only on a
+        // row of labels, where the shelf's other labels confirm them.
+        let upright = lines.indices.filter { lines[$0].runsAlongY }
+        let candidates = upright.filter { lines[$0].isClassNumber || lines[$0].isLetterLabel }
+        let candidateRows = LabelRows(
+            anchors: labelAnchors(lines, labels: candidates), lines: lines, longEdge: longEdge)
+        let labels = upright.filter { i in
+            lines[i].isClassNumber
+                || ((lines[i].isLetterLabel || lines[i].isAuthorMark) && candidateRows.isOnRow(lines[i]))
+        }
+        let anchors = labelAnchors(lines, labels: labels)
+        let isLabel = Set(labels)
+        var anchorOf = [Int?](repeating: nil, count: lines.count)
+        for (anchor, members) in anchors.enumerated() {
+            for member in members { anchorOf[member] = anchor }
+        }
+        let lean = LeanEstimate(lines, width: Double(max(photo.width, 1)))
+        let rows = LabelRows(anchors: anchors, lines: lines, longEdge: longEdge)
+        // Lines whose label was not read share one mark in place of an anchor, so they may join each other but no
+        // labelled spine.
+        let unreadLabel = anchors.count
+        var setAnchor = anchorOf
+        for i in lines.indices where anchorOf[i] == nil && lines[i].runsAlongY {
+            switch footOf(lines[i], anchors: anchors, lines: lines, lean: lean, rows: rows, longEdge: longEdge) {
+            case .label(let anchor):
+                anchorOf[i] = anchor
+                setAnchor[i] = anchor
+            case .unreadLabel:
+                setAnchor[i] = unreadLabel
+            case .noLabels:
+                break
+            }
+        }
+        var sets = DisjointSets(count: lines.count, anchors: setAnchor)
+        for (i, anchor) in anchorOf.enumerated() {
+            if let anchor { sets.union(i, anchors[anchor][0]) }
+        }
         for i in lines.indices {
-            for j in lines.indices where j > i && belongTogether(lines[i], lines[j], longEdge: longEdge) {
-                sets.union(i, j)
+            for j in lines.indices where j > i {
+                // Two lines that each have a label: the labels have said where they go.
+                if anchorOf[i] != nil && anchorOf[j] != nil { continue }
+                // The label is its spine's foot: an upright line lying below it belongs to another book.
+                if isLabel.contains(i) && lines[j].center.y > lines[i].yRange.upper { continue }
+                if isLabel.contains(j) && lines[i].center.y > lines[j].yRange.upper { continue }
+                if rows.separate(lines[i], lines[j]) { continue }
+                if belongTogether(lines[i], lines[j], longEdge: longEdge) { sets.union(i, j) }
             }
         }
         var groups: [Int: [LineGeometry]] = [:]
@@ -35,6 +94,74 @@ public struct SpineGrouper: Sendable {
         let spines = groups.values.flatMap(splitAtLabels).compactMap { spine(from: $0, photo: photo) }
         // Left to right, then top to bottom, so the output is stable and reads like the shelf.
         return spines.sorted { ($0.box.x, $0.box.y) < ($1.box.x, $1.box.y) }
+    }
+
+    /// The upright call number labels, each a list of line indices: fragments of one label (read as two lines, or
+    /// its class and its author mark apart) lie in one column, one just above the other.
+    fileprivate func labelAnchors(_ lines: [LineGeometry], labels: [Int]) -> [[Int]] {
+        var sets = DisjointSets(count: lines.count)
+        for i in labels {
+            for j in labels where j > i {
+                let a = lines[i]
+                let b = lines[j]
+                let sameColumn = overlap(a.xRange, b.xRange) >= 0.5 * min(a.xRange.length, b.xRange.length)
+                if sameColumn && -overlap(a.yRange, b.yRange) <= min(a.length, b.length) { sets.union(i, j) }
+            }
+        }
+        var anchors: [Int: [Int]] = [:]
+        for i in labels { anchors[sets.find(i), default: []].append(i) }
+        return anchors.values.map { $0.sorted() }.sorted { $0[0] < $1[0] }
+    }
+
+    /// What lies at the foot of an upright line's spine.
+    fileprivate enum Foot {
+        /// The label whose column the line's axis meets.
+        case label(Int)
+        /// Labels stand below the line, but its axis passes well clear of all of them: its spine's label was not
+        /// read, and the labelled spine beside it is another book.
+        case unreadLabel
+        /// No label below within reach (a shelf without labels, a book lying flat above the others).
+        case noLabels
+    }
+
+    /// The label at the foot of an upright line's spine: of the labels below it within reach whose column its axis
+    /// meets, the nearest along the spine (a label of the shelf below is farther), then the nearest across.
+    fileprivate func footOf(
+        _ line: LineGeometry, anchors: [[Int]], lines: [LineGeometry], lean: LeanEstimate, rows: LabelRows,
+        longEdge: Double
+    ) -> Foot {
+        let slope = lean.slope(of: line)
+        var candidates: [(anchor: Int, gap: Double, offset: Double, along: Double)] = []
+        var nearestMiss = Double.infinity
+        for (anchor, members) in anchors.enumerated() {
+            let xRange = Range1D(
+                lower: members.map { lines[$0].xRange.lower }.min()!,
+                upper: members.map { lines[$0].xRange.upper }.max()!)
+            let yRange = Range1D(
+                lower: members.map { lines[$0].yRange.lower }.min()!,
+                upper: members.map { lines[$0].yRange.upper }.max()!)
+            let labelY = (yRange.lower + yRange.upper) / 2
+            // The label is at the foot: below the line's middle, and not farther than a spine's height.
+            guard labelY > line.center.y, yRange.lower - line.yRange.upper <= labelReach * longEdge else { continue }
+            // A row of labels between them is the foot of a shelf in between: the line stands on that shelf.
+            let rowBetween = rows.hasRow(
+                between: line.yRange.lower, and: yRange.lower, near: line.center.x, except: anchor)
+            guard !rowBetween else { continue }
+            let axisX = line.center.x + slope * (labelY - line.center.y)
+            let offset = abs(axisX - (xRange.lower + xRange.upper) / 2)
+            let width = max(xRange.length, line.thickness)
+            guard offset <= labelTolerance * width else {
+                nearestMiss = min(nearestMiss, offset / width)
+                continue
+            }
+            candidates.append((anchor, max(0, yRange.lower - line.yRange.upper), offset, yRange.length))
+        }
+        guard let nearest = candidates.min(by: { $0.gap < $1.gap }) else {
+            let clearOfAll = nearestMiss.isFinite && nearestMiss > unreadLabelClearance * labelTolerance
+            return clearOfAll ? .unreadLabel : .noLabels
+        }
+        let sameRow = candidates.filter { $0.gap <= nearest.gap + nearest.along }
+        return .label(sameRow.min { $0.offset < $1.offset }!.anchor)
     }
 
     fileprivate func belongTogether(_ a: LineGeometry, _ b: LineGeometry, longEdge: Double) -> Bool {
@@ -143,8 +270,19 @@ fileprivate struct LineGeometry: Sendable {
     let yRange: Range1D
     /// The text runs up or down the photo (an upright spine) rather than across it.
     let runsAlongY: Bool
-    /// The text looks like a library call number: three digits first ("796.42 Mor", "796(03) Dic").
-    let isCallNumber: Bool
+    /// The text looks like a library call number ("796.42 Mor", "796(03) Dic", "N Pam", "N 833 Par").
+    var isCallNumber: Bool { isClassNumber || isLetterLabel }
+    /// A call number that starts with a class number of three digits or more ("796.42 Mor", "796(03) Dic").
+    let isClassNumber: Bool
+    /// A call number with a short class of capitals ("N Pam", "NPar", "JN Dah", "N 837 Pas").
+    let isLetterLabel: Bool
+    /// The text is an author mark alone, a capital and two small letters ("Pas"): the second half of a label.
+    var isAuthorMark: Bool {
+        let text = Array(line.text.filter { !$0.isWhitespace })
+        return text.count == 3 && text[0].isUppercase && text.dropFirst().allSatisfy(\.isLowercase)
+    }
+    /// The line is long enough against its height for its box to show its direction reliably.
+    var hasClearAxis: Bool { length >= 4 * thickness }
 
     init?(_ line: TextLine, index: Int) {
         guard line.polygon.count == 4 else { return nil }
@@ -164,20 +302,127 @@ fileprivate struct LineGeometry: Sendable {
         xRange = Range1D(lower: p.map(\.x).min()!, upper: p.map(\.x).max()!)
         yRange = Range1D(lower: p.map(\.y).min()!, upper: p.map(\.y).max()!)
         runsAlongY = abs(readY) > abs(readX)
-        isCallNumber = Self.looksLikeCallNumber(line.text)
+        isClassNumber = Self.startsWithClassNumber(line.text)
+        isLetterLabel = !isClassNumber && Self.looksLikeLetterLabel(line.text)
     }
 
-    static func looksLikeCallNumber(_ text: String) -> Bool {
+    /// A short text opening with three digits or more ("796.42 Mor", "796(03) Dic").
+    static func startsWithClassNumber(_ text: String) -> Bool {
         let trimmed = text.drop { !$0.isNumber && !$0.isLetter }
         let digits = trimmed.prefix { $0.isNumber }
         return digits.count >= 3 && trimmed.count <= 16
     }
+
+    /// A short class of capitals, perhaps with a number, then the author mark: a capital and two small letters
+    /// ("N Pam", "NPar", "JN Dah", "N 837 Pas").
+    static func looksLikeLetterLabel(_ text: String) -> Bool {
+        let trimmed = text.drop { !$0.isNumber && !$0.isLetter }
+        let compact = Array(trimmed.filter { !$0.isWhitespace })
+        guard (4...10).contains(compact.count) else { return false }
+        let mark = compact.suffix(3)
+        guard mark.first!.isUppercase, mark.dropFirst().allSatisfy(\.isLowercase) else { return false }
+        let classPart = compact.dropLast(3)
+        guard let first = classPart.first, first.isUppercase else { return false }
+        let capitals = classPart.prefix { $0.isUppercase }
+        return capitals.count <= 3
+            && classPart.dropFirst(capitals.count).allSatisfy { $0.isNumber || ".*()".contains($0) }
+    }
 }
 
-/// Union-find over line indices.
+/// The rows of labels along the feet of the shelves: labels whose middles lie at about one height. Where a shelf's
+/// own label under a line was not read, the row of its neighbours' labels still says where that shelf ends.
+fileprivate struct LabelRows {
+    /// Each row's labels: centre and anchor index.
+    private var rows: [[(center: ImagePoint, anchor: Int)]] = []
+    /// A row is at least this many labels: fewer could be two labels that happen to align.
+    private let minimumLabels = 3
+    /// Labels of one shelf differ in height by less than this; shelves are farther apart.
+    private let rowGap: Double
+
+    init(anchors: [[Int]], lines: [LineGeometry], longEdge: Double) {
+        let centres = anchors.enumerated().map { anchor, members in
+            (center: ImagePoint(
+                x: members.map { lines[$0].center.x }.reduce(0, +) / Double(members.count),
+                y: members.map { lines[$0].center.y }.reduce(0, +) / Double(members.count)),
+             anchor: anchor)
+        }.sorted { $0.center.y < $1.center.y }
+        rowGap = 0.05 * longEdge
+        var row: [(center: ImagePoint, anchor: Int)] = []
+        for label in centres {
+            if let last = row.last, label.center.y - last.center.y > rowGap {
+                if row.count >= minimumLabels { rows.append(row) }
+                row = []
+            }
+            row.append(label)
+        }
+        if row.count >= minimumLabels { rows.append(row) }
+    }
+
+    /// Whether a line lies on a row: its middle within half the row gap of the height of the row's label nearest
+    /// across.
+    func isOnRow(_ line: LineGeometry) -> Bool {
+        rows.contains { row in
+            let y = row.min { abs($0.center.x - line.center.x) < abs($1.center.x - line.center.x) }!.center.y
+            return abs(y - line.center.y) <= 0.5 * rowGap
+        }
+    }
+
+    /// Whether a row of labels runs between the tops of two lines: they stand on different shelves (a line that
+    /// reaches down across a row stands on the shelf above it, as its label would).
+    func separate(_ a: LineGeometry, _ b: LineGeometry) -> Bool {
+        let x = (a.center.x + b.center.x) / 2
+        let tops = (a.yRange.lower, b.yRange.lower)
+        return hasRow(between: min(tops.0, tops.1), and: max(tops.0, tops.1), near: x, except: -1)
+    }
+
+    /// Whether a row other than `anchor`'s crosses the column at `x` strictly between heights `top` and `bottom`,
+    /// taking the row's height from its label nearest across (photos are seldom held quite level).
+    func hasRow(between top: Double, and bottom: Double, near x: Double, except anchor: Int) -> Bool {
+        rows.contains { row in
+            guard !row.contains(where: { $0.anchor == anchor }) else { return false }
+            let y = row.min { abs($0.center.x - x) < abs($1.center.x - x) }!.center.y
+            return y > top && y < bottom
+        }
+    }
+}
+
+/// How far spines lean: the change in x per unit of y along an upright line. Camera perspective and books tilted on
+/// the shelf make spines lean by a tenth or more, enough to carry a title to the neighbour's label if it were
+/// followed straight down. A long line shows its own lean; a short one's box is too coarse, so it takes the median
+/// lean of the long lines near it across the photo.
+fileprivate struct LeanEstimate {
+    private var long: [(x: Double, slope: Double)] = []
+    private let window: Double
+
+    init(_ lines: [LineGeometry], width: Double) {
+        window = 0.1 * width
+        for line in lines where line.runsAlongY && line.hasClearAxis {
+            long.append((line.center.x, line.direction.x / line.direction.y))
+        }
+    }
+
+    func slope(of line: LineGeometry) -> Double {
+        if line.hasClearAxis { return line.direction.x / line.direction.y }
+        let near = long.filter { abs($0.x - line.center.x) <= window }.map(\.slope)
+        return median(near.isEmpty ? long.map(\.slope) : near) ?? 0
+    }
+
+    private func median(_ values: [Double]) -> Double? {
+        guard !values.isEmpty else { return nil }
+        let sorted = values.sorted()
+        let middle = sorted.count / 2
+        return sorted.count % 2 == 1 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2
+    }
+}
+
+/// Union-find over line indices; a set holds at most one label anchor, so two labelled spines never merge.
 fileprivate struct DisjointSets {
     private var parent: [Int]
-    init(count: Int) { parent = Array(0..<count) }
+    private var anchor: [Int?]
+    init(count: Int, anchors: [Int?]? = nil) {
+        parent = Array(0..<count)
+        anchor = anchors ?? [Int?](repeating: nil, count: count)
+    }
     mutating func find(_ i: Int) -> Int {
         var root = i
         while parent[root] != root { root = parent[root] }
@@ -192,6 +437,10 @@ fileprivate struct DisjointSets {
     mutating func union(_ a: Int, _ b: Int) {
         let rootA = find(a)
         let rootB = find(b)
-        if rootA != rootB { parent[max(rootA, rootB)] = min(rootA, rootB) }
+        guard rootA != rootB else { return }
+        if let anchorA = anchor[rootA], let anchorB = anchor[rootB], anchorA != anchorB { return }
+        let (root, child) = (min(rootA, rootB), max(rootA, rootB))
+        parent[child] = root
+        anchor[root] = anchor[root] ?? anchor[child]
     }
 }

@@ -26,23 +26,41 @@ struct ReadCommand: AsyncParsableCommand {
     @Flag(help: "Match without the catalogue's call numbers (a home owner's catalogue has none).")
     var ignoreTags = false
 
+    @Option(help: ArgumentHelp(
+        "Debugging: write the lines the OCR worker read on each photo to DIR/NAME.json (NAME: the photo's file name).",
+        valueName: "DIR"))
+    var saveOcr: String?
+
+    @Option(help: ArgumentHelp(
+        "Debugging: take each photo's lines from DIR/NAME.json (written by --save-ocr) instead of running the OCR "
+            + "worker, so grouping and matching can be tried again in seconds.",
+        valueName: "DIR"))
+    var ocrFrom: String?
+
     @Argument(help: "JPEG or PNG photos of shelves.")
     var images: [String]
 
     func validate() throws {
         guard json else { throw ValidationError("give --json: it is the only output form so far") }
         guard !images.isEmpty else { throw ValidationError("give at least one photo") }
+        guard saveOcr == nil || ocrFrom == nil else {
+            throw ValidationError("give --save-ocr or --ocr-from, not both: saved lines are already saved")
+        }
     }
 
     func run() async throws {
         let matcher = CatalogueMatcher(
             index: try CatalogueIndex.open(catalogue: catalogue), options: MatchingOptions(useTags: !ignoreTags))
-        var worker = try OCRWorkerConfiguration.locate()
-        worker.workerArguments = ["--det-side", String(detectionSize)]
-        worker.readTimeout = timeout
-        let reader = OCRWorkerSupervisor(configuration: worker)
-        defer { reader.shutdown() }
-        let recognizer = ShelfRecognizer(reader: reader, matcher: matcher)
+        let supervisor: OCRWorkerSupervisor?
+        if ocrFrom == nil {
+            var worker = try OCRWorkerConfiguration.locate()
+            worker.workerArguments = ["--det-side", String(detectionSize)]
+            worker.readTimeout = timeout
+            supervisor = OCRWorkerSupervisor(configuration: worker)
+        } else {
+            supervisor = nil
+        }
+        defer { supervisor?.shutdown() }
         var results: [ImageResult] = []
         for file in images {
             let bytes: [UInt8]
@@ -52,12 +70,20 @@ struct ReadCommand: AsyncParsableCommand {
                 throw ValidationError("cannot read the photo \(file): \(error.localizedDescription)")
             }
             let started = ContinuousClock.now
+            let reader: any TextReading
+            if let supervisor {
+                reader = saveOcr.map { SavingTextReader(reader: supervisor, file: savedLinesFile(in: $0, for: file)) }
+                    ?? supervisor
+            } else {
+                reader = SavedTextReader(file: savedLinesFile(in: ocrFrom!, for: file))
+            }
+            let recognizer = ShelfRecognizer(reader: reader, matcher: matcher)
             let recognition = try await recognizer.recognize(jpeg: bytes) { _, _ in }
             var result = ImageResult(file: file, recognition: recognition)
             if timings {
                 let elapsed = ContinuousClock.now - started
                 result.seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
-                result.workerPeakMB = reader.workerProcessID.flatMap(peakResidentMegabytes)
+                result.workerPeakMB = supervisor?.workerProcessID.flatMap(peakResidentMegabytes)
             }
             results.append(result)
         }
@@ -66,6 +92,44 @@ struct ReadCommand: AsyncParsableCommand {
         let data = try encoder.encode(["images": results])
         FileHandle.standardOutput.write(data)
         FileHandle.standardOutput.write(Data("\n".utf8))
+    }
+}
+
+/// Where `--save-ocr` and `--ocr-from` keep one photo's lines: DIR/NAME.json, NAME the photo's file name.
+func savedLinesFile(in directory: String, for photo: String) -> String {
+    let name = URL(fileURLWithPath: photo).deletingPathExtension().lastPathComponent
+    return URL(fileURLWithPath: directory).appendingPathComponent(name + ".json").path
+}
+
+/// Reads with the OCR worker and writes what it read to `file` (a `ReadPhoto` as JSON), for `--ocr-from` later.
+struct SavingTextReader: TextReading {
+    let reader: any TextReading
+    let file: String
+
+    func read(jpeg: [UInt8]) async throws -> ReadPhoto {
+        let photo = try await reader.read(jpeg: jpeg)
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        do {
+            try encoder.encode(photo).write(to: URL(fileURLWithPath: file))
+        } catch {
+            throw ValidationError("cannot write the OCR lines to \(file): \(error.localizedDescription)")
+        }
+        return photo
+    }
+}
+
+/// Gives the lines saved by `--save-ocr` for one photo instead of reading it again.
+struct SavedTextReader: TextReading {
+    let file: String
+
+    func read(jpeg: [UInt8]) async throws -> ReadPhoto {
+        do {
+            return try JSONDecoder().decode(ReadPhoto.self, from: Data(contentsOf: URL(fileURLWithPath: file)))
+        } catch {
+            throw ValidationError(
+                "cannot take the OCR lines from \(file) (\(error)): write them first with read --save-ocr DIR")
+        }
     }
 }
 

@@ -1,3 +1,4 @@
+import Foundation
 import Recognition
 import Testing
 
@@ -113,6 +114,42 @@ enum Layout {
         #expect(grouper.group(Layout.photo([])).isEmpty)
     }
 
+    @Test func aLineWhoseLabelWasNotReadStaysOffItsNeighboursSpine() {
+        let photo = Layout.photo([
+            Layout.up("796.1 Abc", x: 100, from: 900, to: 800, thickness: 26),
+            Layout.up("796.2 Def", x: 220, from: 900, to: 800, thickness: 26),
+            Layout.up("796.3 Ghi", x: 340, from: 900, to: 800, thickness: 26),
+            Layout.up("Historia del atletismo", x: 105, from: 700, to: 300, thickness: 40),
+            // Near enough to the first title to be its second line, but straight above neither label.
+            Layout.up("Correr con cabeza", x: 152, from: 700, to: 300, thickness: 30),
+        ])
+        #expect(grouper.group(photo).map(\.text) == [
+            "Historia del atletismo 796.1 Abc", "Correr con cabeza", "796.2 Def", "796.3 Ghi",
+        ])
+    }
+
+    @Test func capitalsAndAWordAreALabelOnlyInARowOfLabels() {
+        // "UN Mar" has the shape of a novel's label ("N Pam") but stands alone above a title: it is the title's first
+        // line, and the title below it joins it (a label would end its spine there).
+        let alone = Layout.photo([
+            Layout.up("UN Mar", x: 100, from: 400, to: 300, thickness: 40),
+            Layout.up("de historias", x: 100, from: 850, to: 450, thickness: 40),
+        ])
+        #expect(grouper.group(alone).count == 1)
+        // Three such labels along the shelf's foot are labels: each takes the title above it.
+        let row = Layout.photo([
+            Layout.up("N Pam", x: 100, from: 900, to: 820, thickness: 26),
+            Layout.up("N Par", x: 150, from: 900, to: 820, thickness: 26),
+            Layout.up("N Pas", x: 200, from: 900, to: 820, thickness: 26),
+            Layout.up("La bicicleta estatica", x: 100, from: 780, to: 300, thickness: 30),
+            Layout.up("Gener de sang", x: 150, from: 780, to: 300, thickness: 30),
+            Layout.up("La mala dona", x: 200, from: 780, to: 300, thickness: 30),
+        ])
+        #expect(grouper.group(row).map(\.text) == [
+            "La bicicleta estatica N Pam", "Gener de sang N Par", "La mala dona N Pas",
+        ])
+    }
+
     @Test func callNumbersAreRecognisedByTheirLeadingDigits() {
         let photo = Layout.photo([
             Layout.up("Atlas", x: 100, from: 700, to: 300, thickness: 50),
@@ -121,5 +158,76 @@ enum Layout {
         ])
         // One label: the side-by-side lines stay one spine, with the label last.
         #expect(grouper.group(photo).map(\.text) == ["Atlas Deportes 796(03) Dic"])
+    }
+}
+
+/// The grouper on the lines the OCR worker read on the repository's two shelf photos at 1920 px (fixtures saved with
+/// `swiftwing-recognizer read --save-ocr`): the rules as they meet real spines, which lean, and real labels, which
+/// are read in fragments or not at all.
+@Suite struct SpineGrouperOnShelfPhotoTests {
+    let grouper = SpineGrouper()
+
+    static func savedLines(_ name: String) throws -> ReadPhoto {
+        let data = try Data(contentsOf: URL(fileURLWithPath: "\(recognitionFixtures)/\(name)-1920-lines.json"))
+        return try JSONDecoder().decode(ReadPhoto.self, from: data)
+    }
+
+    /// The spine holding the line read as `text`, as its lines' texts.
+    func spine(with text: String, in spines: [SpineText]) -> [String] {
+        spines.first { $0.lines.contains { $0.text == text } }?.lines.map(\.text) ?? []
+    }
+
+    @Test func leaningSpinesFollowTheirOwnAxisToTheirLabel() throws {
+        // Right of the photo's middle the spines lean by a tenth: straight down, "GUIA DE LA MUSCULACION" would
+        // meet the label of the spine to its left and "correr" the label of the spine to its right.
+        let spines = grouper.group(try Self.savedLines("one_shelf"))
+        #expect(spine(with: "GUIA DE LA MUSCULACION", in: spines).contains("796.41 Tru"))
+        #expect(spine(with: "itness", in: spines).contains("796.41Lib"))
+        #expect(spine(with: "correr", in: spines).contains("796.42Cow"))
+        #expect(spine(with: "John Mora", in: spines).contains("796.42 Mor"))
+        #expect(spine(with: "n de Entrenamiento para Triation", in: spines).contains("796.42 Mor"))
+        #expect(spine(with: "BARCA INEDIT", in: spines).contains("796.332Tom"))
+        #expect(spine(with: "EBALONCESTParenenarninsd6a1ao", in: spines).contains("796.323 Man"))
+    }
+
+    @Test func everyLabelOfTheShelfIsItsOwnSpine() throws {
+        // Thin neighbours whose titles touch were joined into one spine with two or three labels.
+        let spines = grouper.group(try Self.savedLines("one_shelf"))
+        // The shelf's row of labels: lines starting with the class "796" between 850 and 1060 px down (the shelf's
+        // signs below it, "796ESPORTS", are not labels).
+        let labelsPerSpine = spines.map { spine in
+            spine.lines.filter { line in
+                line.text.hasPrefix("796") && line.polygon.allSatisfy { (850...1060).contains($0.y) }
+            }.count
+        }
+        #expect(labelsPerSpine.allSatisfy { $0 <= 1 })
+        #expect(labelsPerSpine.reduce(0, +) == 29)
+    }
+
+    @Test func fictionLabelsOfLettersAnchorTheirSpines() throws {
+        // Novels carry "N" and the author's mark ("N Par", read "NPar"; "N837 Pas"; the mark alone, "Pas", where the
+        // class was not read): labels as much as "796.42 Mor".
+        let spines = grouper.group(try Self.savedLines("two_shelves"))
+        #expect(spine(with: "Gener de Sang Alan Parks", in: spines).contains("NPar"))
+        #expect(spine(with: "ESCRITOS CORSARIOS Pasolini", in: spines).contains("N837 Pas"))
+        #expect(spine(with: "EldoctorZhiv", in: spines).contains("Pas"))
+        #expect(spine(with: "ardoPadura/LANEBLINADELAYER", in: spines).contains("N Pad"))
+        // "Viure perillosament" stands beside Pasolini's spine, close enough to pass for its second line, but its axis
+        // meets the row of labels well clear of "N837 Pas": its own label was not read, and it stays a book apart.
+        #expect(spine(with: "Viure perillosament", in: spines) == ["Viure perillosament"])
+    }
+
+    @Test func aRowOfLabelsSeparatesTheShelves() throws {
+        // The upper shelf's labels run across the photo at 44-48 % of its height; the lower shelf's books stand below.
+        // A line of the upper shelf ("N Oye", "ZON") was joined to the lower shelf's titles straight below it.
+        let photo = try Self.savedLines("two_shelves")
+        let spines = grouper.group(photo)
+        let row = 0.5 * Double(photo.height)
+        for spine in spines {
+            let centres = spine.lines.map { $0.polygon.map(\.y).reduce(0, +) / 4 }
+            #expect(
+                centres.allSatisfy { $0 < row } || centres.allSatisfy { $0 > row },
+                "one spine on both shelves: \(spine.text)")
+        }
     }
 }
