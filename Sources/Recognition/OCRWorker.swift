@@ -7,7 +7,7 @@ public struct OCRWorkerConfiguration: Sendable {
     public var python: String
     /// The worker script.
     public var script: String
-    /// The worker's own options, e.g. `["--det-side", "1600"]` (ocr_worker.py --help lists them).
+    /// The worker's own options, e.g. `["--det-side", "1920"]` (ocr_worker.py --help lists them).
     public var workerArguments: [String]
     /// How long the worker may take to load its models and say it is ready.
     public var startupTimeout: Double

@@ -42,7 +42,7 @@ MAX_PIXELS = 40_000_000
 
 def parse_arguments():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--det-side", type=int, default=1600, help="long edge for text detection, in pixels")
+    parser.add_argument("--det-side", type=int, default=1920, help="long edge for text detection, in pixels")
     parser.add_argument("--threads", type=int, default=2, help="onnxruntime intra-op threads")
     parser.add_argument("--direction", choices=["cls", "both"], default="cls")
     parser.add_argument("--rec-batch", type=int, default=8)

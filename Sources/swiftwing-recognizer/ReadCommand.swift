@@ -15,7 +15,7 @@ struct ReadCommand: AsyncParsableCommand {
     var json = false
 
     @Option(help: "Long edge, in pixels, of the copy of the photo that text is found on.")
-    var detectionSize = 1600
+    var detectionSize = 1920
 
     @Option(help: "Seconds one photo may take before the OCR worker is considered hung.")
     var timeout: Double = 120
