@@ -196,7 +196,7 @@ let package = Package(
         .target(
             name: "SwiftWingTesting",
             dependencies: [
-                "SwiftWingCore", "Camera", "Imaging", "Controls", "HTTPEngine", "Uplink", "Panel",
+                "SwiftWingCore", "Camera", "Imaging", "Controls", "HTTPEngine", "Uplink", "Panel", "Store",
                 .product(name: "Logging", package: "swift-log"),
             ],
             path: "Tests/SwiftWingTesting"),

@@ -21,15 +21,13 @@ import SwiftWingCore
 /// rest runs on the player's timer thread.
 public final class BuzzerFeedback: PressFeedback {
     public let player: PatternPlayer
-    private let clock: any FeedbackClock
     private let lightMaximum: Int64
     private let latencies = Mutex(LatencyHistogram())
 
     /// - Parameter lightMaximumNanoseconds: the longest the light stays on waiting for a frame
     ///   (set it to the capture timeout).
-    public init(player: PatternPlayer, clock: any FeedbackClock = SystemFeedbackClock(), lightMaximumNanoseconds: Int64 = 3_000_000_000) {
+    public init(player: PatternPlayer, lightMaximumNanoseconds: Int64 = 3_000_000_000) {
         self.player = player
-        self.clock = clock
         self.lightMaximum = lightMaximumNanoseconds
     }
 
@@ -38,7 +36,9 @@ public final class BuzzerFeedback: PressFeedback {
     public var latency: LatencyHistogram { latencies.withLock { $0 } }
 
     public func pressAccepted(_ press: ShutterPress) {
-        let buzzerSet = player.play(.click)
+        player.play(.click)
+        // The press is stamped by the kernel: the time to the buzzer is read on the kernel's clock.
+        let buzzerSet = MonotonicInstant.now()
         player.lightOn(forAtMost: lightMaximum)
         guard press.source != .controlSocket else { return }
         let latency = buzzerSet.nanoseconds(since: press.time)

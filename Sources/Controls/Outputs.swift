@@ -15,17 +15,6 @@ public final class NoOutput: DigitalOutput {
     public func set(active: Bool) throws(SystemCallError) {}
 }
 
-/// The clock the pattern player schedules on: `CLOCK_MONOTONIC`, or a fake one in tests.
-public protocol FeedbackClock: Sendable {
-    func now() -> MonotonicInstant
-}
-
-/// `CLOCK_MONOTONIC`.
-public struct SystemFeedbackClock: FeedbackClock {
-    public init() {}
-    public func now() -> MonotonicInstant { .now() }
-}
-
 /// A `SCHED_FIFO` priority for the shutter and buzzer threads, e.g. 10: above every normal thread
 /// (JPEG encoding, SQLite, curl), far below the kernel's own interrupt threads (50). Needs root,
 /// `CAP_SYS_NICE` or systemd's `LimitRTPRIO=`; without it the threads run at normal priority.

@@ -48,42 +48,44 @@ public final class PatternPlayer: Sendable {
     struct State {
         var pattern: BuzzerPattern?
         var step = 0
-        var stepEnds = MonotonicInstant(nanoseconds: 0)
+        var stepEnds = ErasedClock.Instant(offset: .zero)
         var buzzerOn = false
         var lightOn = false
-        var lightOffAt: MonotonicInstant?
+        var lightOffAt: ErasedClock.Instant?
         var failureLogged = false
         var timer: DeadlineTimer?
     }
 
     private let buzzer: any DigitalOutput
     private let light: (any DigitalOutput)?
-    private let clock: any FeedbackClock
+    /// Schedules the steps: the daemon's `ContinuousClock`, in tests a clock they advance.
+    private let clock: ErasedClock
     private let logger: Logger
     private let state = Mutex(State())
     private let stopper = Mutex<PollLoopThread?>(nil)
 
     private let realtimePriority: RealtimePriority?
 
-    public init(buzzer: any DigitalOutput, light: (any DigitalOutput)? = nil, clock: any FeedbackClock = SystemFeedbackClock(),
+    public init(buzzer: any DigitalOutput, light: (any DigitalOutput)? = nil,
+                clock: any Clock<Duration> = ContinuousClock(),
                 realtimePriority: RealtimePriority? = nil, logger: Logger = Logger(label: "feedback")) {
         self.realtimePriority = realtimePriority
         self.buzzer = buzzer
         self.light = light
-        self.clock = clock
+        self.clock = ErasedClock(clock)
         self.logger = logger
     }
 
     /// Starts `pattern` now and returns when its first step is on the line, with the clock's time
     /// right after the line was set.
     @discardableResult
-    public func play(_ pattern: BuzzerPattern) -> MonotonicInstant {
+    public func play(_ pattern: BuzzerPattern) -> ErasedClock.Instant {
         state.withLock { state in
             state.pattern = pattern
             state.step = 0
             drive(&state, buzzer: true)
-            let now = clock.now()
-            state.stepEnds = now.advanced(byNanoseconds: Int64(pattern.milliseconds[0]) * 1_000_000)
+            let now = clock.now
+            state.stepEnds = now + .milliseconds(pattern.milliseconds[0])
             rearm(&state)
             return now
         }
@@ -95,7 +97,7 @@ public final class PatternPlayer: Sendable {
         state.withLock { state in
             if !state.lightOn { set(light, true, &state) }
             state.lightOn = true
-            state.lightOffAt = clock.now().advanced(byNanoseconds: maximumNanoseconds)
+            state.lightOffAt = clock.now + .nanoseconds(maximumNanoseconds)
             rearm(&state)
         }
     }
@@ -117,9 +119,9 @@ public final class PatternPlayer: Sendable {
 
     /// Applies every step due at the clock's now; returns when the next one is due (`nil`: idle).
     @discardableResult
-    public func advance() -> MonotonicInstant? {
+    public func advance() -> ErasedClock.Instant? {
         state.withLock { state in
-            let now = clock.now()
+            let now = clock.now
             while let pattern = state.pattern, now >= state.stepEnds {
                 state.step += 1
                 if state.step >= pattern.milliseconds.count {
@@ -129,7 +131,7 @@ public final class PatternPlayer: Sendable {
                 }
                 drive(&state, buzzer: state.step % 2 == 0)
                 // Steps follow the schedule, not the moment this ran: a late wake-up does not stretch the pattern.
-                state.stepEnds = state.stepEnds.advanced(byNanoseconds: Int64(pattern.milliseconds[state.step]) * 1_000_000)
+                state.stepEnds = state.stepEnds + .milliseconds(pattern.milliseconds[state.step])
             }
             if let off = state.lightOffAt, now >= off, let light {
                 set(light, false, &state)
@@ -141,7 +143,7 @@ public final class PatternPlayer: Sendable {
         }
     }
 
-    private static func deadline(_ state: State) -> MonotonicInstant? {
+    private static func deadline(_ state: State) -> ErasedClock.Instant? {
         switch (state.pattern == nil ? nil : state.stepEnds, state.lightOffAt) {
         case (let a?, let b?): min(a, b)
         case (let a?, nil): a
@@ -154,7 +156,9 @@ public final class PatternPlayer: Sendable {
         guard state.buzzerOn != on || state.step == 0 else { return }
         set(buzzer, on, &state)
         state.buzzerOn = on
-        logger.trace("buzzer \(on ? "on" : "off")", metadata: ["pattern": "\(state.pattern?.name ?? "-")", "at": "\(clock.now())"])
+        logger.trace(
+            "buzzer \(on ? "on" : "off")",
+            metadata: ["pattern": "\(state.pattern?.name ?? "-")", "at": "\(clock.now.offset)"])
     }
 
     private func set(_ output: any DigitalOutput, _ on: Bool, _ state: inout State) {
@@ -171,7 +175,12 @@ public final class PatternPlayer: Sendable {
     }
 
     private func rearm(_ state: inout State) {
-        state.timer?.arm(Self.deadline(state))
+        guard let timer = state.timer else { return }
+        // The timerfd runs on the kernel's clock: it is armed with the time left on the player's.
+        timer.arm(Self.deadline(state).map { deadline in
+            let (seconds, attoseconds) = clock.now.duration(to: deadline).components
+            return MonotonicInstant.now().advanced(byNanoseconds: seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
+        })
     }
 
     // MARK: The timer thread

@@ -72,10 +72,16 @@ public final class CurlEngine: HTTPTransport {
     public let configuration: Configuration
     private let loop: TransferLoop
     private let logger: Logger
+    /// Times stalls and transfers: the daemon's `ContinuousClock`, in tests a clock they advance.
+    private let clock: ErasedClock
 
-    public init(configuration: Configuration = Configuration(), logger: Logger = Logger(label: "swiftwing.http")) {
+    public init(
+        configuration: Configuration = Configuration(), clock: any Clock<Duration> = ContinuousClock(),
+        logger: Logger = Logger(label: "swiftwing.http")
+    ) {
         self.configuration = configuration
         self.logger = logger
+        self.clock = ErasedClock(clock)
         loop = TransferLoop(configuration: configuration, logger: logger)
     }
 
@@ -92,7 +98,7 @@ public final class CurlEngine: HTTPTransport {
     public func send(_ request: HTTPRequest) async throws(HTTPError) -> HTTPResponse {
         let target = try TransferTarget(request.url)
         let slot = OneShot<Result<HTTPResponse, HTTPError>>()
-        let transfer = Transfer(request: request, target: target, delivery: .buffered(slot))
+        let transfer = Transfer(request: request, target: target, delivery: .buffered(slot), clock: clock)
         let loop = self.loop
         let result = await withTaskCancellationHandler {
             loop.submit(transfer)
@@ -111,7 +117,7 @@ public final class CurlEngine: HTTPTransport {
             return AsyncThrowingStream { $0.finish(throwing: error) }
         }
         let buffer = StreamBuffer(pauseAboveBytes: configuration.streamBufferBytes)
-        let transfer = Transfer(request: request, target: target, delivery: .streamed(buffer))
+        let transfer = Transfer(request: request, target: target, delivery: .streamed(buffer), clock: clock)
         let subscription = StreamSubscription(buffer: buffer, transfer: transfer, loop: loop)
         loop.submit(transfer)
         return AsyncThrowingStream(unfolding: { try await subscription.next() })

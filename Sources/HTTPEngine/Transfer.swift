@@ -1,6 +1,7 @@
 import CCurl
 import Foundation
 import Synchronization
+import SwiftWingCore
 
 /// Where a transfer's outcome goes.
 enum TransferDelivery: Sendable {
@@ -39,16 +40,19 @@ final class Transfer: @unchecked Sendable {
     /// Why a callback stopped the transfer on purpose (too large, cancelled); wins over curl's code.
     private var refusal: HTTPError?
     /// When bytes last moved (either way); the stall clock starts once the first bytes moved.
-    private var lastProgress: ContinuousClock.Instant?
+    private var lastProgress: ErasedClock.Instant?
     private var progressCounts: (download: Int64, upload: Int64) = (0, 0)
     /// This engine paused the transfer for a slow stream consumer: not a stall.
     var isPausedForConsumer = false
-    let startedAt = ContinuousClock.now
+    let clock: ErasedClock
+    let startedAt: ErasedClock.Instant
 
-    init(request: HTTPRequest, target: TransferTarget, delivery: TransferDelivery) {
+    init(request: HTTPRequest, target: TransferTarget, delivery: TransferDelivery, clock: ErasedClock) {
         self.request = request
         self.target = target
         self.delivery = delivery
+        self.clock = clock
+        startedAt = clock.now
         errorBuffer.initialize(repeating: 0, count: Int(CURL_ERROR_SIZE) + 1)
     }
 
@@ -217,7 +221,7 @@ final class Transfer: @unchecked Sendable {
             refusal = .cancelled
             return 0
         }
-        lastProgress = .now
+        lastProgress = clock.now
         head.consume(line: line)
         if head.isComplete { deliverHeadIfNeeded() }
         return line.count
@@ -278,7 +282,7 @@ final class Transfer: @unchecked Sendable {
             refusal = .cancelled
             return false
         }
-        let now = ContinuousClock.now
+        let now = clock.now
         if (Int64(downloaded), Int64(uploaded)) != progressCounts || isPausedForConsumer {
             progressCounts = (Int64(downloaded), Int64(uploaded))
             lastProgress = now

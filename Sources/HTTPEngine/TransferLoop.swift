@@ -200,7 +200,7 @@ final class TransferLoop: @unchecked Sendable {
     /// One debug line per transfer: method, URL without query, status, bytes, milliseconds. Never headers.
     private func log(_ transfer: Transfer, outcome: HTTPError?, code: CURLcode) {
         guard logger.logLevel <= .debug else { return }
-        let elapsed = ContinuousClock.now - transfer.startedAt
+        let elapsed = transfer.clock.now - transfer.startedAt
         var metadata: Logger.Metadata = [
             "method": "\(transfer.request.method.rawValue)",
             "url": "\(transfer.target.redacted)",

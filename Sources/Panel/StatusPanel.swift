@@ -73,7 +73,7 @@ public final class StatusPanel: Sendable {
 
     private struct State {
         var model = PanelModel()
-        var flashUntil: ContinuousClock.Instant?
+        var flashUntil: ErasedClock.Instant?
         /// A flash asked for and not drawn yet: it skips the frame limiter (it is the press feedback).
         var flashPending = false
         var dirty = true
@@ -85,6 +85,8 @@ public final class StatusPanel: Sendable {
     /// Wakes the panel thread's wait: a change, a flash, a stop.
     private let wake: WakeEvent
     private let minimumInterval: Duration
+    /// Times flashes and the frame limit: the daemon's `ContinuousClock`, in tests a clock they advance.
+    private let clock: ErasedClock
     private let logger: Logger
     /// The sink and renderer belong to the panel thread alone.
     private struct ThreadOwned: @unchecked Sendable {
@@ -95,9 +97,10 @@ public final class StatusPanel: Sendable {
     private let thread = Mutex<DeviceThread?>(nil)
 
     /// A panel drawing to `sink`. Call ``start()`` to begin drawing.
-    public init(sink: any PanelOutputSink, maximumFramesPerSecond: Int = defaultMaximumFramesPerSecond, logger: Logger)
-        throws(PanelError)
-    {
+    public init(
+        sink: any PanelOutputSink, maximumFramesPerSecond: Int = defaultMaximumFramesPerSecond,
+        clock: any Clock<Duration> = ContinuousClock(), logger: Logger
+    ) throws(PanelError) {
         owned = ThreadOwned(sink: sink, renderer: try PanelRenderer(width: sink.width, height: sink.height))
         do {
             wake = try WakeEvent()
@@ -105,13 +108,16 @@ public final class StatusPanel: Sendable {
             throw .system(error)
         }
         minimumInterval = .nanoseconds(1_000_000_000 / Int64(max(1, maximumFramesPerSecond)))
+        self.clock = ErasedClock(clock)
         self.logger = logger
     }
 
     /// Opens the panel for `output` ("fb:/dev/fb0" → the framebuffer, "png:PATH" → a PNG file).
     /// A missing framebuffer throws ``PanelError/noFramebuffer(device:)``: the caller runs headless.
-    public static func open(framebuffer path: String, logger: Logger) throws(PanelError) -> StatusPanel {
-        try StatusPanel(sink: FramebufferSink(device: FramebufferDevice(path: path)), logger: logger)
+    public static func open(
+        framebuffer path: String, clock: any Clock<Duration> = ContinuousClock(), logger: Logger
+    ) throws(PanelError) -> StatusPanel {
+        try StatusPanel(sink: FramebufferSink(device: FramebufferDevice(path: path)), clock: clock, logger: logger)
     }
 
     /// What the panel draws to.
@@ -136,7 +142,7 @@ public final class StatusPanel: Sendable {
     /// The white flash of a press: drawn at once (it does not wait for the frame limiter), for ``flashDuration``.
     public func flash() {
         state.withLock {
-            $0.flashUntil = ContinuousClock.now + Self.flashDuration
+            $0.flashUntil = clock.now + Self.flashDuration
             $0.flashPending = true
             $0.dirty = true
         }
@@ -169,12 +175,11 @@ public final class StatusPanel: Sendable {
     }
 
     private func loop() {
-        let clock = ContinuousClock()
-        var lastFrame: ContinuousClock.Instant?
+        var lastFrame: ErasedClock.Instant?
         var lastError: String?
         while true {
             // Wait for a change (or the end of a flash).
-            let next: (model: PanelModel, flashEnds: ContinuousClock.Instant?)? = {
+            let next: (model: PanelModel, flashEnds: ErasedClock.Instant?)? = {
                 while true {
                     let (stopped, dirty, flashUntil) = state.withLock { ($0.stopped, $0.dirty, $0.flashUntil) }
                     if stopped { return nil }

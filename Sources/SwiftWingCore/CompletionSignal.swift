@@ -45,11 +45,11 @@ public final class CompletionSignal: Sendable {
         }
     }
 
-    /// Waits until complete or until `deadline`, whichever comes first; returns whether it is complete.
-    public func wait(until deadline: ContinuousClock.Instant) async -> Bool {
+    /// Waits until complete or until `deadline` on `clock`, whichever comes first; returns whether it is complete.
+    public func wait<C: Clock>(until deadline: C.Instant, on clock: C) async -> Bool {
         await withTaskGroup(of: Void.self) { group in
             group.addTask { await self.wait() }
-            group.addTask { try? await Task.sleep(until: deadline, clock: .continuous) }
+            group.addTask { try? await clock.sleep(until: deadline, tolerance: nil) }
             await group.next()
             group.cancelAll()
         }

@@ -1,49 +1,42 @@
 import Synchronization
 
-/// Where liveness checks read the time: `CLOCK_MONOTONIC` in the daemon, a hand-moved clock in tests.
-public protocol MonotonicClock: Sendable {
-    var now: MonotonicInstant { get }
-}
-
-/// The kernel's `CLOCK_MONOTONIC`.
-public struct SystemMonotonicClock: MonotonicClock {
-    public init() {}
-    public var now: MonotonicInstant { .now() }
-}
-
 /// A part's sign of life, bumped by the part's own loop on every turn, idle turns included (a frame
 /// or a poll timeout, a job or an idle wake, a scheduler tick), so silence means the loop is stuck.
 public final class Heartbeat: Sendable {
     public let part: String
-    private let clock: any MonotonicClock
-    /// Nanoseconds on `clock` of the last beat; 0 before the first.
-    private let lastBeatNanoseconds = Atomic<UInt64>(0)
+    private let clock: ErasedClock
+    /// Nanoseconds on `clock` of the last beat; `Int64.min` before the first.
+    private let lastBeatNanoseconds = Atomic<Int64>(.min)
 
-    public init(part: String, clock: any MonotonicClock = SystemMonotonicClock()) {
+    /// A heartbeat read on `clock` (the daemon's `ContinuousClock`; in tests a clock they advance).
+    public init(part: String, clock: any Clock<Duration> = ContinuousClock()) {
         self.part = part
-        self.clock = clock
+        self.clock = ErasedClock(clock)
     }
 
     public func beat() {
-        lastBeatNanoseconds.store(max(1, clock.now.nanoseconds), ordering: .releasing)
+        let (seconds, attoseconds) = clock.now.offset.components
+        lastBeatNanoseconds.store(seconds * 1_000_000_000 + attoseconds / 1_000_000_000, ordering: .releasing)
     }
 
     /// `nil` until the first beat.
-    public var lastBeat: MonotonicInstant? {
+    public var lastBeat: ErasedClock.Instant? {
         let nanoseconds = lastBeatNanoseconds.load(ordering: .acquiring)
-        return nanoseconds == 0 ? nil : MonotonicInstant(nanoseconds: nanoseconds)
+        return nanoseconds == .min ? nil : ErasedClock.Instant(offset: .nanoseconds(nanoseconds))
     }
 
-    /// What the watchdog reads: the last beat, or "starting" before the first one.
+    /// What the watchdog reads: how long since the last beat, or "starting" before the first one.
     public var liveness: PartLiveness {
-        lastBeat.map { .beating(lastBeat: $0) } ?? .excused(reason: "\(part) has not started yet")
+        guard let lastBeat else { return .excused(reason: "\(part) has not started yet") }
+        return .beating(silentFor: lastBeat.duration(to: clock.now))
     }
 }
 
 /// What one part says about itself when the watchdog asks.
 public enum PartLiveness: Equatable, Sendable {
-    /// Its loop last turned at this instant.
-    case beating(lastBeat: MonotonicInstant)
+    /// Its loop last turned this long ago (each part reads its own clock: the camera's loop turns are
+    /// stamped on the kernel's clock like its frames, heartbeats on the injected one).
+    case beating(silentFor: Duration)
     /// It is not expected to beat now, and that is reported elsewhere rather than fixed by a restart:
     /// a camera that is absent or reopening, a part that is still starting.
     case excused(reason: String)
@@ -85,22 +78,19 @@ public struct LivenessMonitor: Sendable {
 
     public let parts: [Part]
     public let staleAfter: Duration
-    private let clock: any MonotonicClock
 
-    public init(parts: [Part], staleAfter: Duration, clock: any MonotonicClock = SystemMonotonicClock()) {
+    public init(parts: [Part], staleAfter: Duration) {
         self.parts = parts
         self.staleAfter = staleAfter
-        self.clock = clock
     }
 
     public func check() -> Verdict {
-        let now = clock.now
         var stale: [StalePart] = []
         var excused: [String] = []
         for part in parts {
             switch part.read() {
-            case .beating(let lastBeat):
-                let silence = Duration.nanoseconds(max(0, now.nanoseconds(since: lastBeat)))
+            case .beating(let silentFor):
+                let silence = max(.zero, silentFor)
                 if silence > staleAfter { stale.append(StalePart(name: part.name, silentFor: silence)) }
             case .excused(let reason):
                 excused.append("\(part.name): \(reason)")

@@ -7,14 +7,14 @@ import Talaria
 /// applied under one lock at the clock's `now`; each change is logged and announced.
 final class BackendLink: Sendable {
     private let tracker = Mutex(ConnectivityTracker())
-    private let clock: any UplinkClock
+    private let clock: UplinkTime
     private let logger: Logger
     private let events: @Sendable (UplinkEvent) -> Void
     /// The backend answers again after an absence.
     private let onReturn: @Sendable () -> Void
 
     init(
-        clock: any UplinkClock, logger: Logger, events: @escaping @Sendable (UplinkEvent) -> Void,
+        clock: UplinkTime, logger: Logger, events: @escaping @Sendable (UplinkEvent) -> Void,
         onReturn: @escaping @Sendable () -> Void
     ) {
         self.clock = clock

@@ -51,7 +51,7 @@ final class Doorbell: Sendable {
 
     /// Returns when rung (or already rung since the last wait), at `deadline` on `clock`, or on
     /// cancellation. One waiter at a time (the scheduler).
-    func wait(until deadline: Date, on clock: any UplinkClock) async {
+    func wait(until deadline: Date, on clock: UplinkTime) async {
         await withTaskGroup(of: Void.self) { group in
             group.addTask { try? await clock.sleep(until: deadline) }
             group.addTask { await self.waitForRing() }

@@ -39,13 +39,13 @@ public struct EnrichmentEvent: Sendable, Hashable {
 /// The discipline is the uploads': transport failures, 5xx and unreadable answers are retried with
 /// ``RetryPolicy``'s backoff; a 429 pauses every lookup until its `Retry-After`; a round used up
 /// waits for the next. Nothing here touches the scan path: SQLite runs on a ``StoreLane`` of its
-/// own, HTTP on the transport's thread, time on the injected ``UplinkClock``.
+/// own, HTTP on the transport's thread, time on the injected `Clock` and ``WallClock``.
 public final class EnrichmentService: Service, Sendable {
     public let settings: EnrichmentSettings
     private let transport: any HTTPTransport
     private let library: Library
     private let logger: Logger
-    private let clock: any UplinkClock
+    private let clock: UplinkTime
     private let events: @Sendable (EnrichmentEvent) -> Void
     private let store = StoreLane(name: "sw-enrich-sql")
     private let doorbell = Doorbell()
@@ -61,13 +61,14 @@ public final class EnrichmentService: Service, Sendable {
 
     public init(
         settings: EnrichmentSettings, transport: any HTTPTransport, database: AppDatabase, logger: Logger,
-        clock: any UplinkClock = SystemUplinkClock(), events: @escaping @Sendable (EnrichmentEvent) -> Void = { _ in }
+        clock: any Clock<Duration> = ContinuousClock(), wallClock: WallClock = .system,
+        events: @escaping @Sendable (EnrichmentEvent) -> Void = { _ in }
     ) {
         self.settings = settings
         self.transport = transport
         self.library = Library(database: database)
         self.logger = logger
-        self.clock = clock
+        self.clock = UplinkTime(clock: clock, wall: wallClock)
         self.events = events
     }
 

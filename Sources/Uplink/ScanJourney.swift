@@ -17,7 +17,7 @@ struct ScanJourney: Sendable {
     let spool: SpoolDirectory
     let store: StoreLane
     let link: BackendLink
-    let clock: any UplinkClock
+    let clock: UplinkTime
     let logger: Logger
     let events: @Sendable (UplinkEvent) -> Void
     /// Jobs the backend answered 404 for, shared by every journey: a scan waits for them outside its slot.

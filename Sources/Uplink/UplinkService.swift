@@ -19,8 +19,8 @@ import Talaria
 /// scan tasks, each holding its slot until the job is terminal) and runs the background loops;
 /// ``ScanJourney`` takes one scan through upload, following, completion and cleanup;
 /// ``ConnectivityTracker`` is the pure state of the backend's reachability. HTTP runs on the
-/// transport's own thread; SQLite and spool files on ``StoreLane``; time comes from the
-/// ``UplinkClock``; nothing here blocks the cooperative pool.
+/// transport's own thread; SQLite and spool files on ``StoreLane``; time comes from the injected
+/// `Clock` and ``WallClock``; nothing here blocks the cooperative pool.
 public final class UplinkService: Service, Sendable {
     public let settings: UplinkSettings
     private let client: TalariaClient
@@ -28,7 +28,7 @@ public final class UplinkService: Service, Sendable {
     private let spool: SpoolDirectory
     private let logger: Logger
     private let events: @Sendable (UplinkEvent) -> Void
-    private let clock: any UplinkClock
+    private let clock: UplinkTime
     private let store: StoreLane
     private let doorbell: Doorbell
     private let link: BackendLink
@@ -48,7 +48,7 @@ public final class UplinkService: Service, Sendable {
 
     public init(
         settings: UplinkSettings, transport: any HTTPTransport, database: AppDatabase, spool: SpoolDirectory,
-        logger: Logger, clock: any UplinkClock = SystemUplinkClock(),
+        logger: Logger, clock: any Clock<Duration> = ContinuousClock(), wallClock: WallClock = .system,
         events: @escaping @Sendable (UplinkEvent) -> Void = { _ in }, heartbeat: @escaping @Sendable () -> Void = {}
     ) {
         self.heartbeat = heartbeat
@@ -62,6 +62,7 @@ public final class UplinkService: Service, Sendable {
         self.spool = spool
         self.logger = logger
         self.events = events
+        let clock = UplinkTime(clock: clock, wall: wallClock)
         self.clock = clock
         // The network is back: every waiting scan starts a new round now.
         self.link = BackendLink(clock: clock, logger: logger, events: events) {

@@ -34,7 +34,7 @@ import Testing
         let jobDone = Flag()
         let job = Task {
             try await reservation.run {
-                usleep(100_000)
+                usleep(100_000)  // blocking work on the worker's thread, as a JPEG encode is
                 jobDone.raised.store(true, ordering: .releasing)
             }
         }

@@ -34,7 +34,7 @@ import Glibc
     private func eventually(_ condition: () -> Bool) -> Bool {
         for _ in 0..<3000 {
             if condition() { return true }
-            usleep(5_000)
+            usleep(5_000)  // polls a server on threads of its own
         }
         return condition()
     }

@@ -30,6 +30,7 @@ import Testing
 
     private func until(_ condition: () -> Bool) async {
         let deadline = ContinuousClock.now + .seconds(10)
+        // Polls the router's tasks: nothing to await.
         while !condition(), ContinuousClock.now < deadline { try? await Task.sleep(for: .milliseconds(5)) }
     }
 
@@ -77,7 +78,7 @@ import Testing
         try shutter.start(router(record, feedback: feedback).handle)
         shutter.emit(.press(ShutterPress(time: .now(), source: .key)))
         await until { !record.presses.withLock { $0 }.isEmpty }
-        try await Task.sleep(for: .milliseconds(50))
+        try await Task.sleep(for: .milliseconds(50))  // no clock here: time for a wrong retry's task to run
         #expect(record.retries.load(ordering: .relaxed) == 0)
         #expect(record.shown.withLock { $0 }.isEmpty)
         #expect(feedback.calls.withLock { $0 } == ["accepted"])

@@ -5,6 +5,7 @@ import Logging
 import Panel
 import Store
 import SwiftWingCore
+import SwiftWingTesting
 import Synchronization
 import Testing
 @testable import Appliance
@@ -77,7 +78,9 @@ struct PanelFeederTests {
 
         // When the camera's first attempt has failed, the notice shows (grace time zero here)
         let run = Task { try await camera.run() }
-        for _ in 0..<100 where !camera.statusDescription.contains("no camera") { try await Task.sleep(for: .milliseconds(10)) }
+        for _ in 0..<100 where !camera.statusDescription.contains("no camera") {
+            try await Task.sleep(for: .milliseconds(10))  // polls the supervisor's own task: nothing to await
+        }
         feeder.refresh()
         #expect(panel.model.notice == .cameraMissing(device: "/dev/video9"))
         run.cancel()
@@ -87,7 +90,7 @@ struct PanelFeederTests {
     /// A feeder over an empty database and a camera that never opens; the caller removes `directory`.
     private func idleFeeder(
         connectivity: @escaping @Sendable () -> Connectivity = { .offline },
-        exportHold: @escaping @Sendable () -> PanelNotice? = { nil }
+        exportHold: @escaping @Sendable () -> PanelNotice? = { nil }, clock: ManualClock = ManualClock()
     ) throws -> (panel: StatusPanel, feeder: PanelFeeder, directory: String)
     {
         let directory = NSTemporaryDirectory() + "panel-feeder-\(UUID().uuidString)"
@@ -95,11 +98,11 @@ struct PanelFeederTests {
         let state = StateDirectory(path: directory)
         try state.create()
         let camera = CameraSupervisor(device: "/dev/video9", logger: Logger(label: "test")) { throw ApplianceError("no camera") }
-        let panel = try StatusPanel(sink: NullSink(), logger: Logger(label: "test"))
+        let panel = try StatusPanel(sink: NullSink(), clock: clock, logger: Logger(label: "test"))
         let feeder = PanelFeeder(
             panel: panel, database: try AppDatabase.inMemory(), stateDirectory: state, camera: camera, cameraName: "/dev/video9",
             settings: PanelFeeder.Settings(), logger: Logger(label: "test"), connectivity: connectivity,
-            exportHold: exportHold)
+            exportHold: exportHold, clock: clock, wallClock: clock.wallClock())
         return (panel, feeder, directory)
     }
 
@@ -118,13 +121,17 @@ struct PanelFeederTests {
 
     @Test("the long press's notice shows over the others for its duration, then goes")
     func aShownNoticeExpires() async throws {
-        let (panel, feeder, directory) = try idleFeeder()
+        let clock = ManualClock()
+        let (panel, feeder, directory) = try idleFeeder(clock: clock)
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let notice = PanelNotice.message(title: "THIS DEVICE", detail: "swiftwing · no network · queue empty")
         feeder.show(notice, for: .milliseconds(300))
         feeder.refresh()
         #expect(panel.model.notice == notice)
-        try await Task.sleep(for: .milliseconds(400))
+        clock.advance(by: .milliseconds(299))
+        feeder.refresh()
+        #expect(panel.model.notice == notice, "still up 1 ms before its end")
+        clock.advance(by: .milliseconds(1))
         feeder.refresh()
         #expect(panel.model.notice == nil)
     }

@@ -86,9 +86,11 @@ import Testing
     @Test func aPressBeyondTheQueueDepthIsRefusedAtOnceNotDelayed() async throws {
         // Given one slot, held by a press waiting for its frame
         let rig = try await Rig(queueDepth: 1, cameraMode: .manual)
-        try await Task.sleep(for: .milliseconds(50))
+        while rig.supervisor.availability != "streaming" {
+            try await Task.sleep(for: .milliseconds(5))  // polls the supervisor's own task: nothing to await
+        }
         let first = Task { await rig.pipeline.press(ShutterPress(time: .now(), source: .controlSocket)) }
-        while rig.worker.busy == 0 { try await Task.sleep(for: .milliseconds(5)) }
+        while rig.worker.busy == 0 { try await Task.sleep(for: .milliseconds(5)) }  // polls the worker's thread
 
         // When a second press comes
         let outcome = await rig.pipeline.press(ShutterPress(time: .now(), source: .controlSocket))

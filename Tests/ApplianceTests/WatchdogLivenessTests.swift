@@ -9,10 +9,10 @@ import Testing
 
 /// When the daemon pings systemd's watchdog: only while every part beats or is excused.
 @Suite struct WatchdogLivenessTests {
-    let clock = ManualMonotonicClock()
+    let clock = ManualClock()
 
     func monitor(_ parts: [LivenessMonitor.Part]) -> LivenessMonitor {
-        LivenessMonitor(parts: parts, staleAfter: .seconds(20), clock: clock)
+        LivenessMonitor(parts: parts, staleAfter: .seconds(20))
     }
 
     @Test func freshHeartbeatsAreAliveAndASilentOneIsStale() {
@@ -77,9 +77,13 @@ import Testing
         let supervisor = CameraSupervisor(device: "fake", logger: Logger(label: "test")) { fake }
         let running = Task { try? await supervisor.run() }
         try await waitUntil { supervisor.availability == "streaming" }
-        let frameAt = MonotonicInstant.now()
-        fake.emit(at: frameAt)
-        #expect(supervisor.liveness == .beating(lastBeat: frameAt), "a streaming camera reports its loop's last turn")
+        // The loop's turns are stamped on the kernel's clock, as its frames: one 30 s ago is 30 s of silence.
+        fake.emit(at: MonotonicInstant.now().advanced(byNanoseconds: -30_000_000_000))
+        guard case .beating(let silence) = supervisor.liveness else {
+            Issue.record("a streaming camera reported no loop turn")
+            return
+        }
+        #expect(silence >= .seconds(30) && silence < .seconds(3600), "a streaming camera reports its loop's last turn")
 
         fake.disconnect()
         #expect(supervisor.availability == "reopening")
@@ -107,7 +111,8 @@ import Testing
         // Read the beat only once the job runs: on a loaded machine it may start well after 100 ms.
         try await waitUntil { started.withLock { $0 } }
         let stuckAt = try #require(worker.heartbeat.lastBeat)
-        try await Task.sleep(for: .milliseconds(200))  // ten idle wakes' worth
+        // Ten idle wakes' worth: the worker's thread wakes on a real timeout, so real time must pass.
+        try await Task.sleep(for: .milliseconds(200))
         #expect(worker.heartbeat.lastBeat == stuckAt, "no beat while the job blocks the worker's thread")
         release.signal()
         try await job.value
@@ -121,7 +126,7 @@ import Testing
         #expect(reply.ok == false)
         #expect(reply.error?.contains("SWIFTWING_TEST_HOOKS=1") == true, "the refusal says how it is turned on")
         #expect(worker.busy == 0, "nothing was wedged")
-        try await Task.sleep(for: .milliseconds(100))
+        try await waitUntil { worker.heartbeat.lastBeat != nil }
         let beat = try #require(worker.heartbeat.lastBeat)
         try await waitUntil { (worker.heartbeat.lastBeat ?? beat) > beat }
         worker.stop()
@@ -136,13 +141,14 @@ import Testing
         var silent = false
         for _ in 0..<20 where !silent {
             let before = victim.heartbeat.lastBeat
-            try await Task.sleep(for: .milliseconds(200))
+            try await Task.sleep(for: .milliseconds(200))  // a real thread's idle wakes: real time must pass
             silent = before != nil && victim.heartbeat.lastBeat == before
         }
         #expect(silent, "the wedged worker kept beating")
     }
 
     private func waitUntil(_ condition: () -> Bool) async throws {
+        // Polls parts that run on threads of their own: there is nothing to await.
         for _ in 0..<500 where !condition() { try await Task.sleep(for: .milliseconds(10)) }
         try #require(condition())
     }

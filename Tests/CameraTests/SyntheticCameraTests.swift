@@ -49,7 +49,7 @@ import Testing
         // Counted, not captured: a capture asked for after start() returns can miss a frame made at
         // once and wait a whole period for the next, which is what this test is not about.
         while camera.status.framesReceived == 0 && MonotonicInstant.now().nanoseconds(since: started) < 3_000_000_000 {
-            try await Task.sleep(for: .milliseconds(5))
+            try await Task.sleep(for: .milliseconds(5))  // polls the camera's thread
         }
         let late = MonotonicInstant.now().nanoseconds(since: started)
         await camera.stop()
@@ -108,7 +108,7 @@ import Testing
         let pending = Task { () async throws(CameraError) -> YUV420Frame in
             try await camera.capture(after: future, timeout: .seconds(30))
         }
-        try await Task.sleep(for: .milliseconds(100))
+        try await Task.sleep(for: .milliseconds(100))  // the capture reaches the camera's thread
         let started = MonotonicInstant.now()
         await camera.stop()
         let stopTook = MonotonicInstant.now().nanoseconds(since: started)

@@ -92,7 +92,7 @@ import Testing
         }
         #expect(sequences == sequences.sorted() && Set(sequences).count == sequences.count)
         let received = camera.status.framesReceived
-        try await Task.sleep(for: .milliseconds(300))
+        try await Task.sleep(for: .milliseconds(300))  // a real device's frames come in real time
         #expect(camera.status.framesReceived > received, "still streaming after the scaled captures")
         await camera.stop()
         #expect(camera.status.state == .stopped)
@@ -106,7 +106,7 @@ import Testing
         let pending = Task { () async throws(CameraError) -> YUV420Frame in
             try await camera.capture(after: future, timeout: .seconds(30))
         }
-        try await Task.sleep(for: .milliseconds(300))
+        try await Task.sleep(for: .milliseconds(300))  // the capture reaches the device's thread
         let path = Self.device ?? "/dev/video0"
         #expect(system("v4l2-ctl -d \(path) --set-ctrl=disconnect=1") == 0)
         let result = await pending.result

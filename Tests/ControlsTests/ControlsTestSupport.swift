@@ -16,6 +16,7 @@ final class EventLog: Sendable {
     /// Waits up to `seconds` for `count` events.
     func wait(for count: Int, seconds: Double = 3) async {
         let deadline = Date().addingTimeInterval(seconds)
+        // polls the shutter's thread
         while all.count < count, Date() < deadline { try? await Task.sleep(for: .milliseconds(5)) }
     }
 }

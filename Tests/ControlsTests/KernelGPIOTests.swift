@@ -33,6 +33,7 @@ enum GPIOSim {
         (try? String(contentsOfFile: buzzerControls! + "/value", encoding: .utf8))?.trimmingCharacters(in: .whitespacesAndNewlines) ?? "?"
     }
 
+    /// Real time between the simulator's edges: the kernel stamps them, and debounce and long press read the stamps.
     static func sleep(ms: Double) { usleep(UInt32(ms * 1000)) }
 
     static var shutter: GPIOLineSpec { GPIOLineSpec(chip: label!, line: "SHUTTER", activeLow: true, bias: .pullUp) }

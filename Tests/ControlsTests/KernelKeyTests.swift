@@ -53,13 +53,13 @@ struct KernelKeyTests {
         let log = EventLog()
         try shutter.start(log.handler)
         defer { shutter.stop() }
-        try await Task.sleep(for: .milliseconds(100))
+        try await Task.sleep(for: .milliseconds(100))  // the shutter's thread opens its inotify watch
 
         // Plugged in after the shutter started: picked up through inotify.
         let keyboard = try VirtualKeyboard(name: "SwiftWing test remote", keys: [UInt16(KEY_CAMERA), UInt16(KEY_A)])
         var waited = 0
         while !shutter.devices.values.contains("SwiftWing test remote"), waited < 300 {
-            try await Task.sleep(for: .milliseconds(10))
+            try await Task.sleep(for: .milliseconds(10))  // polls the kernel's device list
             waited += 1
         }
         #expect(shutter.devices.values.contains("SwiftWing test remote"))
@@ -83,7 +83,7 @@ struct KernelKeyTests {
 
         // Held past the threshold: one long press.
         keyboard.key(UInt16(KEY_CAMERA), 1)
-        try await Task.sleep(for: .milliseconds(1200))
+        try await Task.sleep(for: .milliseconds(1200))  // held: the kernel stamps the release 1.2 s later
         keyboard.key(UInt16(KEY_CAMERA), 0)
         await log.wait(for: 3)
         #expect(log.presses == 2)
@@ -93,7 +93,7 @@ struct KernelKeyTests {
         keyboard.destroy()
         waited = 0
         while !shutter.devices.isEmpty, waited < 300 {
-            try await Task.sleep(for: .milliseconds(10))
+            try await Task.sleep(for: .milliseconds(10))  // polls the kernel's device list
             waited += 1
         }
         #expect(shutter.devices.isEmpty)
@@ -111,14 +111,14 @@ struct KernelKeyTests {
         defer { allowed.destroy() }
         var waited = 0
         while !shutter.devices.values.contains("SwiftWing allowed remote"), waited < 300 {
-            try await Task.sleep(for: .milliseconds(10))
+            try await Task.sleep(for: .milliseconds(10))  // polls the kernel's device list
             waited += 1
         }
         #expect(shutter.devices.values.contains("SwiftWing allowed remote"))
         // A keyboard not on the list has the key too, but is left alone.
         let other = try VirtualKeyboard(name: "SwiftWing other keyboard", keys: [UInt16(KEY_CAMERA)])
         defer { other.destroy() }
-        try await Task.sleep(for: .milliseconds(300))
+        try await Task.sleep(for: .milliseconds(300))  // time for the kernel and inotify to offer it to the shutter
         other.key(UInt16(KEY_CAMERA), 1)
         other.key(UInt16(KEY_CAMERA), 0)
         #expect(!shutter.devices.values.contains("SwiftWing other keyboard"))
@@ -129,7 +129,7 @@ struct KernelKeyTests {
             allowed.key(UInt16(KEY_CAMERA), 0)
         }
         await log.wait(for: 1)
-        try await Task.sleep(for: .milliseconds(200))
+        try await Task.sleep(for: .milliseconds(200))  // kernel-stamped events: real time must pass
         #expect(log.presses == 1)  // none from the other keyboard
         #expect(shutter.statistics.throttled == 4)
         // Later than 150 ms: a press again.

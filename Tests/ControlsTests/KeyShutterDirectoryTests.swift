@@ -15,12 +15,12 @@ import Testing
         let shutter = KeyShutter(directory: directory.path)
         try shutter.start { _ in }
         defer { shutter.stop() }
-        try await Task.sleep(for: .milliseconds(50))
+        try await Task.sleep(for: .milliseconds(50))  // the shutter's thread sets its inotify watch
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         try Data([0]).write(to: directory.appendingPathComponent("event0"))
         var waited = 0
         while shutter.examined == 0, waited < 200 {
-            try await Task.sleep(for: .milliseconds(10))
+            try await Task.sleep(for: .milliseconds(10))  // polls the shutter's thread
             waited += 1
         }
         // Seen through the watch on the new directory; the first scan of that directory may see it too

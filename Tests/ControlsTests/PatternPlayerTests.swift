@@ -4,23 +4,23 @@ import SwiftWingTesting
 import Testing
 
 /// Runs the player's timer by hand on a fake clock, 1 ms at a time, like its thread would.
-func run(_ player: PatternPlayer, _ clock: FakeClock, forMilliseconds ms: Int) {
+func run(_ player: PatternPlayer, _ clock: ManualClock, forMilliseconds ms: Int) {
     for _ in 0..<ms {
-        clock.advance(milliseconds: 1)
+        clock.advance(by: .milliseconds(1))
         player.advance()
     }
 }
 
 @Suite struct PatternPlayerTests {
     @Test func theClickIsOnTheLineBeforePlayReturnsAndOffAfter15Milliseconds() {
-        let clock = FakeClock()
+        let clock = ManualClock()
         let buzzer = FakeOutput(clock: clock)
         let player = PatternPlayer(buzzer: buzzer, clock: clock)
-        let origin = clock.now()
+        let origin = clock.now
         let setAt = player.play(.click)
         #expect(buzzer.isActive)
         #expect(setAt == origin)
-        #expect(player.advance() == origin.advanced(byNanoseconds: 15_000_000))
+        #expect(player.advance() == origin + .milliseconds(15))
         run(player, clock, forMilliseconds: 100)
         #expect(buzzer.timeline(since: origin).map(\.0) == [0, 15])
         #expect(buzzer.timeline(since: origin).map(\.1) == [true, false])
@@ -35,10 +35,10 @@ func run(_ player: PatternPlayer, _ clock: FakeClock, forMilliseconds ms: Int) {
         (BuzzerPattern.longPress, [0.0, 200, 300, 500]),
     ])
     func patternsKeepTheirTiming(pattern: BuzzerPattern, expected: [Double]) {
-        let clock = FakeClock()
+        let clock = ManualClock()
         let buzzer = FakeOutput(clock: clock)
         let player = PatternPlayer(buzzer: buzzer, clock: clock)
-        let origin = clock.now()
+        let origin = clock.now
         player.play(pattern)
         run(player, clock, forMilliseconds: 1000)
         let timeline = buzzer.timeline(since: origin)
@@ -54,26 +54,26 @@ func run(_ player: PatternPlayer, _ clock: FakeClock, forMilliseconds ms: Int) {
 
     @Test func aLateTimerDoesNotStretchThePattern() {
         // The timer thread woke 25 ms late in the middle of "success": the steps stay on schedule.
-        let clock = FakeClock()
+        let clock = ManualClock()
         let buzzer = FakeOutput(clock: clock)
         let player = PatternPlayer(buzzer: buzzer, clock: clock)
-        let origin = clock.now()
+        let origin = clock.now
         player.play(.success)
-        clock.advance(milliseconds: 85)  // first off at 60 was missed; it is applied now
+        clock.advance(by: .milliseconds(85))  // first off at 60 was missed; it is applied now
         player.advance()
-        clock.advance(milliseconds: 55)  // 140: second on
+        clock.advance(by: .milliseconds(55))  // 140: second on
         player.advance()
-        clock.advance(milliseconds: 60)  // 200: off
+        clock.advance(by: .milliseconds(60))  // 200: off
         player.advance()
         #expect(buzzer.timeline(since: origin).map(\.0) == [0, 85, 140, 200])
         #expect(player.snapshot.pattern == nil)
     }
 
     @Test func aNewPatternReplacesThePlayingOne() {
-        let clock = FakeClock()
+        let clock = ManualClock()
         let buzzer = FakeOutput(clock: clock)
         let player = PatternPlayer(buzzer: buzzer, clock: clock)
-        let origin = clock.now()
+        let origin = clock.now
         player.play(.error)
         run(player, clock, forMilliseconds: 100)
         player.play(.click)  // a new press while the error sounds
@@ -83,11 +83,11 @@ func run(_ player: PatternPlayer, _ clock: FakeClock, forMilliseconds ms: Int) {
     }
 
     @Test func theLightGoesOutOnRequestOrAtItsLimit() {
-        let clock = FakeClock()
+        let clock = ManualClock()
         let buzzer = FakeOutput(clock: clock)
         let light = FakeOutput(clock: clock)
         let player = PatternPlayer(buzzer: buzzer, light: light, clock: clock)
-        let origin = clock.now()
+        let origin = clock.now
         player.lightOn(forAtMost: 500_000_000)
         run(player, clock, forMilliseconds: 40)
         player.lightOff()
@@ -100,7 +100,7 @@ func run(_ player: PatternPlayer, _ clock: FakeClock, forMilliseconds ms: Int) {
     }
 
     @Test func aBrokenOutputNeverStopsThePlayer() {
-        let clock = FakeClock()
+        let clock = ManualClock()
         let buzzer = FakeOutput(clock: clock)
         let player = PatternPlayer(buzzer: buzzer, clock: clock)
         buzzer.fail(true)
@@ -113,15 +113,16 @@ func run(_ player: PatternPlayer, _ clock: FakeClock, forMilliseconds ms: Int) {
     }
 
     @Test func theTimerThreadPlaysPatternsOnTheRealClock() async throws {
-        // The player's own thread (timerfd + eventfd) on CLOCK_MONOTONIC.
-        let buzzer = FakeOutput()
-        let player = PatternPlayer(buzzer: buzzer)
+        // The player's own thread (timerfd + eventfd) on CLOCK_MONOTONIC; the output stamps on the player's clock.
+        let clock = ErasedClock(ContinuousClock())
+        let buzzer = FakeOutput(clock: clock)
+        let player = PatternPlayer(buzzer: buzzer, clock: clock)
         try player.start()
         defer { player.stop() }
         let origin = player.play(.success)
         var timeline = buzzer.timeline(since: origin)
         for _ in 0..<500 where timeline.count < 4 {
-            try await Task.sleep(for: .milliseconds(20))
+            try await Task.sleep(for: .milliseconds(20))  // a real timerfd fires in real time
             timeline = buzzer.timeline(since: origin)
         }
         #expect(timeline.map(\.1) == [true, false, true, false])

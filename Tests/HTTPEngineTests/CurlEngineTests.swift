@@ -527,7 +527,7 @@ import Testing
             }
             received += bytes.count
             parts += 1
-            if parts % 16 == 0 { try await Task.sleep(for: .milliseconds(5)) }
+            if parts % 16 == 0 { try await Task.sleep(for: .milliseconds(5)) }  // a slow consumer, in real time
         }
 
         #expect(received == total)

@@ -187,7 +187,7 @@ private func eventuallyValue<T>(_ value: () -> T?) async -> T? {
     let deadline = ContinuousClock.now + hangGuard
     while ContinuousClock.now < deadline {
         if let found = value() { return found }
-        try? await Task.sleep(for: .milliseconds(10))
+        try? await Task.sleep(for: .milliseconds(10))  // polls the transfer thread
     }
     return value()
 }

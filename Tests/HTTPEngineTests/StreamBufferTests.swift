@@ -32,7 +32,7 @@ import Testing
     @Test func aWaitingConsumerIsWokenByCancellationAndByFailure() async throws {
         let cancelled = StreamBuffer(pauseAboveBytes: 100)
         async let waiting = cancelled.next()
-        try await Task.sleep(for: .milliseconds(50))
+        try await Task.sleep(for: .milliseconds(50))  // lets the consumer reach its wait: nothing to await
         cancelled.consumerLeft()
         guard case .failure(.cancelled) = await waiting else { Issue.record("cancelled"); return }
 

@@ -61,7 +61,7 @@ import Testing
                 helper.stop()
                 throw HelperFailed(command: ([executable] + arguments).joined(separator: " "))
             }
-            Thread.sleep(forTimeInterval: 0.02)
+            Thread.sleep(forTimeInterval: 0.02)  // polls a real server process
         }
         return helper
     }

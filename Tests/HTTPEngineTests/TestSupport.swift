@@ -37,7 +37,7 @@ func eventually(within timeout: Duration, _ condition: () -> Bool) async -> Bool
     let deadline = ContinuousClock.now + timeout
     while ContinuousClock.now < deadline {
         if condition() { return true }
-        try? await Task.sleep(for: .milliseconds(10))
+        try? await Task.sleep(for: .milliseconds(10))  // polls the engine's and server's threads
     }
     return condition()
 }

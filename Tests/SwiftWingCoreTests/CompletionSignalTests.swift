@@ -9,13 +9,15 @@ import Testing
         signal.complete()
         await waiter.value
         await signal.wait()
-        #expect(await signal.wait(until: .now - .seconds(1)), "complete already: the deadline does not matter")
+        #expect(
+            await signal.wait(until: .now - .seconds(1), on: ContinuousClock()),
+            "complete already: the deadline does not matter")
     }
 
     @Test func aDeadlineEndsTheWaitWithoutCompletion() async {
         let signal = CompletionSignal()
         let deadline = ContinuousClock.now + .milliseconds(30)
-        #expect(await signal.wait(until: deadline) == false)
+        #expect(await signal.wait(until: deadline, on: ContinuousClock()) == false)
         #expect(ContinuousClock.now >= deadline)
     }
 

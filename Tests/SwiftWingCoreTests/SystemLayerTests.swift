@@ -33,7 +33,7 @@ private func farDeadline() -> MonotonicInstant { MonotonicInstant.now().advanced
         let thread = DeviceThread(name: "test-wake") {
             ready.withLock { $0 = try? waitReadable([wake.descriptor], until: farDeadline()) }
         }
-        usleep(20_000)
+        usleep(20_000)  // lets the thread reach its poll(2): the kernel's wait is what is tested
         wake.signal()
         thread.join()
         #expect(ready.withLock { $0 }?[wake.descriptor] != nil)
@@ -103,7 +103,7 @@ private func farDeadline() -> MonotonicInstant { MonotonicInstant.now().advanced
             outcome.withLock { $0 = result }
         }
         for _ in 0..<20 {
-            usleep(5_000)
+            usleep(5_000)  // signals a thread in the kernel's poll(2) until it returns
             if let handle = target.withLock({ $0 }) { pthread_kill(handle, SIGUSR2) }
         }
         #expect(outcome.withLock { $0 } == nil, "the signals must not end the wait")

@@ -107,7 +107,7 @@ public final class FakeFrameSource: FrameSource {
                 return
             }
             Task { [weak self] in
-                try? await Task.sleep(for: timeout)
+                try? await Task.sleep(for: timeout)  // a capture timeout runs in real time, as the real cameras'
                 guard let self else { return }
                 let waiter = self.state.withLock { $0.requests.remove(id: id) }
                 waiter?.resume(returning: .failure(.timedOut(device: device, after: timeout, framesReceived: 0)))

@@ -2,42 +2,24 @@ import Controls
 import Synchronization
 import SwiftWingCore
 
-/// A clock that moves only when a test says so.
-public final class FakeClock: FeedbackClock {
-    private let current: Mutex<MonotonicInstant>
-
-    public init(start: MonotonicInstant = MonotonicInstant(nanoseconds: 1_000_000_000)) {
-        current = Mutex(start)
-    }
-
-    public func now() -> MonotonicInstant { current.withLock { $0 } }
-
-    public func advance(milliseconds: Double) {
-        current.withLock { $0 = $0.advanced(byNanoseconds: Int64(milliseconds * 1_000_000)) }
-    }
-
-    public func set(_ instant: MonotonicInstant) {
-        current.withLock { $0 = instant }
-    }
-}
-
-/// An output line that records every level it is driven to, stamped with a clock (a fake one in
-/// pattern tests, the real one in latency tests). Can be told to fail like a vanished GPIO line.
+/// An output line that records every level it is driven to, stamped with a clock (a ``ManualClock``
+/// in pattern tests, the player's real one in the timer thread's test). Can be told to fail like a
+/// vanished GPIO line.
 public final class FakeOutput: DigitalOutput {
     public struct Change: Sendable, Equatable {
         public var active: Bool
-        public var time: MonotonicInstant
+        public var time: ErasedClock.Instant
     }
 
-    private let clock: any FeedbackClock
+    private let clock: ErasedClock
     private let state = Mutex<(changes: [Change], failing: Bool)>(([], false))
 
-    public init(clock: any FeedbackClock = SystemFeedbackClock()) {
-        self.clock = clock
+    public init(clock: any Clock<Duration> = ContinuousClock()) {
+        self.clock = ErasedClock(clock)
     }
 
     public func set(active: Bool) throws(SystemCallError) {
-        let time = clock.now()
+        let time = clock.now
         let failing = state.withLock { state -> Bool in
             if !state.failing { state.changes.append(Change(active: active, time: time)) }
             return state.failing
@@ -51,8 +33,8 @@ public final class FakeOutput: DigitalOutput {
     public func fail(_ failing: Bool) { state.withLock { $0.failing = failing } }
 
     /// The changes as (milliseconds since `origin`, level), for readable expectations.
-    public func timeline(since origin: MonotonicInstant) -> [(Double, Bool)] {
-        changes.map { (Double($0.time.nanoseconds(since: origin)) / 1e6, $0.active) }
+    public func timeline(since origin: ErasedClock.Instant) -> [(Double, Bool)] {
+        changes.map { (origin.duration(to: $0.time) / .milliseconds(1), $0.active) }
     }
 }
 

@@ -27,7 +27,7 @@ private final class EnrichmentRig: Sendable {
         settings.idleInterval = 3600
         service = EnrichmentService(
             settings: settings, transport: harness.backend, database: harness.database, logger: Logger(label: "test"),
-            clock: harness.clock)
+            clock: harness.clock, wallClock: harness.wallClock)
     }
 
     func start() {
@@ -41,7 +41,7 @@ private final class EnrichmentRig: Sendable {
     @discardableResult
     func addBarcodeBook(_ isbn13: String = "9780131103627") throws -> BookRecord {
         let book = try harness.database.library.insert(
-            BookRecord(isbn13: isbn13, title: "", addedAt: harness.clock.now))
+            BookRecord(isbn13: isbn13, title: "", addedAt: harness.now))
         service.wake()
         return book
     }
@@ -58,7 +58,8 @@ private final class EnrichmentRig: Sendable {
         _ what: String, upTo limit: TimeInterval, sourceLocation: SourceLocation = #_sourceLocation,
         until condition: () throws -> Bool
     ) async throws {
-        let (clock, end) = (harness.clock, harness.clock.now.addingTimeInterval(limit))
+        let clock = harness.clock
+        let end = clock.now.advanced(by: Duration.nanoseconds(Int64(limit * 1e9)))
         while try !condition() {
             try await harness.eventually("the service sleeps", sourceLocation: sourceLocation) {
                 try clock.sleeperCount > 0 || condition()
@@ -68,7 +69,7 @@ private final class EnrichmentRig: Sendable {
                 Issue.record("not reached within \(limit) s on the clock: \(what)", sourceLocation: sourceLocation)
                 return
             }
-            clock.advance(by: max(0, next.timeIntervalSince(clock.now)))
+            clock.advance(by: max(Duration.zero, clock.now.duration(to: next)))
         }
     }
 
@@ -115,7 +116,7 @@ struct EnrichmentServiceTests {
         try rig.addBarcodeBook()
         try await rig.harness.eventually("the book is not found") { try rig.book().enrichmentStatus == .notFound }
         try await rig.harness.eventually("the service sleeps") { rig.harness.clock.sleeperCount > 0 }
-        rig.harness.clock.advance(by: 4000)  // past the idle interval: the library is read again
+        rig.harness.clock.advance(by: .seconds(4000))  // past the idle interval: the library is read again
         try await rig.harness.eventually("the service sleeps again") { rig.harness.clock.sleeperCount > 0 }
         await rig.stop()
         #expect(rig.lookups().count == 1)

@@ -16,11 +16,15 @@ final class UplinkHarness: Sendable {
     let database: AppDatabase
     let spool: SpoolDirectory
     let keyFile: String
-    let clock: ManualUplinkClock
+    let clock: ManualClock
+    /// Wall time that moves with `clock`: what the uplink stores and compares.
+    let wallClock: WallClock
     let backend: ScriptedBackend
     let service: UplinkService
     let events: UplinkEventRecorder
     private let running = ServiceTask()
+    /// The scheduler's turns so far (counted by its heartbeat).
+    private let turns = TurnCounter()
 
     /// `script` answers each request and how many of the same method+path came before it; `transport`
     /// (a real engine to a server at `base`) replaces the scripted backend when given.
@@ -41,15 +45,21 @@ final class UplinkHarness: Sendable {
             apiKey: APIKeySource(path: apiKey == nil ? nil : keyFile), version: "test")
         settings.retry = RetryPolicy(roundInterval: 3600, random: { 0.5 })
         tweak(&settings)
-        let clock = ManualUplinkClock()
+        let clock = ManualClock()
+        let wallClock = clock.wallClock()
         self.clock = clock
-        backend = ScriptedBackend(now: { clock.now }, script)
+        self.wallClock = wallClock
+        backend = ScriptedBackend(now: { wallClock.now }, script)
         let events = UplinkEventRecorder()
         self.events = events
         service = UplinkService(
             settings: settings, transport: transport ?? (backend as any HTTPTransport), database: database,
-            spool: spool, logger: Logger(label: "test"), clock: clock, events: { events.record($0) })
+            spool: spool, logger: Logger(label: "test"), clock: clock, wallClock: wallClock,
+            events: { events.record($0) }, heartbeat: { [turns] in turns.add() })
     }
+
+    /// Now on the wall clock.
+    var now: Date { wallClock.now }
 
     func start() {
         let service = self.service
@@ -63,8 +73,8 @@ final class UplinkHarness: Sendable {
         let id = UUID()
         let image = try spool.write(jpeg: bytes, for: id)
         let record = try database.queue.enqueue(
-            NewScan(id: id, pressedAt: .now(), pressedWallAt: clock.now, frameAt: nil, image: image, width: 64, height: 48),
-            now: clock.now)
+            NewScan(id: id, pressedAt: .now(), pressedWallAt: now, frameAt: nil, image: image, width: 64, height: 48),
+            now: now)
         service.wake()
         return record
     }
@@ -87,10 +97,24 @@ final class UplinkHarness: Sendable {
     ) async throws {
         for _ in 0..<Self.looks {
             if try condition() { return }
-            try await Task.sleep(for: .milliseconds(5))
+            try await Task.sleep(for: .milliseconds(5))  // polls tasks and threads of the uplink: nothing to await
         }
         if try condition() { return }
         Issue.record("never happened: \(what)", sourceLocation: sourceLocation)
+    }
+
+    /// Waits until the scheduler has finished a turn begun after this call: what the uplink does about
+    /// a change (a scan queued, a key installed) without time passing, it has done by then, and with
+    /// the clock standing still nothing else can happen. (A turn after a second wake begins only
+    /// when the first one has ended.)
+    func settle(sourceLocation: SourceLocation = #_sourceLocation) async throws {
+        let before = turns.count
+        service.wake()
+        try await eventually("the scheduler took a turn", sourceLocation: sourceLocation) { turns.count > before }
+        service.wake()
+        try await eventually("the scheduler ended that turn", sourceLocation: sourceLocation) {
+            turns.count > before + 1
+        }
     }
 
     /// Moves the clock forward `step` at a time, letting the uplink's tasks run between steps,
@@ -101,12 +125,12 @@ final class UplinkHarness: Sendable {
         _ what: String, step: TimeInterval = 0.25, upTo limit: TimeInterval, sourceLocation: SourceLocation = #_sourceLocation,
         until condition: () throws -> Bool
     ) async throws {
-        let started = clock.now
+        let started = now
         var looks = 0
-        while clock.now.timeIntervalSince(started) < limit, looks < Self.looks {
+        while now.timeIntervalSince(started) < limit, looks < Self.looks {
             if try condition() { return }
-            try await Task.sleep(for: .milliseconds(5))
-            clock.advance(by: step)
+            try await Task.sleep(for: .milliseconds(5))  // the uplink's tasks run between steps of the clock
+            clock.advance(bySeconds: step)
             looks += 1
         }
         if try condition() { return }
@@ -115,14 +139,21 @@ final class UplinkHarness: Sendable {
 
     /// Lets `seconds` of clock time pass, `step` at a time, the uplink's tasks running between steps.
     func pass(_ seconds: TimeInterval, step: TimeInterval = 0.25) async throws {
-        let end = clock.now.addingTimeInterval(seconds)
-        while clock.now < end {
-            try await Task.sleep(for: .milliseconds(5))
-            clock.advance(by: min(step, end.timeIntervalSince(clock.now)))
+        let end = now.addingTimeInterval(seconds)
+        while now < end {
+            try await Task.sleep(for: .milliseconds(5))  // the uplink's tasks run between steps of the clock
+            clock.advance(bySeconds: min(step, end.timeIntervalSince(now)))
         }
     }
 
     deinit { try? FileManager.default.removeItem(atPath: directory) }
+}
+
+/// Counts calls from any task.
+final class TurnCounter: Sendable {
+    private let value = Mutex(0)
+    var count: Int { value.withLock { $0 } }
+    func add() { value.withLock { $0 += 1 } }
 }
 
 /// A service's `run()` in a task of its own, stopped by cancelling it.

@@ -99,7 +99,7 @@ struct UplinkServiceTests {
         try await harness.advance("three attempts, then waiting for the next round", upTo: 1800) {
             let record = try harness.scan(scan.id)
             return harness.uploads().count == 3 && record.state == .queued
-                && (record.nextAttemptAt ?? .distantPast) > harness.clock.now.addingTimeInterval(600)
+                && (record.nextAttemptAt ?? .distantPast) > harness.now.addingTimeInterval(600)
         }
         // A minute later (probes included) nothing more is sent: the next round is an hour away.
         try await harness.pass(60, step: 1)
@@ -139,9 +139,9 @@ struct UplinkServiceTests {
         }
         let second = try harness.queueScan()
         #expect(harness.service.snapshot.rateLimitRemainingSeconds == 2)
-        try await Task.sleep(for: .milliseconds(300))  // the clock stands still: the pause cannot end
+        try await harness.settle()  // the clock stands still: the pause cannot end
         #expect(harness.uploads().count == 1, "no upload during the pause")
-        harness.clock.advance(by: 1)
+        harness.clock.advance(by: .seconds(1))
         #expect(harness.service.snapshot.rateLimitRemainingSeconds == 1)
         try await harness.advance("both done after the pause", upTo: 600) {
             try harness.scan(first.id).state == .done && harness.scan(second.id).state == .done
@@ -196,7 +196,7 @@ struct UplinkServiceTests {
         try await harness.eventually("the first scan failed") { try harness.scan(refused.id).state == .failed }
         #expect(try harness.scan(refused.id).lastError?.contains("bad key") == true)
         if case .unauthorized = harness.connectivity {} else { Issue.record("expected unauthorized, got \(harness.connectivity)") }
-        try await Task.sleep(for: .milliseconds(300))
+        try await harness.settle()
         #expect(try harness.scan(held.id).state == .queued, "held, not failed scan after scan")
         #expect(harness.uploads().count == 1)
 
@@ -232,7 +232,7 @@ struct UplinkServiceTests {
         #expect(harness.service.snapshot.lastProblem?.contains("systemd-creds encrypt") == true)
         #expect(harness.events.all.contains { if case .apiKeyMissing = $0 { true } else { false } })
         let waiting = try harness.queueScan()
-        try await Task.sleep(for: .milliseconds(300))
+        try await harness.settle()
         #expect(try harness.scan(waiting.id).state == .queued)
         #expect(harness.uploads().isEmpty)
 

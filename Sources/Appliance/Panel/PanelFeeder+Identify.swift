@@ -1,13 +1,14 @@
 import Panel
 import Store
 import Synchronization
+import SwiftWingCore
 
 extension PanelFeeder: ScanOutcomeDisplay {
     /// Long enough to read an ISBN, short enough not to hide the next press's result.
     static let outcomeNoticeTime: Duration = .seconds(4)
 
     func showIdentified(isbns: [String]) {
-        identified.record(isbns, showUntil: .now + Self.outcomeNoticeTime)
+        identified.record(isbns, showUntil: clock.now + Self.outcomeNoticeTime)
         refreshSoon()
     }
 
@@ -20,7 +21,7 @@ extension PanelFeeder: ScanOutcomeDisplay {
     /// it came from.
     func bookEnriched(_ book: BookRecord) {
         guard !book.title.isEmpty else { return }
-        let ofLatestScan = identified.titleArrived(for: book, showUntil: .now + Self.outcomeNoticeTime)
+        let ofLatestScan = identified.titleArrived(for: book, showUntil: clock.now + Self.outcomeNoticeTime)
         let latest = Self.latestBook(book)
         panel.update { model in
             if ofLatestScan || (model.latestBook?.isbn != nil && model.latestBook?.isbn == latest.isbn) {
@@ -32,7 +33,7 @@ extension PanelFeeder: ScanOutcomeDisplay {
 
     /// The ISBNs of the most recent scan's barcodes, each with its title once the library has one.
     func identifiedNotice() -> PanelNotice? {
-        guard let isbns = identified.isbnsToShow(at: .now) else { return nil }
+        guard let isbns = identified.isbnsToShow(at: clock.now) else { return nil }
         let lines = isbns.map { isbn -> String in
             guard let book = try? database.library.book(isbn13: isbn), !book.title.isEmpty else { return isbn }
             return "\(isbn)  \(book.title)"
@@ -64,12 +65,12 @@ extension PanelFeeder: ScanOutcomeDisplay {
 final class IdentifiedBooks: Sendable {
     private struct Latest {
         var isbns: [String] = []
-        var showUntil: ContinuousClock.Instant?
+        var showUntil: ErasedClock.Instant?
     }
 
     private let latest = Mutex(Latest())
 
-    func record(_ isbns: [String], showUntil: ContinuousClock.Instant) {
+    func record(_ isbns: [String], showUntil: ErasedClock.Instant) {
         latest.withLock { $0 = Latest(isbns: isbns, showUntil: showUntil) }
     }
 
@@ -79,7 +80,7 @@ final class IdentifiedBooks: Sendable {
     }
 
     /// Whether `book` is one of the most recent scan's; if so its notice shows again until `showUntil`.
-    func titleArrived(for book: BookRecord, showUntil: ContinuousClock.Instant) -> Bool {
+    func titleArrived(for book: BookRecord, showUntil: ErasedClock.Instant) -> Bool {
         latest.withLock { latest in
             guard let isbn = book.isbn13, latest.isbns.contains(isbn) else { return false }
             latest.showUntil = showUntil
@@ -88,7 +89,7 @@ final class IdentifiedBooks: Sendable {
     }
 
     /// The ISBNs while their notice is up, else `nil`.
-    func isbnsToShow(at now: ContinuousClock.Instant) -> [String]? {
+    func isbnsToShow(at now: ErasedClock.Instant) -> [String]? {
         latest.withLock { latest in
             guard let until = latest.showUntil, now < until, !latest.isbns.isEmpty else { return nil }
             return latest.isbns

@@ -36,16 +36,16 @@ final class PanelFeeder: Service, PressFeedback, Sendable {
     }
 
     private struct State {
-        var lastPress: ContinuousClock.Instant?
+        var lastPress: ErasedClock.Instant?
         var thumbnails: [UUID: PanelPicture] = [:]
         var bookCount = -1
         var refreshNow = false
         /// Since when the camera has been unavailable (the notice waits `cameraGraceTime`).
-        var cameraMissingSince: ContinuousClock.Instant?
+        var cameraMissingSince: ErasedClock.Instant?
         /// The uplink holds uploads because no API key is installed (not because the backend refused one).
         var apiKeyMissing = false
         /// A notice asked for by the operator (the long press), up until the instant.
-        var shown: (notice: PanelNotice, until: ContinuousClock.Instant)?
+        var shown: (notice: PanelNotice, until: ErasedClock.Instant)?
     }
 
     let panel: StatusPanel
@@ -56,6 +56,10 @@ final class PanelFeeder: Service, PressFeedback, Sendable {
     private let cameraName: String
     private let settings: Settings
     private let logger: Logger
+    /// Idle time, notice times and the refresh pace: the daemon's `ContinuousClock`, in tests a clock they advance.
+    let clock: ErasedClock
+    /// How long a done scan has lingered (its `updatedAt` is a stored date).
+    private let wallClock: WallClock
     private let state = Mutex(State())
     private let connectivitySource: @Sendable () -> Connectivity
     /// "Do not remove" while an export to a USB stick runs (``ExportNotices/current()``): over every other notice.
@@ -67,8 +71,11 @@ final class PanelFeeder: Service, PressFeedback, Sendable {
         panel: StatusPanel, database: AppDatabase, stateDirectory: StateDirectory, camera: CameraSupervisor,
         cameraName: String, settings: Settings, logger: Logger,
         connectivity: @escaping @Sendable () -> Connectivity = { .offline },
-        exportHold: @escaping @Sendable () -> PanelNotice? = { nil }
+        exportHold: @escaping @Sendable () -> PanelNotice? = { nil },
+        clock: any Clock<Duration> = ContinuousClock(), wallClock: WallClock = .system
     ) {
+        self.clock = ErasedClock(clock)
+        self.wallClock = wallClock
         self.connectivitySource = connectivity
         self.exportHold = exportHold
         self.panel = panel
@@ -99,7 +106,8 @@ final class PanelFeeder: Service, PressFeedback, Sendable {
     // MARK: PressFeedback (returns at once: the panel thread draws)
 
     func pressAccepted(_ press: ShutterPress) {
-        state.withLock { $0.lastPress = .now }
+        let now = clock.now
+        state.withLock { $0.lastPress = now }
         identified.forget()
         // The viewfinder freezes on its last frame until the press is over (idleAfter).
         panel.flash()
@@ -116,8 +124,9 @@ final class PanelFeeder: Service, PressFeedback, Sendable {
     /// Shows `notice` full-screen for `duration` (the long press's address and state), over the
     /// notices that come from the device's state; the next refresh puts it up.
     func show(_ notice: PanelNotice, for duration: Duration) {
+        let until = clock.now + duration
         state.withLock {
-            $0.shown = (notice, .now + duration)
+            $0.shown = (notice, until)
             $0.refreshNow = true
         }
     }
@@ -127,7 +136,6 @@ final class PanelFeeder: Service, PressFeedback, Sendable {
     func run() async throws {
         panel.start()
         logger.info("status panel drawing", metadata: ["output": "\(panel.summary)"])
-        let clock = ContinuousClock()
         var nextRefresh = clock.now
         let frameInterval = Duration.nanoseconds(1_000_000_000 / Int64(max(1, settings.viewfinderFramesPerSecond)))
         while !Task.isShuttingDownGracefully && !Task.isCancelled {
@@ -142,7 +150,7 @@ final class PanelFeeder: Service, PressFeedback, Sendable {
             let tickStart = clock.now
             await viewfinderTick()
             let rest = frameInterval - (clock.now - tickStart)
-            if rest > .zero { try? await cancelWhenGracefulShutdown { try await Task.sleep(for: rest) } }
+            if rest > .zero { try? await cancelWhenGracefulShutdown { [clock] in try await clock.sleep(for: rest) } }
         }
         panel.stop()
     }
@@ -150,9 +158,10 @@ final class PanelFeeder: Service, PressFeedback, Sendable {
     /// One viewfinder frame while idle; nothing while a press is recent or a notice is up.
     private func viewfinderTick() async {
         let lastPress = state.withLock { $0.lastPress }
-        if let lastPress, ContinuousClock.now - lastPress < settings.idleAfter { return }
+        if let lastPress, clock.now - lastPress < settings.idleAfter { return }
         if panel.model.notice != nil { return }
         do {
+            // Frames are stamped on the kernel's clock: "after now" is read there.
             let frame = try await camera.capture(after: .now(), timeout: .milliseconds(500))
             let small = try YUV420Scaler().downscaled(frame, maxLongEdge: settings.viewfinderLongEdge)
             panel.update { $0.viewfinder = PanelPicture(small) }
@@ -192,9 +201,10 @@ final class PanelFeeder: Service, PressFeedback, Sendable {
 
     private func currentNotice() -> PanelNotice? {
         if let exporting = exportHold() { return exporting }
+        let now = clock.now
         let shown = state.withLock { state -> PanelNotice? in
             guard let shown = state.shown else { return nil }
-            if ContinuousClock.now < shown.until { return shown.notice }
+            if now < shown.until { return shown.notice }
             state.shown = nil
             return nil
         }
@@ -206,15 +216,15 @@ final class PanelFeeder: Service, PressFeedback, Sendable {
             return .diskFull(freeMegabytes: Int(free / 1_048_576))
         }
         let unavailable = Self.cameraIsUnavailable(camera.statusDescription)
-        let since: ContinuousClock.Instant? = state.withLock { state in
+        let since: ErasedClock.Instant? = state.withLock { state in
             if !unavailable {
                 state.cameraMissingSince = nil
             } else if state.cameraMissingSince == nil {
-                state.cameraMissingSince = .now
+                state.cameraMissingSince = now
             }
             return state.cameraMissingSince
         }
-        if let since, ContinuousClock.now - since >= settings.cameraGraceTime { return .cameraMissing(device: cameraName) }
+        if let since, now - since >= settings.cameraGraceTime { return .cameraMissing(device: cameraName) }
         if connectivity == .unauthorized {
             return state.withLock { $0.apiKeyMissing } ? Self.apiKeyMissingNotice : .backendUnauthorized
         }
@@ -235,7 +245,7 @@ final class PanelFeeder: Service, PressFeedback, Sendable {
 
     /// The latest scans, newest first, with thumbnails (decoded once per scan and kept).
     private func latestTiles() throws -> [ScanTile] {
-        let now = Date()
+        let now = wallClock.now
         let scans = try database.queue.scans().reversed().filter { scan in
             scan.state != .done || now.timeIntervalSince(scan.updatedAt) < settings.doneLingers
         }.prefix(settings.stripLength)
@@ -268,7 +278,7 @@ final class PanelFeeder: Service, PressFeedback, Sendable {
 
 extension ApplianceDaemon {
     /// The status panel for `configuration.panel`, or nil to run headless (said once, with why).
-    func makePanel(logger: Logger) -> StatusPanel? {
+    func makePanel(clock: any Clock<Duration> = ContinuousClock(), logger: Logger) -> StatusPanel? {
         var panelLogger = Logger(label: "panel")
         var logger = logger
         switch configuration.panel {
@@ -282,14 +292,14 @@ extension ApplianceDaemon {
             return nil
         case .png(let path):
             do {
-                return try StatusPanel(sink: PNGSink(path: path), logger: panelLogger)
+                return try StatusPanel(sink: PNGSink(path: path), clock: clock, logger: panelLogger)
             } catch {
                 logger.error("no status panel: \(error)")
                 return nil
             }
         case .framebuffer(let path):
             do {
-                return try StatusPanel.open(framebuffer: path, logger: panelLogger)
+                return try StatusPanel.open(framebuffer: path, clock: clock, logger: panelLogger)
             } catch .noFramebuffer {
                 logger.notice("running headless: \(PanelError.noFramebuffer(device: path))")
                 return nil

@@ -21,12 +21,18 @@ public final class CameraSupervisor: Service, Sendable {
     private let makeCamera: Factory
     private let device: String
     private let logger: Logger
+    /// The capture deadline and the retry backoff: the daemon's `ContinuousClock`, in tests a clock they advance.
+    private let clock: ErasedClock
     private let state = Mutex(State())
     /// The first attempt to open the camera has ended (streaming, or failed with a problem).
     private let firstStartEnded = CompletionSignal()
 
-    public init(device: String, logger: Logger, makeCamera: @escaping Factory) {
+    public init(
+        device: String, clock: any Clock<Duration> = ContinuousClock(), logger: Logger,
+        makeCamera: @escaping Factory
+    ) {
         self.device = device
+        self.clock = ErasedClock(clock)
         self.logger = logger
         self.makeCamera = makeCamera
     }
@@ -36,13 +42,13 @@ public final class CameraSupervisor: Service, Sendable {
     /// A press in the moment the camera is first opening waits for it within `timeout` (the
     /// synthetic camera decodes its photos first, a USB camera needs a few hundred ms).
     public func capture(after t0: MonotonicInstant, timeout: Duration) async throws -> YUV420Frame {
-        let deadline = ContinuousClock.now + timeout
+        let deadline = clock.now + timeout
         if !firstStartEnded.isComplete {
-            _ = await firstStartEnded.wait(until: deadline)
+            _ = await firstStartEnded.wait(until: deadline, on: clock)
             try Task.checkCancellation()
         }
         let (camera, problem) = state.withLock { ($0.camera, $0.problem) }
-        if let camera { return try await camera.capture(after: t0, timeout: deadline - ContinuousClock.now) }
+        if let camera { return try await camera.capture(after: t0, timeout: deadline - clock.now) }
         throw CameraSupervisorError(reason: problem ?? "no camera")
     }
 
@@ -62,7 +68,8 @@ public final class CameraSupervisor: Service, Sendable {
         let status = camera.status
         guard case .streaming = status.state else { return .excused(reason: "\(status.state)") }
         guard let lastTurn = status.lastLoopTurn else { return .excused(reason: "its source reports no loop turns") }
-        return .beating(lastBeat: lastTurn)
+        // The capture loop stamps its turns on the kernel's clock, as its frames: the silence is read there.
+        return .beating(silentFor: .nanoseconds(MonotonicInstant.now().nanoseconds(since: lastTurn)))
     }
 
     /// The camera in one word for the STATUS= line: `streaming`, `starting`, `reopening` or `missing`.
@@ -98,7 +105,7 @@ public final class CameraSupervisor: Service, Sendable {
                 }
                 lastProblem = problem
                 let wait = backoff.next()
-                try? await cancelWhenGracefulShutdown { try await Task.sleep(for: wait) }
+                try? await cancelWhenGracefulShutdown { [clock] in try await clock.sleep(for: wait) }
             }
         }
         try? await gracefulShutdown()

@@ -10,6 +10,8 @@ struct StatusLineService: Service {
     let database: AppDatabase
     let daemonStatus: @Sendable () -> DaemonStatus
     var interval = Duration.seconds(2)
+    /// Paces the reads: the daemon's `ContinuousClock`, in tests a clock they advance.
+    var clock: any Clock<Duration> = ContinuousClock()
 
     /// The line as it reads now (also what READY=1 carries).
     func currentLine() -> String {
@@ -30,7 +32,7 @@ struct StatusLineService: Service {
                 notifier.status(line)
                 sent = line
             }
-            try? await cancelWhenGracefulShutdown { try await Task.sleep(for: interval) }
+            try? await cancelWhenGracefulShutdown { try await clock.sleep(for: interval) }
         }
         notifier.status("Stopping · \(sent ?? "")")
     }

@@ -9,6 +9,8 @@ struct WatchdogService: Service {
     let notifier: SystemdNotifier
     let monitor: LivenessMonitor
     let logger: Logger
+    /// Paces the checks: the daemon's `ContinuousClock`, in tests a clock they advance.
+    var clock: any Clock<Duration> = ContinuousClock()
 
     func run() async throws {
         guard let interval = notifier.watchdogPingInterval else {
@@ -33,7 +35,7 @@ struct WatchdogService: Service {
             case nil:
                 break
             }
-            try? await cancelWhenGracefulShutdown { try await Task.sleep(for: interval) }
+            try? await cancelWhenGracefulShutdown { try await clock.sleep(for: interval) }
         }
     }
 
