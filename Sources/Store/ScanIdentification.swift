@@ -96,9 +96,7 @@ extension AppDatabase {
     }
 
     private static func keepExisting(_ book: BookRecord, now: Date, _ db: Database) throws -> BookRecord {
-        if let isbn13 = book.isbn13,
-            let existing = try BookRecord.filter(BookRecord.Columns.isbn13 == isbn13).fetchOne(db)
-        {
+        if let isbn13 = book.isbn13, let existing = try Library.book(isbn13: isbn13, db) {
             return existing
         }
         return try book.inserted(db)
