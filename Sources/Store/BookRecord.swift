@@ -153,9 +153,9 @@ public struct BookRecord: Identifiable, Hashable, Sendable, Codable, FetchableRe
         "reviewedAt", "editedAt", "matchTitle", "matchAuthor",
     ]
 
-    /// The values of ``storedColumns``.
-    func storedValues() throws -> [DatabaseValue] {
-        let key = matchKey
+    /// The values of ``storedColumns``; `key` is this book's ``matchKey``, when the caller has it already.
+    func storedValues(matchKey key: BookMatchKey?? = nil) throws -> [DatabaseValue] {
+        let key = key ?? matchKey
         return [
             id.databaseValue, isbn13.databaseValue, isbn10.databaseValue, title.databaseValue,
             try Self.authorsJSON(authors).databaseValue, format.databaseValue, publisher.databaseValue,

@@ -149,10 +149,11 @@ extension BookRecord {
         try mendMatchKey(db)
     }
 
-    /// Writes this book's key over a stored one that differs, and forgets that it was stale.
-    func mendMatchKey(_ db: Database) throws {
+    /// Writes this book's key (`key`, when the caller has it already) over a stored one that differs, and forgets
+    /// that it was stale.
+    func mendMatchKey(_ db: Database, matchKey key: BookMatchKey?? = nil) throws {
         guard let id else { return }
-        let key = matchKey
+        let key = key ?? matchKey
         let (title, author) = (key?.title ?? "", key?.author ?? "")
         try db.cachedStatement(sql: """
             UPDATE book SET matchTitle = ?, matchAuthor = ?
@@ -319,13 +320,15 @@ struct MatchingBatch {
     private static func update(_ record: BookRecord, from old: BookRecord, _ db: Database) throws {
         guard let id = record.id else { return }
         let columns = BookRecord.storedColumns
-        let (values, oldValues) = (try record.storedValues(), try old.storedValues())
+        let key = record.matchKey
+        let oldKey = record.title == old.title && record.authors == old.authors ? key : old.matchKey
+        let (values, oldValues) = (try record.storedValues(matchKey: key), try old.storedValues(matchKey: oldKey))
         let changed = columns.indices.filter { values[$0] != oldValues[$0] }
         guard !changed.isEmpty else { return }
         let assignments = changed.map { "\(columns[$0]) = ?" }.joined(separator: ", ")
         try db.cachedStatement(sql: "UPDATE book SET \(assignments) WHERE id = ?")
             .execute(arguments: StatementArguments(changed.map { values[$0] } + [id.databaseValue]))
-        try record.mendMatchKey(db)
+        try record.mendMatchKey(db, matchKey: key)
     }
 
     private func target(isbn13: String, _ db: Database) throws -> Target? {
@@ -365,7 +368,7 @@ struct MatchingBatch {
             for index in rows {
                 var record = pending[index]
                 record.id = ids[index]
-                values += try record.storedValues()
+                values += try record.storedValues(matchKey: pendingKeys[index])
             }
             try db.cachedStatement(sql: sql).execute(arguments: StatementArguments(values))
         }
