@@ -89,8 +89,8 @@ let package = Package(
             dependencies: ["SwiftWingCore", "CGPIOD", "CShim", .product(name: "Logging", package: "swift-log")]
         ),
         // The backend link's pure core (SSE parser, tolerant models, ISBNs, retry policy): no Store, no GRDB; the
-        // Uplink maps its books to library records. May import: Foundation.
-        .target(name: "Talaria"),
+        // Uplink maps its books to library records. May import: SwiftWingCore (the ISBN), Foundation.
+        .target(name: "Talaria", dependencies: ["SwiftWingCore"]),
         // HTTP over libcurl: one multi handle on its own thread; the uplink sees only `HTTPTransport`.
         // May import: SwiftWingCore, CCurl, Logging, Foundation.
         .target(
@@ -182,7 +182,8 @@ let package = Package(
         .target(name: "FuzzSupport", path: "Fuzz/FuzzSupport"),
         .executableTarget(name: "FuzzSSE", dependencies: ["FuzzSupport", "Talaria"], path: "Fuzz/FuzzSSE"),
         .executableTarget(
-            name: "FuzzStreamEvents", dependencies: ["FuzzSupport", "Talaria"], path: "Fuzz/FuzzStreamEvents"),
+            name: "FuzzStreamEvents", dependencies: ["FuzzSupport", "Talaria", "SwiftWingCore"],
+            path: "Fuzz/FuzzStreamEvents"),
         .executableTarget(
             name: "FuzzUploadEnvelope", dependencies: ["FuzzSupport", "Talaria"], path: "Fuzz/FuzzUploadEnvelope"),
         .executableTarget(
@@ -282,7 +283,8 @@ let package = Package(
             dependencies: [
                 "Uplink", "Store", "Talaria", "HTTPEngine", "SwiftWingTesting", .product(name: "Logging", package: "swift-log"),
             ]),
-        .testTarget(name: "TalariaTests", dependencies: ["Talaria", "SwiftWingTesting"], exclude: ["Fixtures"]),
+        .testTarget(
+            name: "TalariaTests", dependencies: ["Talaria", "SwiftWingCore", "SwiftWingTesting"], exclude: ["Fixtures"]),
         .testTarget(
             name: "HTTPEngineTests",
             dependencies: ["HTTPEngine", "SwiftWingCore", "SwiftWingTesting", .product(name: "Logging", package: "swift-log")]),

@@ -8,6 +8,7 @@
 import CSV
 import Foundation
 import Store
+import SwiftWingCore
 
 /// Deterministic books with the awkward parts real ones have: commas, quotes, line breaks,
 /// non-ASCII titles, several authors, formula-like starts, missing fields.
@@ -19,11 +20,8 @@ func sampleBooks(_ count: Int, addedAt: Date) -> [BookRecord] {
     let authors = ["Frank Herbert", "Lynne Truss", "Lewis Carroll", "Gabriel García Márquez", "Лев Толстой"]
     return (0..<count).map { index in
         let isbn12 = String(format: "978%09d", index)
-        var check = 0
-        for (offset, digit) in isbn12.compactMap(\.wholeNumberValue).enumerated() {
-            check += digit * (offset % 2 == 0 ? 1 : 3)
-        }
-        let isbn13: String? = index % 7 == 6 ? nil : isbn12 + String((10 - check % 10) % 10)
+        let check = GTIN.checkDigit(ofPayload: isbn12.compactMap(\.wholeNumberValue))
+        let isbn13: String? = index % 7 == 6 ? nil : isbn12 + String(check)
         let names: [String] = Array(authors[(index % authors.count)...].prefix(1 + index % 3))
         let publisher: String? = index % 5 == 0 ? nil : "Publisher, \(index % 13)"
         let pages: Int? = index % 11 == 0 ? nil : 100 + index % 900

@@ -1,5 +1,6 @@
 import Foundation
 import FuzzSupport
+import SwiftWingCore
 import Talaria
 
 private let eventNames = [
@@ -26,7 +27,7 @@ func fuzzStreamEvents(_ input: UnsafeRawBufferPointer) {
     guard let json = try? JSONValue.parse(bytes, what: "a book") else { return }
     let (book, _) = TalariaBook.decode(json)
     if let isbn = book?.isbn13 {
-        precondition(ISBN.isValidISBN13(isbn), "a book kept the invalid ISBN-13 \(isbn)")
+        precondition(ISBN(isbn13: isbn) != nil, "a book kept the invalid ISBN-13 \(isbn)")
     }
     if case .array(let items) = json {
         _ = TalariaBook.decodeList(items)

@@ -1,3 +1,5 @@
+import SwiftWingCore
+
 /// The barcode symbologies read here: the EAN/UPC family that books and other products carry.
 public enum BarcodeFormat: String, Sendable, Hashable, Codable, CaseIterable {
     case ean13 = "EAN-13"
@@ -29,47 +31,16 @@ public struct Barcode: Sendable, Hashable, Codable {
 
     /// The ISBN-13 this code is, when it is one: an EAN-13 in the book ("Bookland") ranges 978 and 979.
     public var isbn13: String? {
-        format == .ean13 && (text.hasPrefix("978") || text.hasPrefix("979")) ? text : nil
+        format == .ean13 ? ISBN(isbn13: text)?.isbn13 : nil
     }
 }
 
-/// Check digits of GTINs (EAN-13, EAN-8, UPC-A) and ISBN-10s, computed here rather than trusted
-/// from the decoder: a misread bar that still decodes must not become a book.
+/// Check digits of GTINs (EAN-13, EAN-8, UPC-A), computed here rather than trusted from the decoder: a misread bar
+/// that still decodes must not become a book.
 public enum ProductCode {
     /// Whether the last digit of `digits` is the GTIN check digit of the others (weights 3 and 1
     /// from the right; the same rule for EAN-13, EAN-8 and UPC-A). Only ASCII digits pass.
     public static func hasValidCheckDigit(_ digits: String) -> Bool {
-        let values = digits.utf8.map { Int($0) - 48 }
-        guard values.count >= 2, values.allSatisfy({ (0...9).contains($0) }) else { return false }
-        return checkDigit(of: values.dropLast()) == values.last
-    }
-
-    /// The GTIN check digit of `payload` (the digits without their check digit).
-    static func checkDigit<Digits: BidirectionalCollection<Int>>(of payload: Digits) -> Int {
-        var sum = 0
-        for (position, digit) in payload.reversed().enumerated() {
-            sum += digit * (position.isMultiple(of: 2) ? 3 : 1)
-        }
-        return (10 - sum % 10) % 10
-    }
-
-    /// The ISBN-13 of an ISBN-10 (`978` + its first nine digits + a new check digit), or `nil`
-    /// when `isbn10` is not ten characters with a right mod-11 check (`X` stands for 10).
-    public static func isbn13(fromISBN10 isbn10: String) -> String? {
-        let characters = Array(isbn10.uppercased().utf8)
-        guard characters.count == 10 else { return nil }
-        var weighted = 0
-        for (index, character) in characters.enumerated() {
-            let value: Int
-            switch character {
-            case UInt8(ascii: "0")...UInt8(ascii: "9"): value = Int(character) - 48
-            case UInt8(ascii: "X") where index == 9: value = 10
-            default: return nil
-            }
-            weighted += value * (10 - index)
-        }
-        guard weighted % 11 == 0 else { return nil }
-        let payload = [9, 7, 8] + characters.prefix(9).map { Int($0) - 48 }
-        return (payload + [checkDigit(of: payload)]).map(String.init).joined()
+        GTIN.hasValidCheckDigit(digits)
     }
 }

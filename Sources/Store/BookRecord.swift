@@ -137,4 +137,42 @@ public struct BookRecord: Identifiable, Hashable, Sendable, Codable, FetchableRe
     public mutating func didInsert(_ inserted: InsertionSuccess) {
         id = inserted.rowID
     }
+
+    /// The row, column by column: the values the `Codable` encoding of a record stores (dates as
+    /// ``StorageTimestamp``, the scan id lower-case, the authors a JSON array), without its encoder per value and
+    /// JSON encoder per record, which cost more than the insert itself when a job brings many books. With them,
+    /// the title + first author key the dedupe finds books by (``matchKey``; "" for a title without one).
+    public func encode(to container: inout PersistenceContainer) throws {
+        for (column, value) in zip(Self.storedColumns, try storedValues()) { container[column] = value }
+    }
+
+    /// The columns a record writes, in the order of ``storedValues()`` (`needsReview` is SQLite's to compute).
+    static let storedColumns = [
+        "id", "isbn13", "isbn10", "title", "authors", "format", "publisher", "publishedDate", "pageCount", "coverUrl",
+        "confidence", "enrichmentStatus", "addedAt", "updatedAt", "scanId", "rawJSON", "source", "reviewReason",
+        "reviewedAt", "editedAt", "matchTitle", "matchAuthor",
+    ]
+
+    /// The values of ``storedColumns``; `key` is this book's ``matchKey``, when the caller has it already.
+    func storedValues(matchKey key: BookMatchKey?? = nil) throws -> [DatabaseValue] {
+        let key = key ?? matchKey
+        return [
+            id.databaseValue, isbn13.databaseValue, isbn10.databaseValue, title.databaseValue,
+            try Self.authorsJSON(authors).databaseValue, format.databaseValue, publisher.databaseValue,
+            publishedDate.databaseValue, pageCount.databaseValue, coverURL.databaseValue, confidence.databaseValue,
+            enrichmentStatus.databaseValue, StorageTimestamp.databaseValue(addedAt),
+            StorageTimestamp.databaseValue(updatedAt), scanID.map { $0.uuidString.lowercased() }.databaseValue,
+            rawJSON.databaseValue, source.databaseValue, reviewReason.databaseValue,
+            reviewedAt.map(StorageTimestamp.databaseValue) ?? .null,
+            editedAt.map(StorageTimestamp.databaseValue) ?? .null,
+            (key?.title ?? "").databaseValue, (key?.author ?? "").databaseValue,
+        ]
+    }
+
+    /// The names as the JSON text GRDB's `Codable` encoding gives an array column (its default JSON encoder).
+    static func authorsJSON(_ authors: [String]) throws -> String {
+        String(decoding: try authorsEncoder.encode(authors), as: UTF8.self)
+    }
+
+    private static let authorsEncoder = BookRecord.databaseJSONEncoder(for: "authors")
 }

@@ -86,10 +86,13 @@ public struct Library: Sendable {
         }
     }
 
+    /// The book with this ISBN-13, by a statement prepared once per connection (a job may bring 200 books).
+    static func book(isbn13: String, _ db: Database) throws -> BookRecord? {
+        try BookRecord.fetchOne(db.cachedStatement(sql: "SELECT * FROM book WHERE isbn13 = ?"), arguments: [isbn13])
+    }
+
     static func upsert(_ book: BookRecord, now: Date, _ db: Database) throws -> BookRecord {
-        guard let isbn13 = book.isbn13,
-            let existing = try BookRecord.filter(BookRecord.Columns.isbn13 == isbn13).fetchOne(db)
-        else {
+        guard let isbn13 = book.isbn13, let existing = try Self.book(isbn13: isbn13, db) else {
             var fresh = book
             fresh.id = nil
             return try fresh.inserted(db)
@@ -164,19 +167,29 @@ extension AppDatabase {
         _ id: UUID, books: [BookRecord], now: Date,
         upsert: (BookRecord, Date, Database) throws -> BookRecord, _ db: Database
     ) throws -> (scan: ScanRecord, books: [BookRecord]) {
+        try completeScan(id, books: books, now: now, db) { books, db in try books.map { try upsert($0, now, db) } }
+    }
+
+    /// The body of the terminal transaction, with `save` putting the scan's books (each linked to it) into the
+    /// library and returning what each became.
+    static func completeScan(
+        _ id: UUID, books: [BookRecord], now: Date, _ db: Database,
+        save: ([BookRecord], Database) throws -> [BookRecord]
+    ) throws -> (scan: ScanRecord, books: [BookRecord]) {
         guard var scan = try ScanQueue.fetch(db, id) else { throw StoreError.scanNotFound(id) }
         if scan.state == .done {
             let existing = try BookRecord.filter(BookRecord.Columns.scanID == id.uuidString.lowercased())
                 .order(BookRecord.Columns.id).fetchAll(db)
             return (scan, existing)
         }
-        var saved: [BookRecord] = []
-        for var book in books {
-            book.scanID = id
-            book.addedAt = now
-            book.updatedAt = now
-            saved.append(try upsert(book, now, db))
-        }
+        let saved = try save(
+            books.map { book in
+                var linked = book
+                linked.scanID = id
+                linked.addedAt = now
+                linked.updatedAt = now
+                return linked
+            }, db)
         let before = scan
         scan.state = .done
         scan.progress = 1

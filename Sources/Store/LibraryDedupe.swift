@@ -17,13 +17,23 @@ public struct BookMatchKey: Hashable, Sendable, CustomStringConvertible {
         let normalisedTitle = Self.normaliseTitle(title)
         guard !normalisedTitle.isEmpty else { return nil }
         self.title = normalisedTitle
-        self.author = Self.normaliseAuthor(authors.first(where: { !Self.normaliseAuthor($0).isEmpty }) ?? "")
+        self.author = authors.lazy.map(Self.normaliseAuthor).first { !$0.isEmpty } ?? ""
     }
 
     public var description: String { "\(title) / \(author)" }
 
     /// The title rule above.
     public static func normaliseTitle(_ title: String) -> String {
+        ASCIIMatchRule.title(title) ?? normaliseTitleByCharacters(title)
+    }
+
+    /// The author rule above.
+    public static func normaliseAuthor(_ author: String) -> String {
+        ASCIIMatchRule.author(author) ?? normaliseAuthorByCharacters(author)
+    }
+
+    /// The title rule on `Character`s, for any text.
+    static func normaliseTitleByCharacters(_ title: String) -> String {
         let lowered = title.lowercased()
         var main = Substring(lowered)
         for separator in [":", " - ", "(", "["] {
@@ -37,8 +47,8 @@ public struct BookMatchKey: Hashable, Sendable, CustomStringConvertible {
         return words.joined(separator: " ")
     }
 
-    /// The author rule above.
-    public static func normaliseAuthor(_ author: String) -> String {
+    /// The author rule on `Character`s, for any text.
+    static func normaliseAuthorByCharacters(_ author: String) -> String {
         collapse(Substring(author.lowercased().map { $0 == "." || $0 == "," ? " " : $0 }))
     }
 
@@ -59,27 +69,98 @@ public struct BookMatchKey: Hashable, Sendable, CustomStringConvertible {
     }
 }
 
+/// The rules of ``BookMatchKey`` for all-ASCII text, on bytes: the same keys as its rules on `Character`s (in
+/// ASCII a character is one byte, bar "\r\n", whose two bytes read as one space just as the pair does), at a
+/// small part of their cost, which a job's commit pays several times for each of its books.
+enum ASCIIMatchRule {
+    /// The title rule, or `nil` when `title` is not all ASCII.
+    static func title(_ title: String) -> String? {
+        guard let lowered = lowercased(title) else { return nil }
+        var main = lowered[...]
+        let separators: [[UInt8]] = [Array(":".utf8), Array(" - ".utf8), Array("(".utf8), Array("[".utf8)]
+        for separator in separators {
+            if let start = firstIndex(of: separator, in: main) {
+                let head = main[..<start]
+                if !collapse(head).isEmpty { main = head }  // "(untitled)" keeps its words
+            }
+        }
+        var words = collapse(main).split(separator: UInt8(ascii: " "))
+        let articles: [[UInt8]] = [Array("the".utf8), Array("a".utf8), Array("an".utf8)]
+        if words.count > 1, articles.contains(where: { $0.elementsEqual(words[0]) }) { words.removeFirst() }
+        return String(decoding: Array(words.joined(separator: [UInt8(ascii: " ")])), as: UTF8.self)
+    }
+
+    /// The author rule, or `nil` when `author` is not all ASCII (`.` and `,` are punctuation, read as spaces).
+    static func author(_ author: String) -> String? {
+        guard let lowered = lowercased(author) else { return nil }
+        return String(decoding: collapse(lowered[...]), as: UTF8.self)
+    }
+
+    /// The bytes lower-cased, or `nil` for a byte outside ASCII.
+    private static func lowercased(_ text: String) -> [UInt8]? {
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(text.utf8.count)
+        for byte in text.utf8 {
+            guard byte < 0x80 else { return nil }
+            bytes.append(byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z") ? byte + 0x20 : byte)
+        }
+        return bytes
+    }
+
+    private static func firstIndex(of needle: [UInt8], in haystack: ArraySlice<UInt8>) -> Int? {
+        guard haystack.count >= needle.count else { return nil }
+        for start in haystack.startIndex...(haystack.endIndex - needle.count)
+        where haystack[start..<start + needle.count].elementsEqual(needle) {
+            return start
+        }
+        return nil
+    }
+
+    /// `BookMatchKey`'s collapse on bytes: letters and digits kept, apostrophes dropped, anything else a space.
+    private static func collapse(_ text: ArraySlice<UInt8>) -> [UInt8] {
+        var out: [UInt8] = []
+        out.reserveCapacity(text.count)
+        var pendingSpace = false
+        for byte in text {
+            let isLetterOrDigit = (byte >= UInt8(ascii: "a") && byte <= UInt8(ascii: "z"))
+                || (byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z"))
+                || (byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9"))
+            if isLetterOrDigit || byte == UInt8(ascii: "'") {
+                if pendingSpace, !out.isEmpty { out.append(UInt8(ascii: " ")) }
+                pendingSpace = false
+                if byte != UInt8(ascii: "'") { out.append(byte) }
+            } else {
+                pendingSpace = true
+            }
+        }
+        return out
+    }
+}
+
 extension BookRecord {
     /// This book's title + first author key (`nil` for an empty title).
     public var matchKey: BookMatchKey? { BookMatchKey(title: title, authors: authors) }
 
     /// Every insert and update of a book also stores its ``matchKey`` (`matchTitle`, `matchAuthor`: "" for
-    /// none), which the dedupe finds books by. Written only when it changed.
-    public func aroundSave(_ db: Database, save: () throws -> PersistenceSuccess) throws {
-        let saved = try save()
-        // After an insert the saved values hold the new row id; this value's `id` is set only later (`didInsert`).
-        guard let rowID = saved.persistenceContainer["id"]?.databaseValue ?? id?.databaseValue, !rowID.isNull else {
-            return
-        }
-        let key = matchKey
+    /// none), which the dedupe finds books by: an insert with the row (``encode(to:)``), an update here, which
+    /// also mends a key that SQL outside `BookRecord` left unset or stale (written only when it differs).
+    public func aroundUpdate(_ db: Database, columns: Set<String>, update: () throws -> PersistenceSuccess) throws {
+        _ = try update()
+        try mendMatchKey(db)
+    }
+
+    /// Writes this book's key (`key`, when the caller has it already) over a stored one that differs, and forgets
+    /// that it was stale.
+    func mendMatchKey(_ db: Database, matchKey key: BookMatchKey?? = nil) throws {
+        guard let id else { return }
+        let key = key ?? matchKey
         let (title, author) = (key?.title ?? "", key?.author ?? "")
-        try db.execute(
-            sql: """
-                UPDATE book SET matchTitle = ?, matchAuthor = ?
-                WHERE id = ? AND (matchTitle IS NOT ? OR matchAuthor IS NOT ?);
-                DELETE FROM book_match_stale WHERE bookId = ?
-                """,
-            arguments: [title, author, rowID, title, author, rowID])
+        try db.cachedStatement(sql: """
+            UPDATE book SET matchTitle = ?, matchAuthor = ?
+            WHERE id = ? AND (matchTitle IS NOT ? OR matchAuthor IS NOT ?)
+            """
+        ).execute(arguments: [title, author, id, title, author])
+        try db.cachedStatement(sql: "DELETE FROM book_match_stale WHERE bookId = ?").execute(arguments: [id])
     }
 }
 
@@ -102,7 +183,8 @@ extension Library {
 
     static func book(matching key: BookMatchKey, withoutISBNOnly: Bool = false, _ db: Database) throws -> BookRecord? {
         let candidates = try BookRecord.fetchCursor(
-            db, sql: candidatesSQL(withoutISBNOnly: withoutISBNOnly), arguments: [key.title, key.author])
+            db.cachedStatement(sql: candidatesSQL(withoutISBNOnly: withoutISBNOnly)),
+            arguments: [key.title, key.author])
         while let candidate = try candidates.next() {
             if candidate.matchKey == key { return candidate }
         }
@@ -126,40 +208,187 @@ extension Library {
     }
 
     static func upsertMatching(_ book: BookRecord, now: Date, _ db: Database) throws -> BookRecord {
+        var batch = MatchingBatch(now: now)
+        return try batch.save([book], db)[0]
+    }
+}
+
+/// Books put into the library as ``Library/upsertMatching(_:now:)`` describes, one after the other, each seeing
+/// those before it; the new ones are inserted together at the end, a few statements for a whole job's books.
+///
+/// Why together: each statement that writes the full-text index makes SQLite's FTS5 write its pending terms out
+/// as a new segment (a statement savepoint), so one insert a book cost a segment a book and the merging of them.
+/// Until the end a new book is a pending row, found by ISBN and key like a stored one and younger than every
+/// stored one; it is inserted with the id AUTOINCREMENT would have given it, so the ids are those of inserting
+/// the books one by one.
+struct MatchingBatch {
+    let now: Date
+    /// The new rows, in the order they were first seen, with their keys.
+    private var pending: [BookRecord] = []
+    private var pendingKeys: [BookMatchKey?] = []
+
+    init(now: Date) {
+        self.now = now
+    }
+
+    /// Where a book goes: a row already stored, or a pending one.
+    private enum Target {
+        case stored(BookRecord)
+        case pending(Int)
+    }
+
+    /// What became of one book: the stored row it went into, or the pending row it is (the id comes at the end).
+    private enum Outcome {
+        case stored(BookRecord)
+        case pending(Int, BookRecord)
+    }
+
+    /// Saves `books` in order and returns the record each became (as stored after it, with its id).
+    mutating func save(_ books: [BookRecord], _ db: Database) throws -> [BookRecord] {
+        let outcomes = try books.map { book in try add(book, db) }
+        let ids = try insertPending(db)
+        return outcomes.map { outcome in
+            switch outcome {
+            case .stored(let record): return record
+            case .pending(let index, var record):
+                record.id = ids[index]
+                return record
+            }
+        }
+    }
+
+    private mutating func add(_ book: BookRecord, _ db: Database) throws -> Outcome {
         if let isbn13 = book.isbn13 {
-            if try BookRecord.filter(BookRecord.Columns.isbn13 == isbn13).fetchCount(db) == 0,
-                let key = book.matchKey,
-                var existing = try Self.book(matching: key, withoutISBNOnly: true, db)
+            if try target(isbn13: isbn13, db) == nil, let key = book.matchKey,
+                let existing = try target(matching: key, withoutISBNOnly: true, db)
             {
                 // The same book seen before without its ISBN: give that row the ISBN, then merge.
-                let before = existing
-                existing.isbn13 = isbn13
-                try existing.updateChanges(db, from: before)
+                switch existing {
+                case .stored(var record):
+                    let before = record
+                    record.isbn13 = isbn13
+                    try Self.update(record, from: before, db)
+                case .pending(let index):
+                    pending[index].isbn13 = isbn13
+                }
             }
-            return try upsert(book, now: now, db)
+            return try upsert(book, db)
         }
-        guard let key = book.matchKey, let existing = try Self.book(matching: key, db) else {
-            return try upsert(book, now: now, db)  // no ISBN, no match: inserted
+        guard let key = book.matchKey, let existing = try target(matching: key, db) else {
+            return try upsert(book, db)  // no ISBN, no match: a new row
         }
-        if existing.isbn13 != nil {
+        let existingISBN: String?
+        switch existing {
+        case .stored(let record): existingISBN = record.isbn13
+        case .pending(let index): existingISBN = pending[index].isbn13
+        }
+        if existingISBN != nil {
             var keyed = book
-            keyed.isbn13 = existing.isbn13
-            return try upsert(keyed, now: now, db)
+            keyed.isbn13 = existingISBN
+            return try upsert(keyed, db)
         }
-        let merged = existing.merged(with: book, now: now)
-        try merged.updateChanges(db, from: existing)
-        return merged
+        return try merge(book, into: existing, db)
+    }
+
+    /// ``Library/upsert(_:now:)``: into the row with the book's ISBN-13, else a new row.
+    private mutating func upsert(_ book: BookRecord, _ db: Database) throws -> Outcome {
+        if let isbn13 = book.isbn13, let existing = try target(isbn13: isbn13, db) {
+            return try merge(book, into: existing, db)
+        }
+        var fresh = book
+        fresh.id = nil
+        pending.append(fresh)
+        pendingKeys.append(fresh.matchKey)
+        return .pending(pending.count - 1, fresh)
+    }
+
+    private mutating func merge(_ book: BookRecord, into target: Target, _ db: Database) throws -> Outcome {
+        switch target {
+        case .stored(let record):
+            let merged = record.merged(with: book, now: now)
+            try Self.update(merged, from: record, db)
+            return .stored(merged)
+        case .pending(let index):
+            pending[index] = pending[index].merged(with: book, now: now)
+            pendingKeys[index] = pending[index].matchKey
+            return .pending(index, pending[index])
+        }
+    }
+
+    /// GRDB's `updateChanges(_:from:)` for a stored book, leaner: the columns whose values differ from `old`'s,
+    /// by a statement prepared once for each set of columns; then the key mended, as every update of a book does.
+    private static func update(_ record: BookRecord, from old: BookRecord, _ db: Database) throws {
+        guard let id = record.id else { return }
+        let columns = BookRecord.storedColumns
+        let key = record.matchKey
+        let oldKey = record.title == old.title && record.authors == old.authors ? key : old.matchKey
+        let (values, oldValues) = (try record.storedValues(matchKey: key), try old.storedValues(matchKey: oldKey))
+        let changed = columns.indices.filter { values[$0] != oldValues[$0] }
+        guard !changed.isEmpty else { return }
+        let assignments = changed.map { "\(columns[$0]) = ?" }.joined(separator: ", ")
+        try db.cachedStatement(sql: "UPDATE book SET \(assignments) WHERE id = ?")
+            .execute(arguments: StatementArguments(changed.map { values[$0] } + [id.databaseValue]))
+        try record.mendMatchKey(db, matchKey: key)
+    }
+
+    private func target(isbn13: String, _ db: Database) throws -> Target? {
+        if let record = try Library.book(isbn13: isbn13, db) { return .stored(record) }
+        return pending.firstIndex { $0.isbn13 == isbn13 }.map(Target.pending)
+    }
+
+    /// The oldest row with this key: a stored one, else the first pending one.
+    private func target(matching key: BookMatchKey, withoutISBNOnly: Bool = false, _ db: Database) throws -> Target? {
+        if let record = try Library.book(matching: key, withoutISBNOnly: withoutISBNOnly, db) {
+            return .stored(record)
+        }
+        return pendingKeys.indices.first { index in
+            pendingKeys[index] == key && (!withoutISBNOnly || pending[index].isbn13 == nil)
+        }.map(Target.pending)
+    }
+
+    /// Inserts the pending rows, `rowsPerStatement` to a statement (within SQLite's oldest limit of 999
+    /// arguments; a statement for each row count, prepared once per connection), with the ids AUTOINCREMENT
+    /// gives: one more than the largest ever used. Returns them.
+    private func insertPending(_ db: Database) throws -> [Int64] {
+        guard !pending.isEmpty else { return [] }
+        let first = try Int64.fetchOne(db.cachedStatement(sql: """
+            SELECT max(coalesce((SELECT seq FROM sqlite_sequence WHERE name = 'book'), 0),
+                       coalesce((SELECT max(id) FROM book), 0)) + 1
+            """)) ?? 1
+        let ids = (0..<Int64(pending.count)).map { first + $0 }
+        let columns = BookRecord.storedColumns
+        let rowsPerStatement = 999 / columns.count
+        for start in stride(from: 0, to: pending.count, by: rowsPerStatement) {
+            let rows = start..<min(start + rowsPerStatement, pending.count)
+            let row = "(" + Array(repeating: "?", count: columns.count).joined(separator: ", ") + ")"
+            let sql = "INSERT INTO book (\(columns.joined(separator: ", "))) VALUES "
+                + Array(repeating: row, count: rows.count).joined(separator: ", ")
+            var values: [DatabaseValue] = []
+            values.reserveCapacity(rows.count * columns.count)
+            for index in rows {
+                var record = pending[index]
+                record.id = ids[index]
+                values += try record.storedValues(matchKey: pendingKeys[index])
+            }
+            try db.cachedStatement(sql: sql).execute(arguments: StatementArguments(values))
+        }
+        return ids
     }
 }
 
 extension AppDatabase {
     /// ``completeScan(_:books:now:)`` with books matched by ISBN-13 *or* title + first author
     /// (``Library/upsertMatching(_:now:)``): one transaction, idempotent for a scan already `done`.
-    /// The two differ only in the upsert they use.
+    /// The uplink commits a job's books with it; the new ones are inserted together (``MatchingBatch``).
     @discardableResult
     public func completeScanMatchingTitles(
         _ id: UUID, books: [BookRecord], now: Date = Date()
     ) throws(StoreError) -> (scan: ScanRecord, books: [BookRecord]) {
-        try completeScan(id, books: books, now: now, upsert: Library.upsertMatching)
+        try write("the scan's results were not saved (it stays analyzing and is fetched again)") { db in
+            try Self.completeScan(id, books: books, now: now, db) { books, db in
+                var batch = MatchingBatch(now: now)
+                return try batch.save(books, db)
+            }
+        }
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import SwiftWingCore
 
 /// How good a scan's frame was, as the device measured it before queueing (the `Identify` module's
 /// figures, stored). Shown as `quality` in `swiftwing queue --json`.
@@ -71,22 +72,9 @@ extension BookRecord {
     /// A book known only by the ISBN-13 read from its barcode: no title yet, enrichment pending.
     public init(barcodeISBN13 isbn13: String, now: Date = Date()) {
         self.init(
-            isbn13: isbn13, isbn10: Self.isbn10(fromISBN13: isbn13), title: "", enrichmentStatus: .pending,
+            isbn13: isbn13, isbn10: ISBN(isbn13: isbn13)?.isbn10, title: "", enrichmentStatus: .pending,
             addedAt: now)
         source = .barcode
-    }
-
-    /// The ISBN-10 of a `978` ISBN-13 (its nine payload digits and a mod-11 check digit, `X` for
-    /// 10); `nil` for `979` ISBNs, which have none.
-    public static func isbn10(fromISBN13 isbn13: String) -> String? {
-        let digits = isbn13.utf8.map { Int($0) - 48 }
-        guard digits.count == 13, isbn13.hasPrefix("978"), digits.allSatisfy({ (0...9).contains($0) }) else {
-            return nil
-        }
-        let payload = digits[3..<12]
-        let weighted = payload.enumerated().reduce(0) { $0 + $1.element * (10 - $1.offset) }
-        let check = (11 - weighted % 11) % 11
-        return payload.map(String.init).joined() + (check == 10 ? "X" : String(check))
     }
 }
 
@@ -108,9 +96,7 @@ extension AppDatabase {
     }
 
     private static func keepExisting(_ book: BookRecord, now: Date, _ db: Database) throws -> BookRecord {
-        if let isbn13 = book.isbn13,
-            let existing = try BookRecord.filter(BookRecord.Columns.isbn13 == isbn13).fetchOne(db)
-        {
+        if let isbn13 = book.isbn13, let existing = try Library.book(isbn13: isbn13, db) {
             return existing
         }
         return try book.inserted(db)

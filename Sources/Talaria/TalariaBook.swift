@@ -1,4 +1,5 @@
 import Foundation
+import SwiftWingCore
 
 /// Where on the photo the backend saw a spine: fractions of the image, 0–1.
 public struct BoundingBox: Hashable, Sendable {
@@ -113,9 +114,9 @@ public struct TalariaBook: Hashable, Sendable {
             guard let raw = candidate?.stringValue else { continue }
             let compact = ISBN.compact(raw)
             if compact.isEmpty || compact == "UNKNOWN" || compact == "NULL" || compact == "N/A" { continue }
-            if let normalised = ISBN.normalisedISBN13(raw) {
-                isbn13 = normalised
-                isbn10 = compact.count == 10 ? compact : ISBN.isbn10(fromISBN13: normalised)
+            if let isbn = ISBN(raw) {
+                isbn13 = isbn.isbn13
+                isbn10 = isbn.isbn10
                 break
             }
             rejected.append(raw)

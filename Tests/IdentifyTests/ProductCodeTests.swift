@@ -1,4 +1,5 @@
 import Identify
+import SwiftWingCore
 import Testing
 
 @Suite("Check digits")
@@ -39,11 +40,11 @@ struct ProductCodeTests {
 
     @Test("ISBN-10 becomes its ISBN-13; a bad ISBN-10 becomes nothing")
     func isbn10Conversion() {
-        #expect(ProductCode.isbn13(fromISBN10: "0306406152") == "9780306406157")
-        #expect(ProductCode.isbn13(fromISBN10: "080442957X") == "9780804429573")
-        #expect(ProductCode.isbn13(fromISBN10: "080442957x") == "9780804429573")
-        #expect(ProductCode.isbn13(fromISBN10: "0306406153") == nil)
-        #expect(ProductCode.isbn13(fromISBN10: "X306406152") == nil)
-        #expect(ProductCode.isbn13(fromISBN10: "030640615") == nil)
+        #expect(ISBN(isbn10: "0306406152")?.isbn13 == "9780306406157")
+        #expect(ISBN(isbn10: "080442957X")?.isbn13 == "9780804429573")
+        #expect(ISBN(isbn10: "080442957x")?.isbn13 == "9780804429573")
+        #expect(ISBN(isbn10: "0306406153")?.isbn13 == nil)
+        #expect(ISBN(isbn10: "X306406152")?.isbn13 == nil)
+        #expect(ISBN(isbn10: "030640615")?.isbn13 == nil)
     }
 }

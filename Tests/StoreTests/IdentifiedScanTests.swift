@@ -139,9 +139,9 @@ struct IdentifiedScanTests {
 
     @Test("ISBN-10 from ISBN-13: 978 only, X for ten")
     func isbn10() {
-        #expect(BookRecord.isbn10(fromISBN13: Self.dune) == "0441013597")
-        #expect(BookRecord.isbn10(fromISBN13: "9780306406157") == "0306406152")
-        #expect(BookRecord.isbn10(fromISBN13: "9780975229804") == "097522980X")
-        #expect(BookRecord.isbn10(fromISBN13: "9791032305690") == nil)
+        #expect(BookRecord(barcodeISBN13: Self.dune).isbn10 == "0441013597")
+        #expect(BookRecord(barcodeISBN13: "9780306406157").isbn10 == "0306406152")
+        #expect(BookRecord(barcodeISBN13: "9780975229804").isbn10 == "097522980X")
+        #expect(BookRecord(barcodeISBN13: "9791032305690").isbn10 == nil)
     }
 }

@@ -8,7 +8,7 @@ public enum BarcodeDrawing {
     public static func ean13Modules(_ digits: String) -> [Bool]? {
         var values = digits.compactMap { $0.wholeNumberValue }
         guard values.count == digits.count, values.count == 12 || values.count == 13 else { return nil }
-        let check = checkDigit(Array(values.prefix(12)))
+        let check = GTIN.checkDigit(ofPayload: values.prefix(12))
         if values.count == 13 {
             guard values[12] == check else { return nil }
         } else {
@@ -29,12 +29,6 @@ public enum BarcodeDrawing {
         for value in values[7...12] { modules += bits(left[value]).map { !$0 } }
         modules += bits("101")
         return modules
-    }
-
-    /// The EAN-13 check digit of 12 digits.
-    public static func checkDigit(_ twelve: [Int]) -> Int {
-        let sum = twelve.enumerated().reduce(0) { $0 + $1.element * ($1.offset % 2 == 0 ? 1 : 3) }
-        return (10 - sum % 10) % 10
     }
 
     /// A white label with the symbol of `digits` on it: `module` pixels a module, bars `barHeight`

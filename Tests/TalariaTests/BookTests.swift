@@ -1,4 +1,5 @@
 import Foundation
+import SwiftWingCore
 import Testing
 @testable import Talaria
 
@@ -6,31 +7,30 @@ import Testing
 struct BookTests {
     @Test("ISBN-10 and ISBN-13 checksums")
     func checksums() {
-        #expect(ISBN.isValidISBN13("9780441013593"))
-        #expect(!ISBN.isValidISBN13("9780441013594"))
-        #expect(!ISBN.isValidISBN13("4006381333931"))  // a valid EAN-13, not a book
-        #expect(ISBN.isValidISBN13("9791032305690"))  // 979 prefix
-        #expect(ISBN.isValidISBN10("0547928270"))
-        #expect(ISBN.isValidISBN10("080442957X"))
-        #expect(!ISBN.isValidISBN10("0804429570"))
-        #expect(!ISBN.isValidISBN10("X804429570"))  // X only as the check digit
-        #expect(!ISBN.isValidISBN10("054792827"))
+        #expect(ISBN(isbn13: "9780441013593") != nil)
+        #expect(ISBN(isbn13: "9780441013594") == nil)
+        #expect(ISBN(isbn13: "4006381333931") == nil)  // a valid EAN-13, not a book
+        #expect(ISBN(isbn13: "9791032305690") != nil)  // 979 prefix
+        #expect(ISBN(isbn10: "0547928270") != nil)
+        #expect(ISBN(isbn10: "080442957X") != nil)
+        #expect(ISBN(isbn10: "0804429570") == nil)
+        #expect(ISBN(isbn10: "X804429570") == nil)  // X only as the check digit
+        #expect(ISBN(isbn10: "054792827") == nil)
     }
 
     @Test("normalisation to ISBN-13: hyphens, spaces, labels, x, ISBN-10 → 978; invalid and placeholders → nil")
     func normalisation() {
-        #expect(ISBN.normalisedISBN13("978-0-441-01359-3") == "9780441013593")
-        #expect(ISBN.normalisedISBN13(" 978 0441 013593 ") == "9780441013593")
-        #expect(ISBN.normalisedISBN13("ISBN-13: 978-0-441-01359-3") == "9780441013593")
-        #expect(ISBN.normalisedISBN13("0-547-92822-x") == "9780547928227")
-        #expect(ISBN.normalisedISBN13("0-547-92827-0") == "9780547928272")
-        #expect(ISBN.normalisedISBN13("080442957x") == "9780804429573")
-        #expect(ISBN.normalisedISBN13("9780441013594") == nil)
-        #expect(ISBN.normalisedISBN13("") == nil)
-        #expect(ISBN.normalisedISBN13("unknown") == nil)
-        #expect(ISBN.normalisedISBN13(nil) == nil)
-        #expect(ISBN.isbn10(fromISBN13: "9780804429573") == "080442957X")
-        #expect(ISBN.isbn10(fromISBN13: "9791032305690") == nil)
+        #expect(ISBN("978-0-441-01359-3")?.isbn13 == "9780441013593")
+        #expect(ISBN(" 978 0441 013593 ")?.isbn13 == "9780441013593")
+        #expect(ISBN("ISBN-13: 978-0-441-01359-3")?.isbn13 == "9780441013593")
+        #expect(ISBN("0-547-92822-x")?.isbn13 == "9780547928227")
+        #expect(ISBN("0-547-92827-0")?.isbn13 == "9780547928272")
+        #expect(ISBN("080442957x")?.isbn13 == "9780804429573")
+        #expect(ISBN("9780441013594")?.isbn13 == nil)
+        #expect(ISBN("")?.isbn13 == nil)
+        #expect(ISBN("unknown")?.isbn13 == nil)
+        #expect(ISBN(isbn13: "9780804429573")?.isbn10 == "080442957X")
+        #expect(ISBN(isbn13: "9791032305690")?.isbn10 == nil)
     }
 
     @Test("a full book: every field, raw JSON kept")

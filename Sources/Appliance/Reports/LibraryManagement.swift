@@ -1,6 +1,6 @@
 import Foundation
 import Store
-import Talaria
+import SwiftWingCore
 
 /// One book as `swiftwing library --json` prints it: the stored fields and `needsReview`, which
 /// SQLite computes (so it is not a stored field of ``BookRecord``).
@@ -82,39 +82,21 @@ public enum LibraryManagement {
 
     /// The ISBN-13 and ISBN-10 of what a person typed, or advice naming the right check digit.
     public static func checkedISBN(_ typed: String) throws(ApplianceError) -> (isbn13: String, isbn10: String?) {
-        let compact = ISBN.compact(typed)
-        if compact.count == 13, ISBN.isValidISBN13(compact) {
-            return (compact, ISBN.isbn10(fromISBN13: compact))
+        do {
+            let isbn = try ISBN(parsing: typed)
+            return (isbn.isbn13, isbn.isbn10)
+        } catch {
+            switch error {
+            case .wrongCheckDigit(_, let right):
+                throw ApplianceError(
+                    "ISBN \(typed) fails its checksum (the last character should be \(right)): "
+                        + "copy it again from the back cover or the copyright page")
+            case .notAnISBN:
+                throw ApplianceError(
+                    "\"\(typed)\" is not an ISBN: give the 13 digits starting with 978 or 979 (or the 10 of an old "
+                        + "ISBN, the last may be X); hyphens and spaces are fine")
+            }
         }
-        if compact.count == 10, ISBN.isValidISBN10(compact) {
-            return (ISBN.isbn13(fromISBN10: compact), compact)
-        }
-        let stem = compact.dropLast()
-        let bookland = compact.hasPrefix("978") || compact.hasPrefix("979")
-        if stem.allSatisfy({ $0.isASCII && $0.isNumber }), (compact.count == 13 && bookland) || compact.count == 10 {
-            let right = compact.count == 13 ? String(checkDigit13(stem)) : checkDigit10(stem)
-            throw ApplianceError(
-                "ISBN \(typed) fails its checksum (the last character should be \(right)): "
-                    + "copy it again from the back cover or the copyright page")
-        }
-        throw ApplianceError(
-            "\"\(typed)\" is not an ISBN: give the 13 digits starting with 978 or 979 (or the 10 of an old ISBN, "
-                + "the last may be X); hyphens and spaces are fine")
-    }
-
-    /// The EAN-13 check digit of 12 digits.
-    private static func checkDigit13(_ stem: Substring) -> Int {
-        var sum = 0
-        for (index, byte) in stem.utf8.enumerated() { sum += Int(byte - 0x30) * (index % 2 == 0 ? 1 : 3) }
-        return (10 - sum % 10) % 10
-    }
-
-    /// The ISBN-10 check character of 9 digits (`X` for ten).
-    private static func checkDigit10(_ stem: Substring) -> String {
-        var sum = 0
-        for (index, byte) in stem.utf8.enumerated() { sum += Int(byte - 0x30) * (10 - index) }
-        let check = (11 - sum % 11) % 11
-        return check == 10 ? "X" : String(check)
     }
 
     /// Runs one change on the daemon's database (see the type's documentation).
