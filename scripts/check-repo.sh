@@ -3,7 +3,7 @@
 # checkout sits in, or a `shared/` folder beside it), every fixture carries its licence, and the
 # project's own LICENSE and NOTICE are there. Prints one line per check and "N passed, N failed".
 set -uo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit
 above="$(cd .. && pwd -P)"
 passed=0 failed=0
 
@@ -14,7 +14,7 @@ check() {  # check NAME COMMAND...: the command prints offending lines; none mea
     if [ -z "$out" ]; then
         passed=$((passed + 1)); printf 'PASS  %s\n' "$name"
     else
-        failed=$((failed + 1)); printf 'FAIL  %s\n' "$name"; sed 's/^/      /' <<<"$out" | head -20
+        failed=$((failed + 1)); printf 'FAIL  %s\n' "$name"; printf '%s\n' "$out" | head -20 | sed 's/^/      /'
     fi
 }
 
