@@ -77,7 +77,7 @@ swift_stage() {
 built=0
 build_tests() {
     [ "$built" = 1 ] && return 0
-    "$swift" build --build-tests "${swift_flags[@]}" || { failed=$((failed + 1)); summary+=("build        FAILED"); return 1; }
+    "$swift" build --build-tests --explicit-target-dependency-import-check error "${swift_flags[@]}" || { failed=$((failed + 1)); summary+=("build        FAILED"); return 1; }
     built=1
 }
 
