@@ -9,10 +9,7 @@ VM_TEST_TIMEOUT=300
 . "$(dirname "$0")/../../scripts/vm/testlib.sh"
 
 tests=.build/debug/SwiftWingPackageTests.xctest
-if [ ! -x "$tests" ]; then
-    vm_not_ok "$tests is missing: run 'swift build --build-tests' on the host first"
-    vm_finish
-fi
+vm_require_built "$tests" 'swift build --build-tests'
 out="$(SWIFTWING_TEST_V4L2_DEVICE=/dev/video0 SWIFTWING_TEST_V4L2_DISCONNECT=1 \
     "$tests" --testing-library swift-testing --filter V4L2HardwareTests 2>&1)"; rc=$?
 printf '%s\n' "$out" | grep -E '✔|✘|recorded an issue|Test .* skipped' | sed 's/^/#   /'

@@ -7,10 +7,7 @@ VM_TEST_TIMEOUT=420
 . "$(dirname "$0")/../../scripts/vm/testlib.sh"
 
 bin=.build/debug/swiftwing
-if [ ! -x "$bin" ]; then
-    vm_not_ok "$bin is missing: run 'swift build' on the host first"
-    vm_finish
-fi
+vm_require_built "$bin" 'swift build'
 work="$(mktemp -d)"
 : >"$work/swiftwing.toml"
 args=(--config "$work/swiftwing.toml" --state-dir "$work/state" --control-socket "$work/control.sock")

@@ -37,11 +37,6 @@ fi
 
 # ---- guest ----
 export PATH="$PATH:/usr/sbin:/sbin"
-wait_for() {  # wait_for SECONDS CMD... — poll every 0.2 s
-    local n=$(( $1 * 5 )) i; shift
-    for ((i = 0; i < n; i++)); do "$@" && return 0; sleep 0.2; done
-    return 1
-}
 show() { systemctl show -P "$1" swiftwing.service; }
 diagnose() {  # the daemon's view and its journal, on a failure
     swiftwing status 2>&1 | sed 's/^/#   status: /'
@@ -58,7 +53,7 @@ vm_expect "the config from the example: mode, owner" \
     "$(stat -c '%a %U:%G' /etc/swiftwing/swiftwing.toml)" "640 root:swiftwing"
 vm_check "the config is the example" cmp /etc/swiftwing/swiftwing.toml /etc/swiftwing/swiftwing.toml.example
 vm_expect "enabled" "$(systemctl is-enabled swiftwing.service)" enabled
-vm_check "active (READY=1 received) without an API key" wait_for 60 systemctl is-active --quiet swiftwing.service
+vm_check "active (READY=1 received) without an API key" vm_wait_for 60 systemctl is-active --quiet swiftwing.service
 vm_expect "runs as" "$(show User)" swiftwing
 vm_check "the daemon sent a STATUS= text" sh -c '[ -n "$(systemctl show -P StatusText swiftwing.service)" ]'
 vm_note "StatusText: $(show StatusText)"
@@ -72,7 +67,7 @@ Environment=SWIFTWING_CAMERA_DEVICE=synthetic SWIFTWING_BACKEND_URL=https://tala
 EOF
 systemctl daemon-reload
 vm_check "restarts without a config file, on the synthetic camera" systemctl restart swiftwing.service
-vm_check "and is active" wait_for 60 systemctl is-active --quiet swiftwing.service
+vm_check "and is active" vm_wait_for 60 systemctl is-active --quiet swiftwing.service
 status="$(swiftwing status 2>&1)"
 vm_check "swiftwing status says no API key is installed" grep -q "no API key is installed" <<<"$status"
 grep -q "no API key is installed" <<<"$status" || printf '%s\n' "$status" | sed 's/^/#   /'
@@ -80,7 +75,7 @@ vm_check "and nothing of a key in the journal" sh -c '! journalctl -u swiftwing 
 
 # Presses, then SIGKILL: systemd restarts it and no acknowledged scan is lost.
 streaming() { swiftwing status 2>/dev/null | grep -q "streaming"; }
-if wait_for 120 streaming; then vm_ok "the synthetic camera streams"; else vm_not_ok "the synthetic camera streams"; diagnose; fi
+if vm_wait_for 120 streaming; then vm_ok "the synthetic camera streams"; else vm_not_ok "the synthetic camera streams"; diagnose; fi
 ids=()
 for i in 1 2 3; do
     id="$(swiftwing shutter 2>&1)" && ids+=("$id") || vm_not_ok "press $i: $id"
@@ -93,13 +88,13 @@ systemctl kill -s KILL swiftwing.service
 restarted() {
     [ "$(show NRestarts)" -gt "$restarts_before" ] && systemctl is-active --quiet swiftwing.service
 }
-vm_check "systemd restarts it after SIGKILL (Restart=on-failure)" wait_for 90 restarted
+vm_check "systemd restarts it after SIGKILL (Restart=on-failure)" vm_wait_for 90 restarted
 vm_check "with a new main pid" sh -c '[ "$(systemctl show -P MainPID swiftwing.service)" != '"$pid_before"' ]'
 queue="$(swiftwing queue --json 2>&1)"
 for id in "${ids[@]}"; do
     vm_check "scan $id is in the queue after the restart" grep -q "\"$id\"" <<<"$queue"
 done
-wait_for 120 streaming
+vm_wait_for 120 streaming
 id="$(swiftwing shutter 2>&1)"
 vm_check "the restarted daemon takes presses" grep -Eq '^[0-9A-Fa-f-]{36}$' <<<"$id"
 
@@ -125,7 +120,7 @@ if [ -x "$ref" ]; then
     systemctl daemon-reload
     systemctl restart swiftwing.service
     online() { swiftwing status --json 2>/dev/null | jq -e '.daemon.uplink.connectivity == "online"' >/dev/null; }
-    if wait_for 120 online && wait_for 120 streaming; then
+    if vm_wait_for 120 online && vm_wait_for 120 streaming; then
         vm_ok "online with the reference backend and the key from the credential"
     else
         vm_not_ok "online with the reference backend and the key from the credential"; diagnose
@@ -136,7 +131,7 @@ if [ -x "$ref" ]; then
         swiftwing queue --json 2>/dev/null \
             | jq -e --arg id "$scan" '.scans[] | select(.id == $id) | .state == "done"' >/dev/null
     }
-    vm_check "the scan is done (uploaded, recognised, its books in the library)" wait_for 120 scan_done
+    vm_check "the scan is done (uploaded, recognised, its books in the library)" vm_wait_for 120 scan_done
     sleep 1
     lines="$(journalctl -u swiftwing --no-pager -o cat SCAN_ID="$scan")"
     printf '%s\n' "$lines" | sed 's/^/#   SCAN_ID=: /'
@@ -168,8 +163,8 @@ printf '[Service]\nWatchdogSec=6\nEnvironment=SWIFTWING_TEST_HOOKS=1\n' \
     >/etc/systemd/system/swiftwing.service.d/watchdog.conf
 systemctl daemon-reload
 systemctl restart swiftwing.service
-wait_for 60 systemctl is-active --quiet swiftwing.service
-wait_for 120 streaming
+vm_wait_for 60 systemctl is-active --quiet swiftwing.service
+vm_wait_for 120 streaming
 before_wedge="$(swiftwing shutter 2>&1)"
 vm_check "a press before the wedge is acknowledged" grep -Eq '^[0-9a-f-]{36}$' <<<"$before_wedge"
 restarts_before="$(show NRestarts)"
@@ -177,7 +172,7 @@ pid_before="$(show MainPID)"
 t_wedge=$(date +%s.%N)
 reply="$(control '{"command":"testWedgeWorker"}')"
 vm_check "with SWIFTWING_TEST_HOOKS=1 the hook wedges the processing worker" jq -e '.ok == true' <<<"$reply"
-if wait_for 150 restarted; then
+if vm_wait_for 150 restarted; then
     took="$(awk -v a="$t_wedge" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }')"
     vm_ok "systemd restarted the wedged service ($took s after the wedge; NRestarts $restarts_before -> $(show NRestarts))"
 else
@@ -189,7 +184,7 @@ vm_check "the journal shows systemd's watchdog timeout" \
 vm_note "daemon: $(journalctl -u swiftwing --no-pager -o cat COMPONENT=watchdog | grep "not pinging" | tail -n 1)"
 vm_check "the daemon logged which part was stuck" sh -c \
     'journalctl -u swiftwing --no-pager -o json COMPONENT=watchdog | jq -r ".STALE // empty" | grep -q "processing worker"'
-wait_for 120 streaming
+vm_wait_for 120 streaming
 vm_check "the scan acknowledged before the wedge is still there" sh -c \
     'swiftwing queue --json | jq -e --arg id "$1" "[.scans[].id] | index(\$id) != null" >/dev/null' _ "$before_wedge"
 after="$(swiftwing shutter 2>&1)"

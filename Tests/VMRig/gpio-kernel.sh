@@ -12,10 +12,7 @@ VM_TEST_ARGS=(--gpio-sim)
 
 ctl=scripts/vm/gpio-sim-ctl.sh
 tests=.build/debug/SwiftWingPackageTests.xctest
-if [ ! -x "$tests" ]; then
-    vm_not_ok "$tests is missing: run 'swift build --build-tests' on the host first"
-    vm_finish
-fi
+vm_require_built "$tests" 'swift build --build-tests'
 if [ ! -d /sys/kernel/config/gpio-sim/swiftwing ]; then
     vm_not_ok "no gpio-sim chip in the guest (run.sh --gpio-sim did not set one up)"
     vm_finish

@@ -11,20 +11,12 @@ VM_TEST_ARGS=(--systemd)
 # ---- guest ----
 export PATH="$PATH:/usr/sbin:/sbin"
 bin=.build/debug/swiftwing
-if [ ! -x "$bin" ]; then
-    vm_not_ok "$bin is missing: run 'swift build --product swiftwing' on the host first"
-    vm_finish
-fi
-wait_for() {  # wait_for SECONDS CMD... — poll every 0.2 s
-    local n=$(( $1 * 5 )) i; shift
-    for ((i = 0; i < n; i++)); do "$@" && return 0; sleep 0.2; done
-    return 1
-}
+vm_require_built "$bin" 'swift build --product swiftwing'
 vm_check "first install" scripts/install.sh --binary "$bin"
 vm_check "the user exists" getent passwd swiftwing
 vm_expect "the config: mode, owner" "$(stat -c '%a %U:%G' /etc/swiftwing/swiftwing.toml)" "640 root:swiftwing"
 vm_expect "enabled" "$(systemctl is-enabled swiftwing.service)" enabled
-vm_check "active" wait_for 60 systemctl is-active --quiet swiftwing.service
+vm_check "active" vm_wait_for 60 systemctl is-active --quiet swiftwing.service
 vm_check "the shelf photos are installed" test -f /usr/local/share/swiftwing/shelves/one_shelf.jpg
 vm_check "LICENSE and NOTICE are installed" test -f /usr/local/share/doc/swiftwing/NOTICE
 
@@ -33,7 +25,7 @@ edited="$(sha256sum </etc/swiftwing/swiftwing.toml)"
 vm_check "second install (idempotent)" scripts/install.sh --binary "$bin"
 vm_expect "the edited config is kept" "$(sha256sum </etc/swiftwing/swiftwing.toml)" "$edited"
 vm_expect "one swiftwing user" "$(getent passwd | grep -c '^swiftwing:')" 1
-vm_check "active again" wait_for 60 systemctl is-active --quiet swiftwing.service
+vm_check "active again" vm_wait_for 60 systemctl is-active --quiet swiftwing.service
 answers() { swiftwing status 2>/dev/null | grep -q "^daemon:  running"; }
-vm_check "the daemon answers on its socket" wait_for 60 answers
+vm_check "the daemon answers on its socket" vm_wait_for 60 answers
 vm_finish

@@ -15,10 +15,7 @@ VM_TEST_TIMEOUT=420
 
 bin=.build/debug/swiftwing ref=.build/debug/talaria-reference
 for b in "$bin" "$ref"; do
-    if [ ! -x "$b" ]; then
-        vm_not_ok "$b is missing: run 'swift build --product swiftwing && swift build --product talaria-reference' on the host first"
-        vm_finish
-    fi
+    vm_require_built "$b" 'swift build --product swiftwing && swift build --product talaria-reference'
 done
 t0="$(date +%s.%N)"
 elapsed() { awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }'; }

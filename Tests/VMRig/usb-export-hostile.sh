@@ -73,14 +73,6 @@ fi
 # ---- guest ----
 out="$SWIFTWING_VM_OUT"
 bin="$PWD/.build/debug/swiftwing"
-wait_for() {
-    local end=$((SECONDS + $1)); shift
-    while :; do
-        "$@" && return 0
-        [ "$SECONDS" -ge "$end" ] && return 1
-        sleep 0.2
-    done
-}
 vm_expect "PID 1 is systemd" "$(cat /proc/1/comm)" systemd
 getent passwd swiftwing >/dev/null || useradd --system --user-group --no-create-home --shell /usr/sbin/nologin swiftwing
 mkdir -p /var/lib/swiftwing /usr/local/bin
@@ -91,14 +83,14 @@ systemd-run --quiet --unit=swiftwing-under-test -p User=swiftwing -p Group=swift
     -p RuntimeDirectory=swiftwing --setenv=SWIFTWING_CAMERA_WIDTH=640 --setenv=SWIFTWING_CAMERA_HEIGHT=480 \
     /usr/local/bin/swiftwing run --camera /dev/video0 --panel png:/run/swiftwing/panel.png
 running() { "$bin" status --json 2>/dev/null | grep -q '"running" : true'; }
-vm_check "the daemon answers on /run/swiftwing/control.sock" wait_for 180 running
+vm_check "the daemon answers on /run/swiftwing/control.sock" vm_wait_for 180 running
 daemon_log() { journalctl -u swiftwing-under-test -o cat --no-pager; }
 export_units() { systemctl list-units --all --plain --no-legend 'swiftwing-export@*' | awk '{ print $1 }'; }
 
 # 1. ext2 and a blank stick: udev starts nothing for them.
 touch "$out/plug-others"
 two_disks() { [ "$(find /sys/block -maxdepth 1 -name 'sd*' | wc -l)" -ge 2 ]; }
-if wait_for 240 two_disks; then vm_ok "other and blank: both disks appear"; else
+if vm_wait_for 240 two_disks; then vm_ok "other and blank: both disks appear"; else
     vm_not_ok "other and blank: both disks appear"
     vm_note "block devices: $(ls /sys/block | tr '\n' ' '); kernel: $(dmesg | grep -iE 'usb|scsi|sd[a-z]' | tail -8 | tr '\n' '|')"
 fi
@@ -113,12 +105,12 @@ vm_expect "other and blank: no export unit was started" "$(export_units | tr '\n
 
 # 2. ext4 whose superblock says errors=panic, its root directory block corrupted.
 touch "$out/plug-panic"
-vm_check "panic: the stick appears" wait_for 120 test -e /dev/disk/by-label/SWPANIC
+vm_check "panic: the stick appears" vm_wait_for 120 test -e /dev/disk/by-label/SWPANIC
 dev="$(basename "$(readlink -f /dev/disk/by-label/SWPANIC)")"
 unit="swiftwing-export@$dev.service"
 ended() { state="$(systemctl show -P ActiveState "$unit")"; [ -n "$(systemctl show -P InvocationID "$unit")" ] &&
     { [ "$state" = inactive ] || [ "$state" = failed ]; }; }
-if wait_for 420 ended; then vm_ok "panic ($dev): udev started $unit and it ended"; else
+if vm_wait_for 420 ended; then vm_ok "panic ($dev): udev started $unit and it ended"; else
     vm_not_ok "panic ($dev): udev started $unit and it ended"
     vm_note "$(systemctl status --no-pager "$unit" 2>&1 | tr '\n' '|')"
     vm_note "$(journalctl -o cat --no-pager -u "$unit" | tail -20 | tr '\n' '|')"
@@ -128,7 +120,7 @@ unit_log="$(journalctl -o cat --no-pager _SYSTEMD_INVOCATION_ID="$(systemctl sho
 vm_check "panic: the journal says the file system is damaged" grep -qF "file system on the USB stick $dev is damaged" <<<"$unit_log"
 vm_note "panic: $(grep -m1 -F "is damaged" <<<"$unit_log")"
 vm_note "kernel: $(dmesg | grep -m1 -E "EXT4-fs error|EXT4-fs \($dev\).*read-only" || echo 'no EXT4-fs error line')"
-vm_check "panic: the daemon shows it" wait_for 30 sh -c 'journalctl -u swiftwing-under-test -o cat --no-pager | grep -qF "export to a USB stick failed: The stick is damaged"'
+vm_check "panic: the daemon shows it" vm_wait_for 30 sh -c 'journalctl -u swiftwing-under-test -o cat --no-pager | grep -qF "export to a USB stick failed: The stick is damaged"'
 vm_check "the kernel is still running: the daemon answers" running
 scan="$("$bin" shutter 2>&1)"
 vm_check "scanning goes on: a shutter press after the export is saved (scan $scan)" grep -Eq '^[0-9a-fA-F-]{36}$' <<<"$scan"

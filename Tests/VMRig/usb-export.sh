@@ -205,15 +205,6 @@ fi
 # ---- guest ----
 out="$SWIFTWING_VM_OUT"
 bin="$PWD/.build/debug/swiftwing"
-# wait_for SECONDS CMD...: by the clock (a check that starts the debug binary can take seconds under TCG)
-wait_for() {
-    local end=$((SECONDS + $1)); shift
-    while :; do
-        "$@" && return 0
-        [ "$SECONDS" -ge "$end" ] && return 1
-        sleep 0.2
-    done
-}
 t0="$(date +%s.%N)"
 elapsed() { awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }'; }
 vm_expect "PID 1 is systemd" "$(cat /proc/1/comm)" systemd
@@ -235,7 +226,7 @@ systemd-run --quiet --unit=swiftwing-under-test -p User=swiftwing -p Group=swift
     -p RuntimeDirectory=swiftwing --setenv=SWIFTWING_CAMERA_WIDTH=640 --setenv=SWIFTWING_CAMERA_HEIGHT=480 \
     /usr/local/bin/swiftwing run --camera /dev/video0 --panel png:/run/swiftwing/panel.png
 running() { "$bin" status --json 2>/dev/null | grep -q '"running" : true'; }
-vm_check "the daemon answers on /run/swiftwing/control.sock" wait_for 120 running
+vm_check "the daemon answers on /run/swiftwing/control.sock" vm_wait_for 120 running
 vm_note "daemon up after $(elapsed) s"
 daemon_log() { journalctl -u swiftwing-under-test -o cat --no-pager; }
 
@@ -243,7 +234,7 @@ daemon_log() { journalctl -u swiftwing-under-test -o cat --no-pager; }
 prev_ids=" "
 export_unit() {
     dev=""
-    wait_for 90 test -e "/dev/disk/by-label/$1" && dev="$(basename "$(readlink -f "/dev/disk/by-label/$1")")"
+    vm_wait_for 90 test -e "/dev/disk/by-label/$1" && dev="$(basename "$(readlink -f "/dev/disk/by-label/$1")")"
     unit="swiftwing-export@$dev.service"
     [ -n "$dev" ] || { vm_not_ok "the stick $1 appeared"; return 1; }
     ended() {
@@ -251,7 +242,7 @@ export_unit() {
         id="$(systemctl show -P InvocationID "$unit")" state="$(systemctl show -P ActiveState "$unit")"
         [ -n "$id" ] && [[ "$prev_ids" != *" $id "* ]] && { [ "$state" = inactive ] || [ "$state" = failed ]; }
     }
-    vm_check "$1 ($dev): udev started $unit and it ended" wait_for 300 ended
+    vm_check "$1 ($dev): udev started $unit and it ended" vm_wait_for 300 ended
     prev_ids+="$(systemctl show -P InvocationID "$unit") "
 }
 unit_log() { journalctl -o cat --no-pager _SYSTEMD_INVOCATION_ID="$(systemctl show -P InvocationID "$unit")"; }
@@ -259,7 +250,7 @@ unit_log() { journalctl -o cat --no-pager _SYSTEMD_INVOCATION_ID="$(systemctl sh
 expect_failure() {
     vm_expect "$1: the unit's result" "$(systemctl show -P Result "$unit")" exit-code
     vm_check "$1: the journal says why: '$2'" grep -qF "$2" <<<"$(unit_log)"
-    vm_check "$1: the daemon shows it: '$3'" wait_for 20 sh -c "journalctl -u swiftwing-under-test -o cat --no-pager | grep -qF \"$3\""
+    vm_check "$1: the daemon shows it: '$3'" vm_wait_for 20 sh -c "journalctl -u swiftwing-under-test -o cat --no-pager | grep -qF \"$3\""
     vm_note "$1: $(unit_log | grep -m1 -F "$2")"
 }
 
@@ -272,25 +263,25 @@ day="$(date +%F)"
 vm_check "good: the journal names both files and says safe to remove" grep -qF \
     "exported 2000 books to $dev: SwiftWing_Library_$day.csv, SwiftWing_Library_${day}_goodreads.csv — safe to remove" <<<"$(unit_log)"
 vm_check "good: the daemon got exportFinished (panel 'Exported 2000 books — safe to remove', buzzer export-done)" \
-    wait_for 20 sh -c 'journalctl -u swiftwing-under-test -o cat --no-pager | grep -qF "exported 2000 books — safe to remove the USB stick"'
+    vm_wait_for 20 sh -c 'journalctl -u swiftwing-under-test -o cat --no-pager | grep -qF "exported 2000 books — safe to remove the USB stick"'
 vm_check "good: the stick is not left mounted anywhere" sh -c "! grep -q '^/dev/$dev ' /proc/mounts"
 vm_note "good: plug to unit end $(awk -v a="$t1" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }') s"
 cp /run/swiftwing/panel.png "$out/panel-good.png" 2>/dev/null
 touch "$out/done-good"
-wait_for 60 test -e "$out/unplugged-good"
+vm_wait_for 60 test -e "$out/unplugged-good"
 
 # 2. a write-protected stick; 3. a full one
 touch "$out/plug-ro"
 export_unit SWRO
 expect_failure ro "is read-only (write-protected)" "The stick is write-protected"
 touch "$out/done-ro"
-wait_for 60 test -e "$out/unplugged-ro"
+vm_wait_for 60 test -e "$out/unplugged-ro"
 touch "$out/plug-full"
 export_unit SWFULL
 expect_failure full "is full: the export needs" "The stick is full"
 cp /run/swiftwing/panel.png "$out/panel-full.png" 2>/dev/null
 touch "$out/done-full"
-wait_for 60 test -e "$out/unplugged-full"
+vm_wait_for 60 test -e "$out/unplugged-full"
 
 if [ "${SWIFTWING_USB_EXPORT_SLOW:-1}" != 1 ]; then
     # Part 4 (4-15 minutes under TCG) is in the default run; SWIFTWING_USB_EXPORT_SLOW=0 leaves it out while working.
@@ -305,12 +296,12 @@ fi
 # stick is pulled out well before its first file is complete. (The test only watches the disk's
 # counters: anything that looked into the stick's file system would queue behind the slow writes.)
 touch "$out/plug-slow"
-wait_for 90 test -e /dev/disk/by-label/SWSLOW
+vm_wait_for 90 test -e /dev/disk/by-label/SWSLOW
 slow="$(basename "$(readlink -f /dev/disk/by-label/SWSLOW)")"
 slow_disk="${slow%%[0-9]*}"
 slow_unit="swiftwing-export@$slow.service"
 writing() { [ "$(awk '{ print $7 }' "/sys/block/$slow_disk/stat")" -gt 32 ]; }
-vm_check "slow ($slow): the export is writing to it" wait_for 600 writing
+vm_check "slow ($slow): the export is writing to it" vm_wait_for 600 writing
 t_writing="$(date +%s.%N)"
 touch "$out/plug-two"
 scan="$("$bin" shutter 2>&1)"
@@ -321,15 +312,15 @@ vm_expect "slow: the first export is still running after the second stick was re
     "$(systemctl show -P ActiveState "$slow_unit")" activating
 vm_note "slow: $(awk '{ print $7 / 2 }' "/sys/block/$slow_disk/stat") KiB written when it is pulled, $(awk -v a="$t_writing" -v b="$(date +%s.%N)" 'BEGIN { printf "%.0f", b - a }') s after the writes began"
 touch "$out/pull-slow"
-vm_check "slow: the host pulled it out" wait_for 60 test -e "$out/unplugged-slow"
+vm_check "slow: the host pulled it out" vm_wait_for 60 test -e "$out/unplugged-slow"
 unit="$slow_unit"
 slow_ended() { state="$(systemctl show -P ActiveState "$slow_unit")"; [ "$state" = inactive ] || [ "$state" = failed ]; }
-vm_check "slow: pulled out mid-write, the export ends" wait_for 240 slow_ended
+vm_check "slow: pulled out mid-write, the export ends" vm_wait_for 240 slow_ended
 expect_failure slow "was removed during the export" "The stick was removed too early"
 cp /run/swiftwing/panel.png "$out/panel-removed.png" 2>/dev/null
 touch "$out/done-two"
 vm_check "the daemon is still running after all of it" running
 vm_check "the daemon logged no crash or restart" sh -c '! journalctl -u swiftwing-under-test -o cat --no-pager | grep -qiE "fatal|crash|core dump"'
-wait_for 60 test -e "$out/unplugged-two"
+vm_wait_for 60 test -e "$out/unplugged-two"
 touch "$out/finished"
 vm_finish

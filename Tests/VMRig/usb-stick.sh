@@ -83,13 +83,7 @@ udevadm settle --timeout=30
 vm_check "udev loaded xhci_pci and bound the controller" sh -c 'ls /sys/bus/pci/drivers/xhci_hcd | grep -q "^0000:"'
 touch "$out/ready-for-stick"
 
-# wait_for SECONDS CMD... — poll every 0.2 s
-wait_for() {
-    local n=$(( $1 * 5 )) i; shift
-    for ((i = 0; i < n; i++)); do "$@" && return 0; sleep 0.2; done
-    return 1
-}
-vm_check "the stick's partition /dev/sda1 appears" wait_for 60 test -b /dev/sda1
+vm_check "the stick's partition /dev/sda1 appears" vm_wait_for 60 test -b /dev/sda1
 udevadm settle --timeout=30
 props="$(udevadm info --query=property --name=/dev/sda1)"
 prop() { sed -n "s/^$1=//p" <<<"$props"; }
@@ -99,7 +93,7 @@ vm_expect "udev: ID_FS_LABEL" "$(prop ID_FS_LABEL)" SWIFTSTICK
 vm_expect "udev: ID_USB_DRIVER" "$(prop ID_USB_DRIVER)" usb-storage
 vm_note "udev: ID_MODEL=$(prop ID_MODEL) ID_SERIAL=$(prop ID_SERIAL) ID_PATH=$(prop ID_PATH)"
 vm_check "the rule asked systemd for the unit (SYSTEMD_WANTS)" grep -qx 'SYSTEMD_WANTS=swiftwing-vm-stick@sda1.service' <<<"$props"
-vm_check "the unit ran to its end" wait_for 60 test -e "$out/handled-sda1"
+vm_check "the unit ran to its end" vm_wait_for 60 test -e "$out/handled-sda1"
 vm_expect "the unit's result" "$(systemctl show -P Result swiftwing-vm-stick@sda1.service)" success
 if [ -f "$out/plugged-at" ]; then
     vm_note "plug to handled: $(awk -v a="$(cat "$out/plugged-at")" -v b="$(stat -c %.9Y "$out/handled-sda1")" 'BEGIN { printf "%.1f s", b - a }') (host clock)"
@@ -107,7 +101,7 @@ fi
 vm_expect "the unit read HELLO.TXT from the stick" "$(cat "$out/hello-from-stick.txt" 2>&1)" "$SWIFTWING_STICK_HELLO"
 vm_check "usb-storage, sd_mod, xhci_pci and vfat are loaded" sh -c 'for m in usb_storage sd_mod xhci_pci vfat; do test -d /sys/module/$m || { echo "no $m"; exit 1; }; done'
 touch "$out/stick-done"
-vm_check "the host unplugs it: /dev/sda disappears" wait_for 60 sh -c '! test -e /dev/sda'
-vm_check "and the unit is stopped with its device (BindsTo)" wait_for 20 sh -c '! systemctl is-active --quiet swiftwing-vm-stick@sda1.service'
+vm_check "the host unplugs it: /dev/sda disappears" vm_wait_for 60 sh -c '! test -e /dev/sda'
+vm_check "and the unit is stopped with its device (BindsTo)" vm_wait_for 20 sh -c '! systemctl is-active --quiet swiftwing-vm-stick@sda1.service'
 # give the hook time to read the image back before the guest powers off (it needs no guest)
 vm_finish

@@ -35,6 +35,25 @@ vm_expect() {
     if [ "$2" = "$3" ]; then vm_ok "$1 ($2)"; else vm_not_ok "$1: got '$2', expected '$3'"; fi
 }
 
+# vm_wait_for SECONDS COMMAND... — runs COMMAND every 0.2 s until it succeeds or SECONDS have passed by
+# the clock (a check that starts the debug binary can take seconds under TCG)
+vm_wait_for() {
+    local end=$((SECONDS + $1)); shift
+    while :; do
+        "$@" && return 0
+        [ "$SECONDS" -ge "$end" ] && return 1
+        sleep 0.2
+    done
+}
+
+# vm_require_built PATH BUILD_COMMAND — ends the test (not ok) when PATH, built on the host, is missing
+vm_require_built() {
+    if [ ! -x "$1" ]; then
+        vm_not_ok "$1 is missing: run '$2' on the host first"
+        vm_finish
+    fi
+}
+
 vm_finish() {
     echo "1..$vm_n"
     echo "# $vm_passed passed, $vm_failed failed"

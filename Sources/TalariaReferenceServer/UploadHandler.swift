@@ -1,0 +1,141 @@
+import Foundation
+import Hummingbird
+import NIOCore
+
+extension Handlers {
+    // MARK: Upload
+
+    func upload(_ request: Request, _ context: Context) async throws -> Response {
+        let key = request.headers[.idempotencyKey]
+        await state.countUpload(idempotencyKey: key)
+        let faults = await state.takeFaults(.upload)
+        try await sleepSlow(faults)
+        if faults.contains(.drop) {
+            // Close the connection before any response: the client sees a broken transfer.
+            try? await context.channel.close()
+            throw ConnectionDropped()
+        }
+        if let apiKey = configuration.apiKey, bearer(request) != apiKey {
+            return problem(401, "UNAUTHORIZED", "Unauthorized", "A valid API key is required (Authorization: Bearer <key>)", request)
+        }
+        guard let deviceID = request.headers[.deviceID], !deviceID.isEmpty else {
+            return problem(400, "INVALID_REQUEST", "Invalid request", "The X-Device-ID header is required", request)
+        }
+        guard let key, !key.isEmpty else {
+            return problem(400, "INVALID_REQUEST", "Invalid request", "The Idempotency-Key header is required", request)
+        }
+        if let response = faultResponse(faults, request) { return response }
+
+        let body: ByteBuffer
+        do {
+            body = try await request.body.collect(upTo: configuration.maxImageBytes + 1_048_576)
+        } catch is NIOTooManyBytesError {
+            return problem(413, "FILE_TOO_LARGE", "File too large", "An image may have at most \(configuration.maxImageBytes) bytes", request)
+        }
+        let parts: [UploadForm.Part]
+        do {
+            let boundary = try UploadForm.boundary(fromContentType: request.headers[.contentType] ?? "")
+            parts = try UploadForm.parts(of: body, boundary: boundary)
+        } catch {
+            return problem(400, "INVALID_REQUEST", "Invalid request", "\(error)", request)
+        }
+        guard let photo = parts.first(where: { $0.name == "photos[]" }) else {
+            let names = parts.compactMap(\.name).map { "'\($0)'" }.joined(separator: ", ")
+            return problem(
+                400, "INVALID_REQUEST", "Invalid request",
+                "The image must be sent in a part named 'photos[]' (got: \(names.isEmpty ? "no named parts" : names))", request)
+        }
+        let mediaType = photo.contentType?.split(separator: ";").first?.trimmingCharacters(in: .whitespaces).lowercased()
+        guard mediaType == "image/jpeg" else {
+            return problem(
+                400, "INVALID_FILE", "Invalid file", "The 'photos[]' part must have Content-Type image/jpeg (got: \(photo.contentType ?? "none"))",
+                request)
+        }
+        let image = photo.body.readableBytesView
+        guard image.count <= configuration.maxImageBytes else {
+            return problem(
+                413, "FILE_TOO_LARGE", "File too large",
+                "The image has \(image.count) bytes; at most \(configuration.maxImageBytes) are accepted", request)
+        }
+        switch configuration.imageCheck {
+        case .magicBytes:
+            guard image.starts(with: [0xFF, 0xD8]) else {
+                return problem(400, "INVALID_FILE", "Invalid file", "The 'photos[]' part is not a JPEG image", request)
+            }
+        case .structure(let maxPixels):
+            do {
+                _ = try JPEGHeader.check(image, maxPixels: maxPixels)
+            } catch .tooManyPixels(let width, let height, let limit) {
+                let problem = JPEGHeader.Problem.tooManyPixels(width: width, height: height, limit: limit)
+                return self.problem(413, "IMAGE_TOO_LARGE", "Image too large", "\(problem)", request)
+            } catch {
+                return problem(400, "INVALID_FILE", "Invalid file", "\(error)", request)
+            }
+        }
+        let (job, created) = await state.job(forKey: key, deviceID: deviceID, image: Array(image))
+        context.logger.info(
+            "\(created ? "created" : "existing") job \(job.id) (\(job.books.count) books)", metadata: ["idempotency-key": "\(key)"])
+        var shape = configuration.envelope
+        var noStream = false
+        for fault in faults {
+            if case .envelope(let s) = fault { shape = s }
+            if fault == .noStream { noStream = true }
+        }
+        let requestID = "req_" + UUID().uuidString.lowercased().prefix(8)
+        return ReferenceServer.json(
+            202, Render.envelope(job, shape: shape, noStream: noStream, base: baseURL(request), requestID: String(requestID)))
+    }
+
+    /// The response of an upload fault that answers instead of the real handler, if any.
+    private func faultResponse(_ faults: [FaultAction], _ request: Request) -> Response? {
+        let now = Date()
+        for fault in faults {
+            switch fault {
+            case .rateLimitMs(let ms):
+                let ms = ms ?? 1500
+                return problem(429, "RATE_LIMIT_EXCEEDED", "Too many requests", "Rate limit exceeded; retry after \(ms) ms", request, retryable: true, retryAfterMs: ms)
+            case .rateLimitSeconds(let seconds):
+                let seconds = seconds ?? 2
+                return problem(
+                    429, "RATE_LIMIT_EXCEEDED", "Too many requests", "Rate limit exceeded", request, retryable: true,
+                    headers: [.retryAfter: String(seconds)])
+            case .rateLimitDate(let seconds):
+                let date = now.addingTimeInterval(Double(seconds ?? 3))
+                return problem(
+                    429, "RATE_LIMIT_EXCEEDED", "Too many requests", "Rate limit exceeded", request, retryable: true,
+                    headers: [.retryAfter: httpDate(date)])
+            case .rateLimitReset(let ms):
+                let reset = Int(now.timeIntervalSince1970 * 1000) + (ms ?? 2500)
+                return problem(
+                    429, "RATE_LIMIT_EXCEEDED", "Too many requests", "Rate limit exceeded", request, retryable: true,
+                    headers: [.rateLimitReset: String(reset)])
+            case .rateLimitLegacy(let seconds):
+                let seconds = seconds ?? 2
+                return ReferenceServer.json(
+                    429,
+                    ["error": "Too many requests, please slow down", "code": "RATE_LIMIT_EXCEEDED", "details": ["retryAfter": .int(seconds)]])
+            case .http500:
+                return problem(500, "INTERNAL_ERROR", "Internal server error", "An unexpected error occurred", request, retryable: true, plain: true)
+            case .http503:
+                return problem(
+                    503, "CIRCUIT_OPEN", "Service unavailable", "The recognition provider is unavailable", request, retryable: true,
+                    retryAfterMs: 1000)
+            case .http401:
+                return problem(401, "UNAUTHORIZED", "Unauthorized", "The API key was rejected", request)
+            case .http413:
+                return problem(413, "FILE_TOO_LARGE", "File too large", "An image may have at most \(configuration.maxImageBytes) bytes", request)
+            case .invalidFile:
+                return problem(400, "INVALID_FILE", "Invalid file", "The image could not be decoded", request)
+            case .html:
+                return Response(
+                    status: .badGateway, headers: [.contentType: "text/html; charset=utf-8"],
+                    body: .init(
+                        byteBuffer: ByteBuffer(
+                            string: "<html><head><title>502 Bad Gateway</title></head><body><center><h1>502 Bad Gateway</h1></center><hr><center>nginx</center></body></html>\n")))
+            default:
+                continue
+            }
+        }
+        return nil
+    }
+}
