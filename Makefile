@@ -3,6 +3,8 @@ SWIFT ?= swift
 PREFIX ?= /usr/local
 CONFIGURATION ?= debug
 SWIFT_FLAGS ?=
+# A target that imports a module it does not name as a dependency fails the build.
+IMPORT_CHECK = --explicit-target-dependency-import-check error
 BIN = .build/$(CONFIGURATION)/swiftwing
 export SWIFT SWIFT_FLAGS
 
@@ -14,7 +16,7 @@ deps:
 	@scripts/install-deps.sh test
 
 build: deps
-	$(SWIFT) build -c $(CONFIGURATION) $(SWIFT_FLAGS)
+	$(SWIFT) build -c $(CONFIGURATION) $(IMPORT_CHECK) $(SWIFT_FLAGS)
 
 # The build every way of installing uses (make install and make deb alike): the Swift runtime linked in, so the
 # device needs only Debian's libraries and maps no separate libswiftCore/Foundation (Benchmarks/README.md, memory).

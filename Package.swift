@@ -1,4 +1,4 @@
-// swift-tools-version:6.0
+// swift-tools-version:6.2
 // SwiftWing: firmware for a book-scanning kiosk. See README.md and docs/architecture.md.
 import PackageDescription
 
@@ -136,6 +136,7 @@ let package = Package(
             name: "swiftwing",
             dependencies: [
                 "Appliance", "Identify", "Store", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
             ],
             linkerSettings: [.unsafeFlags(residentCodeLinkerFlags, .when(platforms: [.linux], configuration: .release))]
         ),
@@ -175,7 +176,7 @@ let package = Package(
         .executableTarget(name: "PanelProbe", dependencies: ["Panel"], path: "Tests/PanelProbe"),
         // Writes the synthetic camera's barcode and blurred scenes for scripts/demo.sh.
         .executableTarget(
-            name: "DemoScenes", dependencies: ["SwiftWingTesting", "Identify", "Imaging"], path: "Tests/DemoScenes"),
+            name: "DemoScenes", dependencies: ["SwiftWingTesting", "SwiftWingCore", "Identify", "Imaging"], path: "Tests/DemoScenes"),
 
         // libFuzzer targets (Fuzz/README.md): scripts/fuzz.sh builds them with -sanitize=fuzzer -DFUZZING;
         // an ordinary build makes each a replay tool for inputs it found.
@@ -273,11 +274,15 @@ let package = Package(
 
         // Each test target imports the module it tests, SwiftWingTesting's doubles and what its fixtures need.
         .testTarget(name: "SwiftWingCoreTests", dependencies: ["SwiftWingCore"]),
-        .testTarget(name: "ImagingTests", dependencies: ["Imaging", "SwiftWingTesting"]),
-        .testTarget(name: "CameraTests", dependencies: ["Camera", "SwiftWingTesting"]),
+        .testTarget(name: "ImagingTests", dependencies: ["Imaging", "SwiftWingCore", "SwiftWingTesting"]),
+        .testTarget(name: "CameraTests", dependencies: ["Camera", "SwiftWingCore", "SwiftWingTesting"]),
         .testTarget(
-            name: "StoreTests", dependencies: ["Store", "SwiftWingCore", .product(name: "CSV", package: "CSV.swift")]),
-        .testTarget(name: "ControlsTests", dependencies: ["Controls", "SwiftWingTesting"]),
+            name: "StoreTests",
+            dependencies: [
+                "Store", "SwiftWingCore", .product(name: "CSV", package: "CSV.swift"),
+                .product(name: "GRDB", package: "GRDB.swift"),
+            ]),
+        .testTarget(name: "ControlsTests", dependencies: ["Controls", "CShim", "SwiftWingCore", "SwiftWingTesting"]),
         .testTarget(
             name: "UplinkTests",
             dependencies: [
@@ -287,14 +292,21 @@ let package = Package(
             name: "TalariaTests", dependencies: ["Talaria", "SwiftWingCore", "SwiftWingTesting"], exclude: ["Fixtures"]),
         .testTarget(
             name: "HTTPEngineTests",
-            dependencies: ["HTTPEngine", "SwiftWingCore", "SwiftWingTesting", .product(name: "Logging", package: "swift-log")]),
+            dependencies: [
+                "HTTPEngine", "CCurl", "SwiftWingCore", "SwiftWingTesting", .product(name: "Logging", package: "swift-log"),
+            ]),
         .testTarget(
             name: "PanelTests",
             dependencies: ["Panel", "SwiftWingCore", "SwiftWingTesting", .product(name: "Logging", package: "swift-log")],
             exclude: ["Golden"]),
         .testTarget(
             name: "IdentifyTests", dependencies: ["Identify", "CZXingShim", "Imaging", "SwiftWingCore", "swiftwing"]),
-        .testTarget(name: "ApplianceTests", dependencies: ["Appliance", "SwiftWingTesting", "Identify"]),
+        .testTarget(
+            name: "ApplianceTests",
+            dependencies: [
+                "Appliance", "Camera", "Controls", "Identify", "Imaging", "Panel", "Store", "SwiftWingCore",
+                "SwiftWingTesting", .product(name: "Logging", package: "swift-log"),
+            ]),
         .testTarget(
             name: "SwiftWingIntegrationTests",
             dependencies: [
@@ -305,3 +317,8 @@ let package = Package(
         ),
     ]
 )
+
+// Warnings are errors in the project's own targets; dependencies keep their warnings.
+for target in package.targets where [.regular, .executable, .test].contains(target.type) {
+    target.swiftSettings = (target.swiftSettings ?? []) + [.treatAllWarnings(as: .error)]
+}

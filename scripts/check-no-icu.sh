@@ -36,4 +36,4 @@ if grep -q 'hit Breakpoint' "$logs"/gdb.*; then
   grep -h -A30 'hit Breakpoint' "$logs"/gdb.* | grep -E 'hit Breakpoint|^#' | head -31 >&2
   exit 1
 fi
-echo "no ICU function ran in $(ls "$logs"/gdb.* | wc -l) daemon runs ($count presses, $breakpoints breakpoints)"
+echo "no ICU function ran in $(find "$logs" -maxdepth 1 -name "gdb.*" | wc -l) daemon runs ($count presses, $breakpoints breakpoints)"

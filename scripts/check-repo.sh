@@ -3,7 +3,7 @@
 # checkout sits in, or a `shared/` folder beside it), every fixture carries its licence, and the
 # project's own LICENSE and NOTICE are there. Prints one line per check and "N passed, N failed".
 set -uo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit
 above="$(cd .. && pwd -P)"
 passed=0 failed=0
 
@@ -14,7 +14,7 @@ check() {  # check NAME COMMAND...: the command prints offending lines; none mea
     if [ -z "$out" ]; then
         passed=$((passed + 1)); printf 'PASS  %s\n' "$name"
     else
-        failed=$((failed + 1)); printf 'FAIL  %s\n' "$name"; sed 's/^/      /' <<<"$out" | head -20
+        failed=$((failed + 1)); printf 'FAIL  %s\n' "$name"; printf '%s\n' "$out" | head -20 | sed 's/^/      /'
     fi
 }
 
@@ -69,9 +69,24 @@ unit_hardening() {
     rm -rf "$scratch"
 }
 
+# The house format (.swift-format: 4 spaces, 120 columns, ordered imports): `swift format -i -r` fixes most of it.
+swift_format() {
+    command -v swift >/dev/null || { echo "swift is not on PATH: add /opt/swift/usr/bin (or your toolchain's usr/bin)"; return; }
+    swift format lint --strict --recursive --parallel Sources Tests Benchmarks Fuzz Package.swift 2>&1
+}
+# Every tracked shell script, VM guest tests included; sourced files are followed (-x).
+shell_scripts() {
+    command -v shellcheck >/dev/null || { echo "shellcheck is missing: apt-get install shellcheck"; return; }
+    git ls-files -z -- scripts Tests/VMRig | while IFS= read -r -d '' file; do
+        head -n1 "$file" | grep -qE '^#!.*\b(ba)?sh\b' && printf '%s\0' "$file"
+    done | xargs -0 -r shellcheck -x 2>&1
+}
+
 check "no tracked file names a path outside the repository (the folder above it, a shared folder beside it)" outside_paths
 check "every fixture folder carries its licence; LICENSE and NOTICE present" missing_licences
 check "every cited docs/ page exists" cited_docs
 check "systemd/swiftwing.service, swiftwing-export@.service, swiftwing-recognizer.service: verify clean, exposure <= 2.0" unit_hardening
+check "swift format lint --strict over Sources, Tests, Benchmarks, Fuzz" swift_format
+check "shellcheck over scripts/ and Tests/VMRig/" shell_scripts
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]

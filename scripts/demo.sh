@@ -83,7 +83,7 @@ press() {
 in_flight() { "$bin" queue "${args[@]}" | grep -cE ' (queued|uploading|analyzing) ' || true; }
 
 wait_drained() {
-  for _ in $(seq 1 "${1:-600}"); do
+  for _ in $(seq 1 600); do
     [ "$(in_flight)" = 0 ] && return 0
     sleep 0.2
   done
@@ -136,7 +136,7 @@ snapshot unauthorized
 echo "== the operator fixes the key and retries (a long press of the button does the same)"
 "$bin" queue retry --all "${args[@]}" | sed 's/^/  retried /'
 wait_drained
-snapshot done
+snapshot "done"
 echo
 "$bin" status "${args[@]}"
 echo
@@ -208,8 +208,8 @@ read_shelves() {
     job=$(printf '%s' "$answer" | python3 -c 'import json,sys; print(json.load(sys.stdin)["data"]["jobId"])')
     token=$(printf '%s' "$answer" | python3 -c 'import json,sys; print(json.load(sys.stdin)["data"]["authToken"])')
     # The job's event stream ends with its terminal event; then the results carry the books and unmatched spines.
-    curl -sS -N --max-time 600 -H "Authorization: Bearer $token" "$url"v3/jobs/scans/$job/stream >"$demo/$job.events" || true
-    curl -sS --max-time 30 "$url"v3/jobs/scans/$job/results >"$demo/$job.results" || true
+    curl -sS -N --max-time 600 -H "Authorization: Bearer $token" "${url}v3/jobs/scans/$job/stream" >"$demo/$job.events" || true
+    curl -sS --max-time 30 "${url}v3/jobs/scans/$job/results" >"$demo/$job.results" || true
     python3 - "$file" "${photo##*:}" "$demo/$job.results" "$demo/$job.events" <<'PY'
 import csv, json, sys
 photo, image, results_path, events_path = sys.argv[1:]

@@ -6,7 +6,7 @@
 # The corpus grows in .build-fuzz/corpus/TARGET across runs; a crash or hang input is kept in
 # .build-fuzz/artifacts/TARGET/ (replay it: swift run FuzzSSE FILE). Exit status 1 if any target crashed.
 set -uo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit
 export PATH="/opt/swift/usr/bin:$PATH"
 swift=${SWIFT:-swift}
 seconds=${1:-600}

@@ -4,7 +4,7 @@
 # time and where the kills landed. SWIFTWING_KILL_SEED=N replays the random choices of a run.
 # Usage: scripts/kill-storm.sh [KILLS]
 set -uo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit
 export PATH="/opt/swift/usr/bin:$PATH"
 swift=${SWIFT:-swift}
 log="$(mktemp "${TMPDIR:-/tmp}/swiftwing-kill-storm.XXXXXX")"

@@ -9,7 +9,7 @@
 #   N passed, N failed, N skipped
 # Usage: scripts/test.sh [STAGE...]   (default: all five, in that order)
 set -uo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit
 export PATH="/opt/swift/usr/bin:$PATH"
 swift=${SWIFT:-swift}
 read -r -a swift_flags <<<"${SWIFT_FLAGS:-}"
@@ -27,10 +27,10 @@ now() { date +%s; }
 
 # count_xunit FILE...: adds the files' passes, failures and skips; collects the skipped tests' reasons.
 count_xunit() {
-    local line
+    local line pass fail skip
     while IFS= read -r line; do
         case "$line" in
-            counts\ *) set -- $line; passed=$((passed + $2)); failed=$((failed + $3)); skipped=$((skipped + $4)) ;;
+            counts\ *) read -r _ pass fail skip <<<"$line"; passed=$((passed + pass)); failed=$((failed + fail)); skipped=$((skipped + skip)) ;;
             skip\ *) skips+=("${line#skip }") ;;
         esac
     done < <(python3 - "$@" <<'PY'
@@ -77,7 +77,7 @@ swift_stage() {
 built=0
 build_tests() {
     [ "$built" = 1 ] && return 0
-    "$swift" build --build-tests "${swift_flags[@]}" || { failed=$((failed + 1)); summary+=("build        FAILED"); return 1; }
+    "$swift" build --build-tests --explicit-target-dependency-import-check error "${swift_flags[@]}" || { failed=$((failed + 1)); summary+=("build        FAILED"); return 1; }
     built=1
 }
 

@@ -67,7 +67,7 @@ public enum CatalogueImport {
             throw CatalogueImportError(file: file, line: 1, column: nil, reason: "cannot read the text (\(error))")
         }
         var entries: [CatalogueEntry] = []
-        try read(reader: reader, file: file) { entries.append($0) }
+        _ = try read(reader: reader, file: file) { entries.append($0) }
         return entries
     }
 

@@ -16,7 +16,7 @@ struct DoctorDeviceCheckTests {
 
     private func file(_ name: String, _ text: String) -> String {
         let path = directory.appendingPathComponent(name).path
-        FileManager.default.createFile(atPath: path, contents: Data(text.utf8))
+        #expect(FileManager.default.createFile(atPath: path, contents: Data(text.utf8)), "cannot write \(path)")
         return path
     }
 

@@ -53,7 +53,8 @@ import Testing
         let path = try write("")
         defer { try? FileManager.default.removeItem(atPath: path) }
         let process = Process()
-        process.executableURL = try #require(Self.executable, "swiftwing-recognizer is not built beside the tests")
+        let executable = try #require(Self.executable, "swiftwing-recognizer is not built beside the tests")
+        process.executableURL = executable
         process.arguments = ["serve", "--catalogue", path, "--port", "0"]
         let stderr = Pipe()
         process.standardOutput = FileHandle.nullDevice

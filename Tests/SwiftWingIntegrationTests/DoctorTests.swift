@@ -9,7 +9,7 @@ import Testing
         let harness = try DaemonHarness.forBackend(backend)
         let secret = "sk-doctor-integration-5f1c"
         let keyPath = harness.root.appendingPathComponent("api-key").path
-        FileManager.default.createFile(atPath: keyPath, contents: Data((secret + "\n").utf8))
+        #expect(FileManager.default.createFile(atPath: keyPath, contents: Data((secret + "\n").utf8)))
         // `run` gets the URL as a flag; the doctor reads it from the file, as on a device.
         harness.configText += "\nurl = \"\(backend.url)\"\napi_key_file = \"\(keyPath)\"\n"
 

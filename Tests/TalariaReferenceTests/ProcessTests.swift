@@ -24,7 +24,8 @@ import Testing
         let portFile = directory.appendingPathComponent("port")
 
         let process = Process()
-        process.executableURL = try #require(Self.executable, Self.notBuilt)
+        let executable = try #require(Self.executable, Self.notBuilt)
+        process.executableURL = executable
         process.arguments = [
             "--port", "0", "--port-file", portFile.path, "--api-key-file", keyFile.path, "--recognition-delay-ms", "50",
             "--envelope", "sse-absolute", "--fault", "status:500", "--log-level", "warning",
@@ -72,7 +73,8 @@ import Testing
     @Test
     func rejectsUnknownFaults() throws {
         let process = Process()
-        process.executableURL = try #require(Self.executable, Self.notBuilt)
+        let executable = try #require(Self.executable, Self.notBuilt)
+        process.executableURL = executable
         process.arguments = ["--port", "0", "--fault", "upload:teapot"]
         let stderr = Pipe()
         process.standardOutput = FileHandle.nullDevice

@@ -17,8 +17,8 @@ driver=/sys/bus/platform/drivers/vivid
 
 camera_line() { "$bin" status "${args[@]}" 2>/dev/null | grep '^camera:'; }
 wait_camera() {  # wait_camera PATTERN SECONDS
-    local i
-    for i in $(seq 1 $(($2 * 10))); do
+    local _
+    for _ in $(seq 1 $(($2 * 10))); do
         camera_line | grep -qE "$1" && return 0
         sleep 0.1
     done

@@ -78,7 +78,7 @@ streaming() { swiftwing status 2>/dev/null | grep -q "streaming"; }
 if vm_wait_for 120 streaming; then vm_ok "the synthetic camera streams"; else vm_not_ok "the synthetic camera streams"; diagnose; fi
 ids=()
 for i in 1 2 3; do
-    id="$(swiftwing shutter 2>&1)" && ids+=("$id") || vm_not_ok "press $i: $id"
+    if id="$(swiftwing shutter 2>&1)"; then ids+=("$id"); else vm_not_ok "press $i: $id"; fi
 done
 vm_expect "three presses acknowledged" "${#ids[@]}" 3
 [ "${#ids[@]}" = 3 ] || diagnose

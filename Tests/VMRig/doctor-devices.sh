@@ -40,7 +40,7 @@ vm_check "clock: a date after 2024 (QEMU's RTC); synchronised or the fix" grep -
     '^(ok   clock: 20[2-9][0-9]-.*synchronised|FAIL clock: 20[2-9][0-9]-.*Fix: `sudo timedatectl set-ntp true`)' \
     <<<"$doctor"
 vm_check "key devices: a line for them" grep -q '^ok   key devices: ' <<<"$doctor"
-vm_note "evdev nodes: $(ls /dev/input 2>/dev/null | tr '\n' ' ')"
+vm_note "evdev nodes: $(find /dev/input -mindepth 1 -maxdepth 1 -printf '%f ' 2>/dev/null)"
 
 # Another program holds the shutter line: the doctor names it and the fix.
 timeout 20 gpiomon --num-events=1 "$chip" 17 >/dev/null 2>&1 &

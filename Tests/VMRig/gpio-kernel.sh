@@ -21,7 +21,8 @@ label="$($ctl label)"
 chip="$($ctl chip)"
 vm_note "gpio-sim chip ${chip#/dev/} [$label]; SHUTTER $($ctl offset SHUTTER), BUZZER $($ctl offset BUZZER)"
 export SWIFTWING_GPIOSIM_LABEL="$label" SWIFTWING_GPIOSIM_CHIP="${chip#/dev/}"
-export SWIFTWING_GPIOSIM_SHUTTER="$($ctl sysfs SHUTTER)" SWIFTWING_GPIOSIM_BUZZER="$($ctl sysfs BUZZER)"
+SWIFTWING_GPIOSIM_SHUTTER="$($ctl sysfs SHUTTER)"; SWIFTWING_GPIOSIM_BUZZER="$($ctl sysfs BUZZER)"
+export SWIFTWING_GPIOSIM_SHUTTER SWIFTWING_GPIOSIM_BUZZER
 out="$("$tests" --testing-library swift-testing --filter 'KernelGPIOTests|GPIOErrorTests' 2>&1)"; rc=$?
 printf '%s\n' "$out" | grep -E '✘|passed|failed|gpio-sim press|error|Expectation' | sed 's/^/#   /' | head -60
 vm_expect "ControlsTests KernelGPIOTests on gpio-sim pass" "$rc" 0

@@ -66,17 +66,17 @@ done
 vm_expect "presses acknowledged with a scan id" "${#ids[@]}" 10
 vm_note "ten presses acknowledged after $(elapsed) s"
 
-want="$(printf '%s\n' "${ids[@]}" | tr 'A-Z' 'a-z' | sort)"
+want="$(printf '%s\n' "${ids[@]}" | tr '[:upper:]' '[:lower:]' | sort)"
 done_ids=""
 for _ in $(seq 1 300); do
     queue="$("$bin" queue --json "${args[@]}" 2>/dev/null)"
-    done_ids="$(jq -r '.scans[] | select(.state == "done") | .id' <<<"$queue" | tr 'A-Z' 'a-z' | sort)"
+    done_ids="$(jq -r '.scans[] | select(.state == "done") | .id' <<<"$queue" | tr '[:upper:]' '[:lower:]' | sort)"
     [ "$done_ids" = "$want" ] && break
     sleep 0.5
 done
 vm_note "all done after $(elapsed) s; states: $(jq -r '[.scans[].state] | group_by(.) | map("\(.[0]) \(length)") | join(", ")' <<<"$queue")"
 if [ "$done_ids" = "$want" ]; then vm_ok "the ten scans are done in the queue (and nothing else is there)"
-else vm_not_ok "the ten scans are done in the queue: done: $(echo $done_ids), wanted: $(echo $want)"; fi
+else vm_not_ok "the ten scans are done in the queue: done: ${done_ids//$'\n'/ }, wanted: ${want//$'\n'/ }"; fi
 
 library="$("$bin" library --json "${args[@]}")"
 n_books="$(jq '.books | length' <<<"$library")"
@@ -84,7 +84,7 @@ vm_check "the library has books ($n_books)" test "$n_books" -ge 1
 vm_expect "no ISBN-13 twice in the library" \
     "$(jq '[.books[].isbn13 | select(. != null)] | length - (unique | length)' <<<"$library")" 0
 vm_expect "books from scans other than the ten" \
-    "$(jq -r '.books[].scanId' <<<"$library" | tr 'A-Z' 'a-z' | grep -cvxF "$want")" 0
+    "$(jq -r '.books[].scanId' <<<"$library" | tr '[:upper:]' '[:lower:]' | grep -cvxF "$want")" 0
 # Each scan's books: the backend logs how many books it made for each idempotency key ("created
 # job J (N books)"), the daemon how many it committed for that scan and their titles ("books
 # landed in the library (books=M … scan_id=ID titles=A | B)"): M = N, and every title is in the

@@ -42,7 +42,8 @@ if [ "${SWIFTWING_VM_GUEST:-0}" != 1 ]; then
     [ -s "$dir/port" ] || {
         echo "not ok 1 - the reference backend did not start on the host"; cat "$dir/backend.log"; exit 1
     }
-    export SWIFTWING_POWERCUT_BACKEND_PORT="$(cat "$dir/port")"
+    SWIFTWING_POWERCUT_BACKEND_PORT="$(cat "$dir/port")"
+    export SWIFTWING_POWERCUT_BACKEND_PORT
     stats() { curl -sS --max-time 10 "http://127.0.0.1:$SWIFTWING_POWERCUT_BACKEND_PORT/_stats"; }
     "$sd" create "$dir/state.img" 512M
     : >"$dir/acked"

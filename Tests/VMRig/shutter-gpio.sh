@@ -137,16 +137,16 @@ vm_note "last refusal: $(json "s['daemon'].get('lastError')")"
 # SCHED_FIFO would have taken a vCPU for the whole run.
 rt_threads="" rt_ticks=0
 for t in /proc/"$daemon"/task/*; do
-    read -r comm <"$t/comm"; read -r stat <"$t/stat"; f=(${stat##*) })
+    read -r comm <"$t/comm"; read -r stat <"$t/stat"; read -r -a f <<<"${stat##*) }"
     if [ "${f[38]}" = 1 ]; then rt_threads+="$comm/${f[37]} "; rt_ticks=$((rt_ticks + f[11] + f[12])); fi
 done
 vm_expect "the SCHED_FIFO threads (name/priority) are the shutter and buzzer loops only" \
     "$(tr ' ' '\n' <<<"$rt_threads" | grep . | sort | tr '\n' ' ')" "swiftwing-buzz/10 swiftwing-gpio/10 "
-read -r stat </proc/"$daemon"/stat; f=(${stat##*) }); started="${f[19]}"
+read -r stat </proc/"$daemon"/stat; read -r -a f <<<"${stat##*) }"; started="${f[19]}"
 ticks="$(getconf CLK_TCK)"; up="$(cut -d' ' -f1 /proc/uptime)"
 alive_ms="$(awk -v u="$up" -v s="$started" -v h="$ticks" 'BEGIN { printf "%d", (u - s / h) * 1000 }')"
 vm_note "the SCHED_FIFO threads used $((rt_ticks * 1000 / ticks)) ms of CPU in ${alive_ms} ms of the daemon's life"
-vm_check "… under 5% of it: they wait in poll, never spin" test $((rt_ticks * 1000 / ticks * 20)) -lt "$alive_ms"
+vm_check "… under 5% of it: they wait in poll, never spin" test $((rt_ticks * 1000 * 20 / ticks)) -lt "$alive_ms"
 
 # stop DAEMON — SIGTERM, then up to 30 s for a clean exit (SIGKILL after that); returns its exit status
 stop() {

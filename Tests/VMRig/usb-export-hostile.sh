@@ -92,7 +92,7 @@ touch "$out/plug-others"
 two_disks() { [ "$(find /sys/block -maxdepth 1 -name 'sd*' | wc -l)" -ge 2 ]; }
 if vm_wait_for 240 two_disks; then vm_ok "other and blank: both disks appear"; else
     vm_not_ok "other and blank: both disks appear"
-    vm_note "block devices: $(ls /sys/block | tr '\n' ' '); kernel: $(dmesg | grep -iE 'usb|scsi|sd[a-z]' | tail -8 | tr '\n' '|')"
+    vm_note "block devices: $(find /sys/block -mindepth 1 -maxdepth 1 -printf '%f '); kernel: $(dmesg | grep -iE 'usb|scsi|sd[a-z]' | tail -8 | tr '\n' '|')"
 fi
 udevadm settle --timeout=60
 vm_check "other: udev calls it ext2" test -e /dev/disk/by-label/SWOTHER

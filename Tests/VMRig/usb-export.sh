@@ -50,8 +50,8 @@ if [ -n "${SWIFTWING_VM_QMP:-}" ] && [ "${SWIFTWING_VM_GUEST:-0}" != 1 ]; then
                 qmp_cmd "{\"execute\":\"object-add\",\"arguments\":{\"qom-type\":\"throttle-group\",\"id\":\"$id-throttle\",\"limits\":{\"bps-write\":2048}}}" >/dev/null || st=1
                 node="{\"driver\":\"throttle\",\"node-name\":\"$id-node\",\"throttle-group\":\"$id-throttle\",\"file\":{\"driver\":\"raw\",\"file\":{\"driver\":\"file\",\"filename\":\"$img\"}}}" ;;
         esac
-        [ "$st" = 0 ] && qmp_cmd "{\"execute\":\"blockdev-add\",\"arguments\":$node}" >/dev/null &&
-            qmp_cmd "{\"execute\":\"device_add\",\"arguments\":{\"driver\":\"usb-storage\",\"bus\":\"xhci.0\",\"drive\":\"$id-node\",\"id\":\"$id\",\"removable\":true}}" >/dev/null ||
+        { [ "$st" = 0 ] && qmp_cmd "{\"execute\":\"blockdev-add\",\"arguments\":$node}" >/dev/null &&
+            qmp_cmd "{\"execute\":\"device_add\",\"arguments\":{\"driver\":\"usb-storage\",\"bus\":\"xhci.0\",\"drive\":\"$id-node\",\"id\":\"$id\",\"removable\":true}}" >/dev/null; } ||
             { echo "qmp: plugging $img failed: $QMP_REPLY" >&2; st=1; }
         qmp_close
         if [ "$st" = 0 ]; then host_ok "plugged $id${2:+ ($2)}"; else host_not_ok "plug $id through QMP"; fi
@@ -189,7 +189,7 @@ if [ "${SWIFTWING_VM_GUEST:-0}" != 1 ]; then
         img="$dir/$stick.img"
         truncate -s 32M "$img"
         echo 'start=2048, type=c' | sfdisk -q "$img"
-        mkfs.vfat -n "SW$(tr a-z A-Z <<<"$stick")" --offset 2048 "$img" $((31 * 1024)) >/dev/null
+        mkfs.vfat -n "SW$(tr '[:lower:]' '[:upper:]' <<<"$stick")" --offset 2048 "$img" $((31 * 1024)) >/dev/null
     done
     # full: a file takes all but 256 KiB of the space; the export needs about 750 KiB
     free="$(mdir -i "$dir/full.img@@1M" ::/ | sed -n 's/^ *\([0-9 ]*[0-9]\) bytes free.*/\1/p' | tr -d ' ')"

@@ -52,6 +52,7 @@ mkdir -p "$R"
 mount -t 9p -o trans=virtio,version=9p2000.L,msize=512000,cache=none results "$R" ||
     fail "cannot mount the results share"
 stamp init
+# shellcheck source=/dev/null
 [ -f "$R/vm.conf" ] && . "$R/vm.conf"
 load_modules /modules/dev.order
 # The framebuffer console draws its cursor into fb0: unbind it so tests see only their pixels.
@@ -103,12 +104,12 @@ setup_gpio_sim() {
     mount -t configfs configfs /sys/kernel/config || fail "cannot mount configfs"
     c=/sys/kernel/config/gpio-sim/swiftwing
     mkdir "$c" "$c/bank0" || fail "cannot create the gpio-sim device in configfs"
-    echo "$label" >"$c/bank0/label" && echo "$nlines" >"$c/bank0/num_lines" || fail "bad gpio-sim spec $spec"
+    { echo "$label" >"$c/bank0/label" && echo "$nlines" >"$c/bank0/num_lines"; } || fail "bad gpio-sim spec $spec"
     pulls=""
     for l in $(echo "$lines" | tr ',' ' '); do
         off="${l%%=*}"; name="${l#*=}"; pull=""
         case "$name" in *:*) pull="${name#*:}"; name="${name%%:*}" ;; esac
-        mkdir "$c/bank0/line$off" && echo "$name" >"$c/bank0/line$off/name" || fail "bad gpio-sim line $l"
+        { mkdir "$c/bank0/line$off" && echo "$name" >"$c/bank0/line$off/name"; } || fail "bad gpio-sim line $l"
         [ -n "$pull" ] && pulls="$pulls $off:$pull"
     done
     echo 1 >"$c/live" || fail "gpio-sim chip $spec did not go live"

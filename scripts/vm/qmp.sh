@@ -66,8 +66,8 @@ qmp_close() {
 qmp_usb_plug() {
     local sock="$1" id="$2" img="$3" st=0
     qmp_open "$sock" || return 1
-    qmp_cmd "{\"execute\":\"blockdev-add\",\"arguments\":{\"driver\":\"raw\",\"node-name\":\"$id-node\",\"file\":{\"driver\":\"file\",\"filename\":\"$img\"}}}" >/dev/null &&
-        qmp_cmd "{\"execute\":\"device_add\",\"arguments\":{\"driver\":\"usb-storage\",\"bus\":\"xhci.0\",\"drive\":\"$id-node\",\"id\":\"$id\",\"removable\":true}}" >/dev/null ||
+    { qmp_cmd "{\"execute\":\"blockdev-add\",\"arguments\":{\"driver\":\"raw\",\"node-name\":\"$id-node\",\"file\":{\"driver\":\"file\",\"filename\":\"$img\"}}}" >/dev/null &&
+        qmp_cmd "{\"execute\":\"device_add\",\"arguments\":{\"driver\":\"usb-storage\",\"bus\":\"xhci.0\",\"drive\":\"$id-node\",\"id\":\"$id\",\"removable\":true}}" >/dev/null; } ||
         { echo "qmp: plugging $img failed: $QMP_REPLY" >&2; st=1; }
     qmp_close
     return "$st"

@@ -154,7 +154,7 @@ t_ready=$(vm_now)
 rundir="$(mktemp -d "${TMPDIR:-/tmp}/swiftwing-vm.XXXXXX")"
 qpid=""
 cleanup() {
-    [ -n "$qpid" ] && kill "$qpid" 2>/dev/null || true
+    if [ -n "$qpid" ]; then kill "$qpid" 2>/dev/null || true; fi
     if [ "$keep" = 1 ]; then vm_log "kept $rundir"; else rm -rf "$rundir"; fi
 }
 trap cleanup EXIT
@@ -288,6 +288,7 @@ boot() {
     if [ "$main" = stream ]; then
         # shellcheck disable=SC2054 # QEMU option values
         [ "$usb" = 1 ] && args+=(-device qemu-xhci,id=xhci)
+        # shellcheck disable=SC2054 # QEMU option values
         [ "$net" = 1 ] && args+=(-nic user,model=virtio-net-pci)
         local i=0 img
         for img in "${disks[@]+"${disks[@]}"}"; do
