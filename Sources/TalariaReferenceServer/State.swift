@@ -228,7 +228,7 @@ public actor ReferenceState {
         return Task { [steps] in
             for step in steps {
                 do { try await Task.sleep(for: stepDelay) } catch { return }
-                if await !self.advance(id, step) { return }
+                if !self.advance(id, step) { return }
             }
         }
     }

@@ -156,7 +156,7 @@ private final class Gate: Sendable {
                 BlockingThread.waitForTask { () async throws(Refused) -> Int in throw Refused() }
             )
         }
-        #expect(try answers.0.get() == 42)
+        #expect(answers.0.get() == 42)
         #expect(throws: Refused.self) { try answers.1.get() }
     }
 }
