@@ -416,7 +416,7 @@ public final class WebApp: Sendable {
         let typedISBN = (form["isbn"] ?? "").trimmingCharacters(in: .whitespaces)
         // Only what the person changed is passed on, as `library edit` passes only the options given.
         let title = typedTitle == book.title ? nil : typedTitle
-        let authors = typedAuthors == book.authors ? nil : typedAuthors
+        let authors = typedAuthors.isEmpty || typedAuthors == book.authors ? nil : typedAuthors
         let known = [book.isbn13, book.isbn10].compactMap { $0 }
         let isbn = typedISBN.isEmpty || known.contains(typedISBN.filter { $0 != "-" && $0 != " " }) ? nil : typedISBN
         guard title != nil || authors != nil || isbn != nil else {

@@ -53,8 +53,8 @@ struct SwiftWingWeb: AsyncParsableCommand {
         }
         let address = configuration.web.address
         try await app.makeApplication(onRunning: { port in
-            print("swiftwing-web: listening on \(address) port \(port)")
-            fflush(stdout)
+            // Unbuffered, so a supervisor or test reading the pipe sees it at once.
+            FileHandle.standardOutput.write(Data("swiftwing-web: listening on \(address) port \(port)\n".utf8))
         }).runService()
     }
 

@@ -292,6 +292,16 @@ class BrowserTest:
         self.open("/queue")
         self.shoot("queue")
 
+    def daemon_goes_on_without_the_web_process(self):
+        books = self.device.cli("library", "--json")
+        web = self.device.processes[-1]
+        web.kill()
+        web.wait()
+        scan = self.device.cli("shutter").strip()
+        assert re.fullmatch(r"[0-9a-f-]{36}", scan), scan
+        assert scan in self.device.cli("queue", "--json"), "the press after the kill is queued"
+        assert self.device.cli("library", "--json") == books, "the library changed when the web process died"
+
     def run(self):
         self.check("refused-without-pairing", self.refused_without_pairing)
         self.check("pairs-with-the-code", self.pairs_with_the_code)
@@ -302,6 +312,7 @@ class BrowserTest:
         self.check("deletes-and-undoes", self.deletes_and_undoes)
         self.check("downloads-both-exports", self.downloads_both_exports)
         self.check("sees-a-press-live", self.sees_a_press_without_reloading)
+        self.check("daemon-unaffected-by-web-kill", self.daemon_goes_on_without_the_web_process)
         self.driver.quit()
         return self.results
 

@@ -134,7 +134,7 @@ import Testing
             do {
                 _ = try LibraryManagement.checkedISBN(bad)
             } catch {
-                cliMessage = error.description
+                cliMessage = "\(error)"
             }
             #expect(cliMessage.contains("should be 3"))
             let refused = try await device.post(
