@@ -246,6 +246,16 @@ enum Templates {
             var source = new EventSource(status.getAttribute("data-events"));
             source.addEventListener("status", function (event) { status.innerHTML = event.data; });
           }
+          // A cover that does not load (no network, a dead link) becomes the plain tile with the title.
+          document.addEventListener("error", function (event) {
+            var image = event.target;
+            if (image.tagName !== "IMG" || !image.parentNode.matches(".tile a")) { return; }
+            var plain = document.createElement("span");
+            plain.className = "plain";
+            plain.setAttribute("aria-hidden", "true");
+            plain.textContent = image.parentNode.querySelector(".title").textContent;
+            image.replaceWith(plain);
+          }, true);
           var search = document.querySelector("input[data-live]");
           if (search) {
             var grid = document.getElementById("grid"), form = search.form, timer = null, serial = 0;

@@ -545,17 +545,18 @@ public final class WebApp: Sendable {
         return Self.redirect("/queue?done=" + FormFields.encode(outcome))
     }
 
-    /// A scan's thumbnail, read from where the database says the daemon spooled it (never a path from the request).
+    /// A scan's thumbnail, read from the spool under the file name the database holds (never a name from the request).
     func thumbnail(_ context: WebRequestContext) async throws -> Response {
         guard let text = context.parameters.get("id"), let id = UUID(uuidString: text) else {
             return Response(status: .notFound)
         }
         let reader = self.reader
-        let spool = SpoolDirectory(StateDirectory(path: settings.configuration.stateDirectory)).path
+        let spool = SpoolDirectory(StateDirectory(path: settings.configuration.stateDirectory))
         let bytes = try? await blocking { () -> [UInt8]? in
-            guard let path = try reader.scan(id: id)?.thumbnailPath, path.hasPrefix(spool + "/"), !path.contains("/../")
-            else { return nil }
-            return FileManager.default.contents(atPath: path).map { Array($0) }
+            guard let name = try reader.scan(id: id)?.thumbnailPath, !name.contains("/"), !name.hasPrefix(".") else {
+                return nil
+            }
+            return FileManager.default.contents(atPath: spool.path(of: name)).map { Array($0) }
         }
         guard let bytes = bytes ?? nil else { return Response(status: .notFound) }
         return Response(

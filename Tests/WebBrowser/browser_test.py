@@ -290,6 +290,9 @@ class BrowserTest:
         self.wait(lambda: scan[:8] in self.driver.find_element(By.ID, "now-status").text, "the new scan on the page")
         assert self.driver.execute_script("return window.notReloaded === true"), "the page reloaded"
         self.open("/queue")
+        self.wait(lambda: self.driver.execute_script(
+            "var i = document.querySelector('.rows img'); return i && i.complete && i.naturalWidth > 0"),
+            "the scan's thumbnail")
         self.shoot("queue")
 
     def daemon_goes_on_without_the_web_process(self):

@@ -10,9 +10,12 @@ public enum WebPairing {
                 "the library in a browser is off: set `enabled = true` under [web] in the configuration file "
                     + "(\(ApplianceConfiguration.defaultPath)), then `systemctl restart swiftwing-web`, and pair again")
         }
+        let state = StateDirectory(path: configuration.stateDirectory)
+        // Root would leave web-access.sqlite root's, and the web process (the daemon's user) could not check codes.
+        try LibraryManagement.refuseForeignOwner(state.databasePath)
         let result: Result<WebAccess.Pairing, WebAccess.PairingLocked>
         do {
-            result = try WebAccess.open(StateDirectory(path: configuration.stateDirectory)).startPairing(now: now)
+            result = try WebAccess.open(state).startPairing(now: now)
         } catch {
             throw ApplianceError(error.description)
         }
@@ -31,8 +34,10 @@ public enum WebPairing {
 
     /// Ends every browser's pairing; returns how many there were.
     public static func revoke(configuration: ApplianceConfiguration) throws(ApplianceError) -> Int {
+        let state = StateDirectory(path: configuration.stateDirectory)
+        try LibraryManagement.refuseForeignOwner(state.databasePath)
         do {
-            return try WebAccess.open(StateDirectory(path: configuration.stateDirectory)).revokeAll()
+            return try WebAccess.open(state).revokeAll()
         } catch {
             throw ApplianceError(error.description)
         }
