@@ -2,8 +2,8 @@
 (its Server-Timing header) of the library page, a search and a page further on, against the static style sheet
 (no database) in the same run as the baseline.
 
-Usage: python3 Benchmarks/WebBench/web_cost.py BUILD_DIR [--books N] [--runs R]
-BUILD_DIR holds swiftwing, swiftwing-web and ExportBench (a release build for the figures in Benchmarks/README.md).
+Usage: python3 Benchmarks/WebBench/web_cost.py BUILD_DIR [--books N] [--runs R] [--web BINARY]
+BUILD_DIR holds swiftwing, swiftwing-web and ExportBench; --web measures another swiftwing-web (a release build).
 """
 
 import os
@@ -37,7 +37,8 @@ def main():
     subprocess.run([os.path.join(build, "ExportBench"), "seed", state, str(books), os.path.join(root, "books.json")],
                    check=True, stdout=subprocess.DEVNULL)
     log = open(os.path.join(root, "web.log"), "w")
-    web = subprocess.Popen([os.path.join(build, "swiftwing-web"), "--config", config], stdout=log,
+    binary = sys.argv[sys.argv.index("--web") + 1] if "--web" in sys.argv else os.path.join(build, "swiftwing-web")
+    web = subprocess.Popen([binary, "--config", config], stdout=log,
                            stderr=subprocess.STDOUT)
     try:
         while "listening on" not in open(os.path.join(root, "web.log")).read():

@@ -7,17 +7,7 @@ import Synchronization
 /// every read sees the transactions committed before it. Opened at the first read that finds the database,
 /// so the web process may start before the daemon ever ran. Every method blocks: call it through ``blocking(_:)``.
 final class LibraryReader: Sendable {
-    enum Sort: String, CaseIterable, Sendable {
-        case added, title, author
-
-        var label: String {
-            switch self {
-            case .added: "Newest first"
-            case .title: "Title"
-            case .author: "Author"
-            }
-        }
-    }
+    typealias Sort = Library.PageOrder
 
     struct Page: Sendable {
         var books: [BookRecord]
@@ -35,9 +25,6 @@ final class LibraryReader: Sendable {
         var stuck = 0
     }
 
-    /// Search results are read up to this many, then paged (FTS5's rank needs the matches first).
-    static let searchLimit = 1000
-
     let stateDirectory: StateDirectory
     private let opened = Mutex<AppDatabase?>(nil)
 
@@ -52,37 +39,13 @@ final class LibraryReader: Sendable {
         return database
     }
 
+    /// One page: of the search's matches (best first unless `sort`), or of every book (newest first unless `sort`).
     func page(query: String, sort: Sort?, page: Int, pageSize: Int) throws -> Page {
-        let database = try database()
+        let searching = !query.trimmingCharacters(in: .whitespaces).isEmpty
         let offset = max(page, 0) * pageSize
-        if !query.trimmingCharacters(in: .whitespaces).isEmpty {
-            var matches = try database.library.searchBooks(matching: query, limit: Self.searchLimit)
-            if let sort { matches.sort(by: Self.order(sort)) }
-            let slice = Array(matches.dropFirst(offset).prefix(pageSize))
-            return Page(books: slice, total: matches.count, hasMore: offset + slice.count < matches.count)
-        }
-        return try database.writer.read { db in
-            let total = try BookRecord.fetchCount(db)
-            let order: String
-            switch sort ?? .added {
-            case .added: order = "addedAt DESC, id DESC"
-            case .title: order = "title COLLATE NOCASE, id"
-            case .author: order = "authors COLLATE NOCASE, title COLLATE NOCASE, id"
-            }
-            let books = try BookRecord.fetchAll(
-                db, sql: "SELECT * FROM book ORDER BY \(order) LIMIT ? OFFSET ?", arguments: [pageSize, offset])
-            return Page(books: books, total: total, hasMore: offset + books.count < total)
-        }
-    }
-
-    private static func order(_ sort: Sort) -> (BookRecord, BookRecord) -> Bool {
-        switch sort {
-        case .added: { ($0.addedAt, $0.id ?? 0) > ($1.addedAt, $1.id ?? 0) }
-        case .title: { $0.title.localizedCaseInsensitiveCompare($1.title) == .orderedAscending }
-        case .author: {
-            ($0.authors.first ?? "").localizedCaseInsensitiveCompare($1.authors.first ?? "") == .orderedAscending
-        }
-        }
+        let found = try database().library.page(
+            matching: query, order: sort ?? (searching ? .relevance : .added), limit: pageSize, offset: offset)
+        return Page(books: found.books, total: found.total, hasMore: offset + found.books.count < found.total)
     }
 
     func book(id: Int64) throws -> BookRecord? {
@@ -94,9 +57,7 @@ final class LibraryReader: Sendable {
     }
 
     func latestBooks(_ count: Int) throws -> [BookRecord] {
-        try database().writer.read { db in
-            try BookRecord.fetchAll(db, sql: "SELECT * FROM book ORDER BY addedAt DESC, id DESC LIMIT ?", arguments: [count])
-        }
+        try database().library.page(matching: "", order: .added, limit: count, offset: 0).books
     }
 
     /// The latest scans not discarded, newest first.

@@ -47,7 +47,7 @@ enum Templates {
 
     static let pair = """
         <h1>Pair this browser</h1>
-        <p>On the device, hold the shutter for 5 seconds or run <code>swiftwing web pair</code>: enter the 6-digit code it shows.</p>
+        <p>On the device (over SSH), run <code>sudo -u swiftwing swiftwing web pair</code>, and enter the 6-digit code it prints. A code works 5 minutes, once.</p>
         {{#problem}}<p class="error" role="alert">{{problem}}</p>{{/problem}}
         <form method="post" action="/pair" class="pair">
         <label for="code">Code</label>
@@ -258,9 +258,12 @@ enum Templates {
           }, true);
           var search = document.querySelector("input[data-live]");
           if (search) {
-            var grid = document.getElementById("grid"), form = search.form, timer = null, serial = 0;
+            var grid = document.getElementById("grid"), form = search.form, timer = null, serial = 0, sorted = false;
             var run = function () {
-              var query = new URLSearchParams(new FormData(form)).toString(), mine = ++serial;
+              var fields = new URLSearchParams(new FormData(form));
+              // Unless a person picked an order, a search lists the best matches first.
+              if (!sorted && fields.get("q")) { fields.delete("sort"); }
+              var query = fields.toString(), mine = ++serial;
               fetch(search.getAttribute("data-live") + "?" + query, { credentials: "same-origin" })
                 .then(function (answer) { return answer.ok ? answer.text() : null; })
                 .then(function (html) {
@@ -271,7 +274,7 @@ enum Templates {
             };
             search.addEventListener("input", function () { clearTimeout(timer); timer = setTimeout(run, 150); });
             var sort = document.getElementById("sort");
-            if (sort) { sort.addEventListener("change", run); }
+            if (sort) { sort.addEventListener("change", function () { sorted = true; run(); }); }
           }
         })();
 
