@@ -211,6 +211,20 @@ import Testing
         }
     }
 
+    @Test func theNowPagesStatusIsPushedAsServerSentEvents() async throws {
+        try await withWebDevice(books: [BookRecord(title: Self.hostileTitle)], { $0.limits.eventStreamSeconds = 1 }) { device in
+            let (cookie, _) = try await device.pair()
+            let stream = try await device.get("/events", cookie: cookie)
+            #expect(stream.status == 200)
+            #expect(stream.header("Content-Type") == "text/event-stream")
+            #expect(stream.text.hasPrefix("retry: 3000\n\n"))
+            let event = try #require(stream.text.components(separatedBy: "\n\n").first { $0.hasPrefix("event: status") })
+            #expect(event.contains("data: <p class=\"state state-problem\">DAEMON STOPPED</p>"))
+            #expect(event.contains(htmlEscaped(Self.hostileTitle)))
+            #expect(!event.contains("<script>"))
+        }
+    }
+
     @Test func noPageNamesTheDevicesPaths() async throws {
         try await withWebDevice(books: [BookRecord(title: "Dune")]) { device in
             let (cookie, csrf) = try await device.pair()
