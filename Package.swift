@@ -27,6 +27,7 @@ let package = Package(
         .executable(name: "swiftwing", targets: ["swiftwing"]),
         .executable(name: "talaria-reference", targets: ["talaria-reference"]),
         .executable(name: "swiftwing-recognizer", targets: ["swiftwing-recognizer"]),
+        .executable(name: "swiftwing-web", targets: ["swiftwing-web"]),
     ],
     dependencies: [
         .package(url: "https://github.com/groue/GRDB.swift", exact: "7.10.0"),
@@ -38,6 +39,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio", exact: "2.101.3"),
         .package(url: "https://github.com/vapor/multipart-kit", exact: "4.7.1"),
         .package(url: "https://github.com/yaslab/CSV.swift", exact: "2.5.2"),
+        .package(url: "https://github.com/hummingbird-project/swift-mustache", exact: "2.1.1"),
     ],
     targets: [
         // C libraries, one system-library target each, and the shims for what Swift cannot import. Each is
@@ -139,6 +141,33 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ],
             linkerSettings: [.unsafeFlags(residentCodeLinkerFlags, .when(platforms: [.linux], configuration: .release))]
+        ),
+        // The library in a browser: pages, pairing and sessions, the daemon over its control socket, changes through
+        // Appliance's library management. May import: Appliance, Store, SwiftWingCore, GRDB, Hummingbird(Core), NIOCore,
+        // NIOPosix (its thread pool for blocking reads), Mustache, ServiceLifecycle, Logging, Foundation.
+        .target(
+            name: "WebInterface",
+            dependencies: [
+                "Appliance", "Store", "SwiftWingCore",
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdCore", package: "hummingbird"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "Mustache", package: "swift-mustache"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        // `swiftwing-web`: a process of its own, so the daemon never depends on it. May import: WebInterface,
+        // Appliance, ArgumentParser, Logging, Foundation.
+        .executableTarget(
+            name: "swiftwing-web",
+            dependencies: [
+                "WebInterface", "Appliance",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
         ),
         // Benchmarks and probes import the modules they measure, and the C library a baseline needs.
         .executableTarget(
@@ -306,6 +335,13 @@ let package = Package(
             dependencies: [
                 "Appliance", "Camera", "Controls", "Identify", "Imaging", "Panel", "Store", "SwiftWingCore",
                 "SwiftWingTesting", .product(name: "Logging", package: "swift-log"),
+            ]),
+        // The web process over real loopback HTTP with a real SQLite file and a real control socket.
+        .testTarget(
+            name: "WebInterfaceTests",
+            dependencies: [
+                "WebInterface", "Appliance", "Store", .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]),
         .testTarget(
             name: "SwiftWingIntegrationTests",

@@ -54,7 +54,8 @@ unit_hardening() {
     local limit=2.0 scratch unit copy score
     command -v systemd-analyze >/dev/null || { echo "systemd-analyze is missing: apt-get install systemd"; return; }
     scratch="$(mktemp -d)"
-    for unit in systemd/swiftwing.service systemd/swiftwing-export@.service systemd/swiftwing-recognizer.service; do
+    for unit in systemd/swiftwing.service systemd/swiftwing-export@.service systemd/swiftwing-recognizer.service \
+        systemd/swiftwing-web.service; do
         copy="$scratch/$(basename "$unit" | sed 's/@\./@sda1./')"
         sed 's|^ExecStart=[^ ]*|ExecStart=/bin/true|' "$unit" >"$copy"
         systemd-analyze verify "$copy" 2>&1
@@ -85,7 +86,7 @@ shell_scripts() {
 check "no tracked file names a path outside the repository (the folder above it, a shared folder beside it)" outside_paths
 check "every fixture folder carries its licence; LICENSE and NOTICE present" missing_licences
 check "every cited docs/ page exists" cited_docs
-check "systemd/swiftwing.service, swiftwing-export@.service, swiftwing-recognizer.service: verify clean, exposure <= 2.0" unit_hardening
+check "systemd/swiftwing.service, swiftwing-export@.service, swiftwing-recognizer.service, swiftwing-web.service: verify clean, exposure <= 2.0" unit_hardening
 check "swift format lint --strict over Sources, Tests, Benchmarks, Fuzz" swift_format
 check "shellcheck over scripts/ and Tests/VMRig/" shell_scripts
 echo "$passed passed, $failed failed"

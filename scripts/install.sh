@@ -35,6 +35,7 @@ if [ -z "$DESTDIR" ] && [ "$files_only" -eq 0 ] && [ "$(id -u)" -ne 0 ]; then
     exit 1
 fi
 recognizer="$(dirname "$binary")/swiftwing-recognizer"
+web="$(dirname "$binary")/swiftwing-web"
 
 root="$DESTDIR"
 install -D -m 0755 "$binary" "$root$PREFIX/bin/swiftwing"
@@ -62,6 +63,13 @@ if [ -x "$recognizer" ]; then
     install -D -m 0755 "$recognizer" "$root$PREFIX/bin/swiftwing-recognizer"
 else
     echo "install: $recognizer is not built; the recognizer service is left out (make release builds it)" >&2
+fi
+# The library in a browser: its unit is installed above and never enabled here; it serves only with
+# `[web] enabled = true` (README.md, "The library in a browser").
+if [ -x "$web" ]; then
+    install -D -m 0755 "$web" "$root$PREFIX/bin/swiftwing-web"
+else
+    echo "install: $web is not built; the library in a browser is left out (make release builds it)" >&2
 fi
 install -D -m 0644 docs/recognizer.md "$root$PREFIX/share/doc/swiftwing/recognizer.md"
 install -d "$root$PREFIX/share/swiftwing/library-dataset"

@@ -2,7 +2,8 @@
 # Every test of the project, stage by stage, and one count for the whole run:
 #   1. repository  scripts/check-repo.sh: nothing outside the checkout is named, licences are there
 #   2. unit        every module's tests (Swift Testing / XCTest), in-process
-#   3. integration the real binaries as processes (daemon, CLI, reference backend) on loopback
+#   3. integration the real binaries as processes (daemon, CLI, reference backend) on loopback, and the
+#                  library in a real browser (scripts/web-browser-test.sh)
 #   4. fuzz        each libFuzzer target for FUZZ_SECONDS (default 25; scripts/fuzz.sh): one test each
 #   5. vm          the VM rig: real kernel drivers under QEMU (scripts/vm/test-all.sh)
 # Skipped tests are listed with their reason, never counted as passed. The last line is
@@ -101,6 +102,14 @@ for stage in "${stages[@]}"; do
         integration)
             build_tests || continue
             swift_stage integration --filter SwiftWingIntegrationTests
+            # The library in a real browser (headless chromium on loopback): one test per check.
+            start=$(now); before_p=$passed; before_f=$failed
+            scripts/web-browser-test.sh | tee "$results/browser.log"
+            p=$(grep -c '^browser-result [a-z-]* ok' "$results/browser.log")
+            f=$(grep -c '^browser-result [a-z-]* fail' "$results/browser.log")
+            passed=$((passed + p)); failed=$((failed + f))
+            [ $((p + f)) -gt 0 ] || { failed=$((failed + 1)); problems+=("browser: scripts/web-browser-test.sh ran no check"); }
+            summary+=("$(printf '%-12s %4d passed, %d failed, 0 skipped  (%d s)' browser $((passed - before_p)) $((failed - before_f)) $(($(now) - start)))")
             ;;
         fuzz)
             start=$(now); before_p=$passed; before_f=$failed

@@ -66,12 +66,7 @@ public struct Library: Sendable {
     /// ISBN; best matches first (FTS5 rank). An ISBN typed with hyphens or spaces is found too.
     /// An empty or punctuation-only query matches nothing.
     public func searchBooks(matching query: String, limit: Int = 100) throws(StoreError) -> [BookRecord] {
-        // "978-0-441-01359-3" → "9780441013593": FTS would otherwise see five separate numbers.
-        let compact = query.filter { !$0.isWhitespace && $0 != "-" }
-        let isISBN = (compact.count == 13 || compact.count == 10)
-            && compact.allSatisfy { $0.isASCII && ($0.isNumber || $0 == "X" || $0 == "x") }
-        let text = isISBN ? compact.uppercased() : query
-        guard let pattern = FTS5Pattern(matchingAllPrefixesIn: text) else { return [] }
+        guard let pattern = Self.searchPattern(query) else { return [] }
         return try database.read("nothing was read") { db in
             try BookRecord.fetchAll(
                 db,

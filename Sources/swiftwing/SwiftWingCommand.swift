@@ -11,6 +11,7 @@ struct SwiftWingCommand: AsyncParsableCommand {
         version: ApplianceInfo.version,
         subcommands: [
             Run.self, Shutter.self, Status.self, Queue.self, Library.self, Export.self, Doctor.self, IdentifyPictures.self,
+            Web.self,
         ]
     )
 

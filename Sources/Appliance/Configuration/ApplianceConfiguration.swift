@@ -174,6 +174,16 @@ public struct ApplianceConfiguration: Equatable, Sendable {
         public var lightActiveLow = false
     }
 
+    /// The library in a browser, `swiftwing-web` (`[web]`): off unless turned on, as it listens on the network.
+    public struct Web: Equatable, Sendable {
+        public var enabled = false
+        /// The IP address to listen on: 0.0.0.0 for every network, 127.0.0.1 for this device only.
+        public var address = "0.0.0.0"
+        public var port = 8080
+        /// The Now page has a shutter button.
+        public var shutterButton = true
+    }
+
     public var stateDirectory = "/var/lib/swiftwing"
     public var controlSocket = "/run/swiftwing/control.sock"
     public var logLevel: Logger.Level = .info
@@ -187,6 +197,7 @@ public struct ApplianceConfiguration: Equatable, Sendable {
     public var panel: PanelOutput = .none
     public var shutter = Shutter()
     public var buzzer = Buzzer()
+    public var web = Web()
 
     public init() {}
 

@@ -1,4 +1,5 @@
 import Controls
+import Glibc
 import Logging
 import Talaria
 
@@ -123,6 +124,20 @@ private func absolutePath(_ value: RawConfigurationValue) throws(ConfigurationVa
 
 private func nonEmpty(_ text: String, what: String) throws(ConfigurationValueError) -> String {
     guard !text.isEmpty else { throw ConfigurationValueError("it is empty: write \(what)") }
+    return text
+}
+
+/// An IPv4 or IPv6 address as written (no host names: the web page must not listen where a name happens to
+/// point).
+private func ipAddress(_ value: RawConfigurationValue) throws(ConfigurationValueError) -> String {
+    let text = try string(value)
+    var v4 = in_addr()
+    var v6 = in6_addr()
+    guard inet_pton(AF_INET, text, &v4) == 1 || inet_pton(AF_INET6, text, &v6) == 1 else {
+        throw ConfigurationValueError(
+            "\"\(text)\" is not an IP address: use 0.0.0.0 for every network, 127.0.0.1 for this device only, "
+                + "or one of the device's addresses (ip -brief address)")
+    }
     return text
 }
 
@@ -347,6 +362,18 @@ extension ConfigurationKey {
         },
         ConfigurationKey(section: "buzzer", name: "light_active_low", kind: .bool, example: "false") {
             $0.buzzer.lightActiveLow = try bool($1)
+        },
+        ConfigurationKey(section: "web", name: "enabled", kind: .bool, example: "true") {
+            $0.web.enabled = try bool($1)
+        },
+        ConfigurationKey(section: "web", name: "address", kind: .string, example: "\"0.0.0.0\"") {
+            $0.web.address = try ipAddress($1)
+        },
+        ConfigurationKey(section: "web", name: "port", kind: .integer, example: "8080") {
+            $0.web.port = try integer($1, in: 1...65535)
+        },
+        ConfigurationKey(section: "web", name: "shutter_button", kind: .bool, example: "true") {
+            $0.web.shutterButton = try bool($1)
         },
     ]
 

@@ -70,6 +70,14 @@ public enum LibraryManagement {
         try change(configuration) { library throws(StoreError) in try library.delete(id: id) }
     }
 
+    /// Puts back a book ``delete(id:configuration:)`` removed, with its id and every field (the browser's undo).
+    /// Refused when another book has taken its ISBN-13 meanwhile.
+    public static func restore(_ book: BookRecord, configuration: ApplianceConfiguration) throws(ApplianceError)
+        -> BookRecord
+    {
+        try change(configuration) { library throws(StoreError) in try library.insert(book) }
+    }
+
     /// The books a person should check: below 0.8 confidence, or flagged, and not yet reviewed.
     public static func reviewList(configuration: ApplianceConfiguration) throws(ApplianceError) -> LibraryReport {
         do {
@@ -150,7 +158,7 @@ extension LibraryEntry {
     }
 
     /// The JSON pretty-printed and indented by two spaces; the text as it is when it is not JSON.
-    static func indented(_ raw: String?) -> String? {
+    public static func indented(_ raw: String?) -> String? {
         guard let raw else { return nil }
         var text = raw
         if let object = try? JSONSerialization.jsonObject(with: Data(raw.utf8), options: [.fragmentsAllowed]),

@@ -258,7 +258,7 @@ public struct LibraryReport: Encodable, Sendable {
     }
 
     /// Why a book without a reason of its own needs review.
-    static func lowConfidence(_ book: BookRecord) -> String {
+    public static func lowConfidence(_ book: BookRecord) -> String {
         guard let confidence = book.confidence, confidence < BookRecord.reviewThreshold else {
             return "the backend asked for review"
         }

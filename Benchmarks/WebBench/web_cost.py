@@ -1,0 +1,88 @@
+"""What the library in a browser costs with 10,000 books: swiftwing-web's resident memory, and the server time
+(its Server-Timing header) of the library page, a search and a page further on, against the static style sheet
+(no database) in the same run as the baseline.
+
+Usage: python3 Benchmarks/WebBench/web_cost.py BUILD_DIR [--books N] [--runs R] [--web BINARY]
+BUILD_DIR holds swiftwing, swiftwing-web and ExportBench; --web measures another swiftwing-web (a release build).
+"""
+
+import os
+import re
+import shutil
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+
+
+def option(name, default):
+    return int(sys.argv[sys.argv.index(name) + 1]) if name in sys.argv else default
+
+
+def main():
+    build = os.path.abspath(sys.argv[1])
+    books, runs = option("--books", 10_000), option("--runs", 30)
+    root = tempfile.mkdtemp(prefix="sw-webbench-")
+    state = os.path.join(root, "state")
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    config = os.path.join(root, "swiftwing.toml")
+    with open(config, "w") as file:
+        file.write(f'[daemon]\nstate_directory = "{state}"\ncontrol_socket = "{root}/control.sock"\n'
+                   f'[web]\nenabled = true\naddress = "127.0.0.1"\nport = {port}\n')
+    subprocess.run([os.path.join(build, "ExportBench"), "seed", state, str(books), os.path.join(root, "books.json")],
+                   check=True, stdout=subprocess.DEVNULL)
+    log = open(os.path.join(root, "web.log"), "w")
+    binary = sys.argv[sys.argv.index("--web") + 1] if "--web" in sys.argv else os.path.join(build, "swiftwing-web")
+    web = subprocess.Popen([binary, "--config", config], stdout=log,
+                           stderr=subprocess.STDOUT)
+    try:
+        while "listening on" not in open(os.path.join(root, "web.log")).read():
+            time.sleep(0.05)
+        printed = subprocess.run([os.path.join(build, "swiftwing"), "web", "pair", "--config", config],
+                                 capture_output=True, text=True, check=True).stdout
+        code = re.search(r"code (\d{6})", printed).group(1)
+
+        class NoRedirect(urllib.request.HTTPRedirectHandler):
+            def redirect_request(self, *arguments):
+                return None
+
+        opener = urllib.request.build_opener(NoRedirect)
+        try:
+            opener.open(f"http://127.0.0.1:{port}/pair", data=f"code={code}".encode())
+        except urllib.error.HTTPError as answer:
+            cookie = answer.headers["Set-Cookie"].split(";")[0]
+
+        def server_ms(path):
+            request = urllib.request.Request(f"http://127.0.0.1:{port}{path}", headers={"Cookie": cookie})
+            with opener.open(request) as answer:
+                answer.read()
+                return float(re.search(r"dur=([0-9.]+)", answer.headers["Server-Timing"]).group(1))
+
+        paths = [("style sheet (baseline)", "/static/app.css"), ("library page", "/library"),
+                 ("library page 100", "/library?page=100"), ("library by title", "/library?sort=title"),
+                 ("search 'dune'", "/library?q=dune"), ("search as you type 'frank h'", "/library/grid?q=frank+h"),
+                 ("book page", "/books/5000"), ("Now page", "/")]
+        figures = {name: [] for name, _ in paths}
+        for _ in range(runs):
+            for name, path in paths:
+                figures[name].append(server_ms(path))
+        rss = [line for line in open(f"/proc/{web.pid}/status") if line.startswith(("VmRSS", "VmHWM"))]
+        baseline = statistics.median(figures[paths[0][0]])
+        print(f"swiftwing-web, {books} books, {runs} runs each (server time, median / max, ms; ratio to baseline):")
+        for name, values in figures.items():
+            median = statistics.median(values)
+            print(f"  {name:32} {median:8.2f} / {max(values):8.2f}   x{median / baseline:7.1f}")
+        print("  " + "  ".join(line.strip() for line in rss))
+    finally:
+        web.terminate()
+        web.wait()
+        shutil.rmtree(root, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,623 @@
+import Appliance
+import Foundation
+import Hummingbird
+import HummingbirdCore
+import Logging
+import Mustache
+import NIOCore
+import ServiceLifecycle
+import Store
+import Synchronization
+
+/// What the Now page last read from the database, and the state of its files then.
+struct LibrarySnapshot: Sendable {
+    typealias Value = (LibraryReader.Counts, [ScanRecord], [BookRecord])
+
+    let signature: [Int]
+    let value: Value
+
+    /// Size, modification time and inode of the database and its WAL.
+    static func signature(of databasePath: String) -> [Int] {
+        [databasePath, databasePath + "-wal"].flatMap { path -> [Int] in
+            var info = stat()
+            guard stat(path, &info) == 0 else { return [-1] }
+            return [Int(info.st_size), info.st_mtim.tv_sec, info.st_mtim.tv_nsec, Int(info.st_ino)]
+        }
+    }
+}
+
+/// The request context: the session the access check found, and the form it read and checked.
+public struct WebRequestContext: RequestContext {
+    public var coreContext: CoreRequestContextStorage
+    var sessionToken: String?
+    var form = FormFields()
+
+    public init(source: ApplicationRequestContextSource) {
+        coreContext = .init(source: source)
+    }
+
+    var csrf: String { sessionToken.map(Session.csrfToken(for:)) ?? "" }
+}
+
+/// The library in a browser: the routes, the pages and what they change.
+///
+/// It reads the daemon's database as a WAL reader, changes the library only through ``LibraryManagement`` (the
+/// code behind `swiftwing library edit|delete|review`), asks the daemon for its status, presses, retries and
+/// discards over the control socket, and decides who may do so with ``WebAccess``. The daemon knows nothing of
+/// it: it may crash or stop without any effect on scanning.
+public final class WebApp: Sendable {
+    public let settings: WebSettings
+    let clock: WebClock
+    let logger: Logger
+    let reader: LibraryReader
+    let access: WebAccess
+    let undo = UndoShelf()
+    let templates: MustacheLibrary
+    let openStreams = Atomic<Int>(0)
+    let snapshot = Mutex<LibrarySnapshot?>(nil)
+
+    static let pageSize = 48
+
+    public init(settings: WebSettings, clock: WebClock = .system, logger: Logger) throws(ApplianceError) {
+        self.settings = settings
+        self.clock = clock
+        self.logger = logger
+        let state = StateDirectory(path: settings.configuration.stateDirectory)
+        reader = LibraryReader(stateDirectory: state)
+        do {
+            access = try WebAccess.open(state)
+        } catch {
+            throw ApplianceError(error.description)
+        }
+        do {
+            templates = try Templates.library()
+        } catch {
+            throw ApplianceError("a page template does not parse (\(error)): this build is broken, report it")
+        }
+    }
+
+    /// The server, bounded as ``WebSettings/Limits`` says. `onRunning` gets the port it listens on.
+    public func makeApplication(onRunning: @escaping @Sendable (Int) async -> Void = { _ in }) -> some ApplicationProtocol {
+        let limits = settings.limits
+        let decoder = HTTP1Channel.Configuration.DecoderConfiguration(
+            maxHeaderFieldSize: limits.headerFieldBytes, maxHeaderListSize: limits.headerListBytes,
+            maxHeaderFieldCount: limits.headerFieldCount)
+        return Application(
+            router: makeRouter(),
+            server: .http1(
+                configuration: .init(idleTimeout: .seconds(limits.idleSeconds), httpDecoderConfiguration: decoder)),
+            configuration: .init(
+                address: .hostname(settings.address, port: settings.port), serverName: nil, backlog: 64,
+                availableConnectionsDelegate: MaximumAvailableConnections(limits.connections)),
+            onServerRunning: { channel in await onRunning(channel.localAddress?.port ?? 0) },
+            logger: logger)
+    }
+
+    func makeRouter() -> Router<WebRequestContext> {
+        let router = Router(context: WebRequestContext.self)
+        router.middlewares.add(SecurityHeadersMiddleware(app: self))
+        router.middlewares.add(AccessMiddleware(app: self))
+        router.get("/static/app.css") { _, _ in Self.asset(Templates.styleSheet, type: "text/css; charset=utf-8") }
+        router.get("/static/app.js") { _, _ in Self.asset(Templates.script, type: "text/javascript; charset=utf-8") }
+        router.get("/static/mono.ttf") { _, _ in try await Self.monospaceFont() }
+        router.get("/pair") { _, _ in self.page("Pair", current: nil, "pair", PairModel(problem: nil), paired: false) }
+        router.post("/pair") { _, context in try await self.pair(context) }
+        router.get("/") { _, context in await self.nowPage(context) }
+        router.get("/events") { _, _ in self.events() }
+        router.post("/shutter") { _, context in await self.shutter(context) }
+        router.get("/library") { request, context in try await self.libraryPage(request, context) }
+        router.get("/library/grid") { request, context in try await self.libraryGrid(request, context) }
+        router.get("/books/:id") { _, context in try await self.bookPage(context) }
+        router.post("/books/:id/edit") { _, context in try await self.edit(context) }
+        router.post("/books/:id/approve") { _, context in try await self.approve(context) }
+        router.post("/books/:id/delete") { _, context in try await self.delete(context) }
+        router.post("/undo") { _, context in try await self.undoDelete(context) }
+        router.get("/review") { request, context in try await self.reviewPage(request, context) }
+        router.get("/queue") { request, context in try await self.queuePage(request, context) }
+        router.post("/queue/retry-all") { _, context in await self.queueAction(context, .retry, all: true) }
+        router.post("/queue/:id/retry") { _, context in await self.queueAction(context, .retry, all: false) }
+        router.post("/queue/:id/discard") { _, context in await self.queueAction(context, .discard, all: false) }
+        router.get("/scans/:id/thumbnail") { _, context in try await self.thumbnail(context) }
+        router.get("/export") { _, context in try await self.exportPage(context) }
+        router.get("/export/swiftwing.csv") { _, _ in try await self.exportFile(.swiftwing) }
+        router.get("/export/goodreads.csv") { _, _ in try await self.exportFile(.goodreads) }
+        return router
+    }
+
+    // MARK: Rendering
+
+    func render(_ template: String, _ object: Any) -> String {
+        templates.render(object, withTemplate: template) ?? ""
+    }
+
+    func page(
+        _ title: String, current: String?, _ template: String, _ object: Any, status: HTTPResponse.Status = .ok,
+        paired: Bool = true
+    ) -> Response {
+        let body = render(template, object)
+        let html = render(
+            "layout", LayoutModel(title: title, showNav: paired, nav: paired ? NavItem.all(current: current) : [], body: body))
+        return Self.html(html, status: status)
+    }
+
+    static func html(_ text: String, status: HTTPResponse.Status = .ok) -> Response {
+        Response(
+            status: status, headers: [.contentType: "text/html; charset=utf-8"], body: .init(byteBuffer: ByteBuffer(string: text)))
+    }
+
+    static func asset(_ text: String, type: String) -> Response {
+        Response(
+            status: .ok, headers: [.contentType: type, .cacheControl: "max-age=3600"],
+            body: .init(byteBuffer: ByteBuffer(string: text)))
+    }
+
+    /// The kiosk's JetBrains Mono (Debian's fonts-jetbrains-mono, which the panel draws with too), for ISBNs and ids.
+    static let monospaceFontPath = "/usr/share/fonts/truetype/jetbrains-mono/JetBrainsMono-Regular.ttf"
+
+    static func monospaceFont() async throws -> Response {
+        let bytes = try? await blocking { FileManager.default.contents(atPath: monospaceFontPath).map { Array($0) } }
+        guard let bytes = bytes ?? nil else { return Response(status: .notFound) }
+        return Response(
+            status: .ok, headers: [.contentType: "font/ttf", .cacheControl: "max-age=86400"],
+            body: .init(byteBuffer: ByteBuffer(bytes: bytes)))
+    }
+
+    static func redirect(_ location: String) -> Response {
+        Response(status: .seeOther, headers: [.location: location])
+    }
+
+    func message(_ heading: String, _ text: String, status: HTTPResponse.Status, paired: Bool = true) -> Response {
+        page(heading, current: nil, "message", MessageModel(heading: heading, text: publicText(text)), status: status, paired: paired)
+    }
+
+    /// An error's words without the device's paths (the state directory, the control socket): a page must not
+    /// show where things are kept.
+    func publicText(_ text: String) -> String {
+        var text = text
+        let configuration = settings.configuration
+        for (path, name) in [
+            (configuration.controlSocket, "the daemon's control socket"), (configuration.stateDirectory, "the state directory"),
+        ] where !path.isEmpty {
+            text = text.replacingOccurrences(of: path, with: name)
+        }
+        return text
+    }
+
+    // MARK: Pairing
+
+    func pair(_ context: WebRequestContext) async throws -> Response {
+        let code = (context.form["code"] ?? "").filter { !$0.isWhitespace }
+        guard code.count == 6, code.allSatisfy({ $0.isASCII && $0.isNumber }) else {
+            return page("Pair", current: nil, "pair", PairModel(problem: "The code is the 6 digits the device shows."),
+                        status: .badRequest, paired: false)
+        }
+        let token = Session.newToken()
+        let now = clock.now()
+        let access = self.access
+        let result = try await blocking { try access.redeem(code: code, tokenHash: Session.storedHash(of: token), now: now) }
+        let problem: String
+        switch result {
+        case .paired:
+            logger.notice("web: a browser paired")
+            var response = Self.redirect("/")
+            response.headers[.setCookie] = Session.cookie(token, maxAge: Int(WebAccess.sessionLifetime))
+            return response
+        case .noCode:
+            problem = "No code is waiting, or it expired (a code works 5 minutes): make a new one on the device."
+        case .wrong(let remaining):
+            problem = "That is not the code. \(remaining) more wrong \(remaining == 1 ? "code locks" : "codes lock") pairing for 5 minutes."
+        case .locked(let until):
+            logger.warning("web: pairing locked after wrong codes")
+            problem = "Pairing is locked after \(WebAccess.wrongCodesBeforeLock) wrong codes, until "
+                + "\(UTCDateParts(until).iso8601). Then make a new code on the device."
+        }
+        return page("Pair", current: nil, "pair", PairModel(problem: problem), status: .forbidden, paired: false)
+    }
+
+    // MARK: Now
+
+    func statusModel(csrf: String) async -> StatusModel {
+        let socket = settings.configuration.controlSocket
+        let daemon = try? await blocking { try ControlClient.send(ControlRequest(command: .status), to: socket).status }
+        let library = try? await librarySnapshot()
+        let counts = library?.0 ?? LibraryReader.Counts()
+        let state: (String, String)
+        var connectivity: String
+        var countdown: String?
+        if let daemon = daemon ?? nil {
+            switch daemon.cameraAvailability {
+            case "missing": state = ("NO CAMERA", "problem")
+            case "starting", "reopening": state = ("CAMERA STARTING", "busy")
+            default: state = daemon.processing > 0 ? ("PROCESSING", "busy") : ("READY", "ready")
+            }
+            switch (daemon.uplink?.connectivity, daemon.uplink?.apiKeyMissing) {
+            case (nil, _): connectivity = "NO BACKEND: scans wait on the device"
+            case (_, true?): connectivity = "NO API KEY: scans wait on the device"
+            case ("online", _): connectivity = "ONLINE"
+            case ("offline", _): connectivity = "OFFLINE: scans wait and go out when the backend answers"
+            case ("rate-limited", _):
+                connectivity = "RATE LIMITED: uploads resume in"
+                let seconds = daemon.uplink?.rateLimitRemainingSeconds ?? 0
+                countdown = String(format: "%d:%02d", seconds / 60, seconds % 60)
+            case ("unauthorized", _): connectivity = "API KEY REFUSED: install a new key on the device"
+            default: connectivity = "CONNECTING"
+            }
+        } else {
+            state = ("DAEMON STOPPED", "problem")
+            connectivity = "The daemon does not answer: scanning is off until it runs again (systemctl status swiftwing)"
+        }
+        let camera = (daemon ?? nil)?.cameraAvailability
+        return StatusModel(
+            state: state.0, stateClass: state.1, connectivity: connectivity, countdown: countdown, camera: camera,
+            counts: CountsModel(active: counts.active, stuck: counts.stuck, books: counts.books, needsReview: counts.needsReview),
+            scans: (library?.1 ?? []).map { scanRow($0, csrf: csrf) },
+            books: (library?.2 ?? []).map {
+                BookLine(id: $0.id ?? 0, title: $0.title.isEmpty ? ($0.isbn13 ?? "(no title yet)") : $0.title,
+                         authors: $0.authors.isEmpty ? nil : $0.authors.joined(separator: ", "))
+            })
+    }
+
+    /// The counts, latest scans and latest books, read again only when the database's files changed: every commit
+    /// of the daemon changes the WAL's size or time, a checkpoint the database file's. The live status looks often;
+    /// with 10,000 books a read costs milliseconds, a look at two files microseconds.
+    func librarySnapshot() async throws -> LibrarySnapshot.Value {
+        try await blocking {
+            let reader = self.reader
+            let signature = LibrarySnapshot.signature(of: reader.stateDirectory.databasePath)
+            if let cached = self.snapshot.withLock({ $0 }), cached.signature == signature { return cached.value }
+            let value = (try reader.counts(), try reader.scans(limit: 5), try reader.latestBooks(5))
+            self.snapshot.withLock { $0 = LibrarySnapshot(signature: signature, value: value) }
+            return value
+        }
+    }
+
+    func scanRow(_ scan: ScanRecord, csrf: String) -> ScanRow {
+        ScanRow(
+            id: scan.idString, shortID: String(scan.idString.prefix(8)), stateLabel: scan.state.label,
+            stateClass: scan.state.rawValue, when: UTCDateParts(scan.createdAt).iso8601,
+            reason: scan.lastError.map(publicText), thumbnail: scan.thumbnailPath == nil ? nil : "/scans/\(scan.idString)/thumbnail",
+            actionable: scan.state == .failed || scan.state == .needsAttention, csrf: csrf)
+    }
+
+    func nowPage(_ context: WebRequestContext, notice: String? = nil, problem: String? = nil) async -> Response {
+        let model = NowModel(
+            status: await statusModel(csrf: context.csrf), shutter: settings.configuration.web.shutterButton,
+            csrf: context.csrf, notice: notice, problem: problem)
+        return page("Now", current: "/", "now", model)
+    }
+
+    func shutter(_ context: WebRequestContext) async -> Response {
+        guard settings.configuration.web.shutterButton else {
+            return message("Shutter", "The shutter button is off in this device's configuration ([web] shutter_button).",
+                           status: .forbidden)
+        }
+        let socket = settings.configuration.controlSocket
+        do {
+            let reply = try await blocking { try ControlClient.send(ControlRequest(command: .shutter), to: socket) }
+            if reply.ok {
+                return await nowPage(context, notice: "Pressed: scan \(reply.scanId.map { String($0.prefix(8)) } ?? "") is queued.")
+            }
+            return await nowPage(context, problem: publicText(reply.error ?? "the daemon refused the press"))
+        } catch {
+            return await nowPage(context, problem: daemonProblem(error))
+        }
+    }
+
+    func daemonProblem(_ error: any Error) -> String {
+        if let error = error as? ControlSocketError, case .daemonNotRunning = error {
+            return "The daemon does not answer: start it on the device (systemctl start swiftwing)."
+        }
+        return publicText("\(error)")
+    }
+
+    /// The live part of the Now page as server-sent events: the page gets a new `status` event whenever what it
+    /// shows changes (the web process looks every ``WebSettings/statusIntervalMilliseconds``).
+    func events() -> Response {
+        let limits = settings.limits
+        guard openStreams.wrappingAdd(1, ordering: .relaxed).newValue <= limits.eventStreams else {
+            openStreams.wrappingSubtract(1, ordering: .relaxed)
+            return Response(status: .serviceUnavailable, headers: [.retryAfter: "10"])
+        }
+        let interval = settings.statusIntervalMilliseconds
+        let body = ResponseBody { writer in
+            defer { self.openStreams.wrappingSubtract(1, ordering: .relaxed) }
+            let stopping = Atomic<Bool>(false)
+            try await withGracefulShutdownHandler {
+                try await writer.write(ByteBuffer(string: "retry: 3000\n\n"))
+                var last: StatusModel?
+                var quiet = 0
+                let end = ContinuousClock.now.advanced(by: .seconds(limits.eventStreamSeconds))
+                while ContinuousClock.now < end, !stopping.load(ordering: .relaxed) {
+                    let model = await self.statusModel(csrf: "")
+                    if model != last {
+                        let lines = self.render("now-status", model).split(separator: "\n", omittingEmptySubsequences: false)
+                        let event = "event: status\n" + lines.map { "data: " + $0 }.joined(separator: "\n") + "\n\n"
+                        try await writer.write(ByteBuffer(string: event))
+                        last = model
+                        quiet = 0
+                    } else {
+                        quiet += 1
+                        if Int64(quiet) * interval >= 15_000 {
+                            try await writer.write(ByteBuffer(string: ": still here\n\n"))
+                            quiet = 0
+                        }
+                    }
+                    try await Task.sleep(for: .milliseconds(interval))
+                }
+            } onGracefulShutdown: {
+                stopping.store(true, ordering: .relaxed)
+            }
+            try await writer.finish(nil)
+        }
+        return Response(
+            status: .ok, headers: [.contentType: "text/event-stream", .cacheControl: "no-store"], body: body)
+    }
+
+    // MARK: Library
+
+    func libraryModel(_ request: Request, _ context: WebRequestContext) async throws -> LibraryModel {
+        let query = FormFields(parsing: request.uri.query ?? "")
+        let text = String((query["q"] ?? "").prefix(200))
+        let sort = query["sort"].flatMap(LibraryReader.Sort.init(rawValue:))
+        let pageNumber = min(max(Int(query["page"] ?? "") ?? 0, 0), 100_000)
+        let reader = self.reader
+        let found = try await blocking {
+            try reader.page(query: text, sort: sort, page: pageNumber, pageSize: Self.pageSize)
+        }
+        func link(_ page: Int) -> String {
+            var parts: [String] = []
+            if !text.isEmpty { parts.append("q=" + FormFields.encode(text)) }
+            if let sort { parts.append("sort=" + sort.rawValue) }
+            parts.append("page=\(page)")
+            return "/library?" + parts.joined(separator: "&")
+        }
+        let shown = found.books.count
+        let first = pageNumber * Self.pageSize
+        let summary: String
+        if found.total == 0 {
+            summary = text.isEmpty ? "No books yet: press the shutter on the device." : "No book matches “\(text)”."
+        } else {
+            let range = shown == 0 ? "none" : "\(first + 1)–\(first + shown)"
+            summary = text.isEmpty
+                ? "\(found.total) books, \(range) shown." : "\(found.total) books match “\(text)”, \(range) shown."
+        }
+        let grid = GridModel(
+            summary: summary, books: found.books.map(BookTile.init), previous: pageNumber > 0 ? link(pageNumber - 1) : nil,
+            next: found.hasMore ? link(pageNumber + 1) : nil)
+        let shownOrder = sort ?? (text.isEmpty ? .added : .relevance)
+        let orders: [(LibraryReader.Sort, String)] = [
+            (.relevance, "Best match"), (.added, "Newest first"), (.title, "Title"), (.author, "Author"),
+        ]
+        let sorts = orders.map { SortOption(value: $0.0.rawValue, label: $0.1, selected: $0.0 == shownOrder) }
+        var offer: UndoOffer?
+        if let token = query["deleted"], let book = undo.peek(token, now: clock.now()) {
+            offer = UndoOffer(token: token, title: book.title.isEmpty ? (book.isbn13 ?? "a book") : book.title, csrf: context.csrf)
+        }
+        return LibraryModel(query: text, sorts: sorts, grid: grid, undo: offer)
+    }
+
+    func libraryPage(_ request: Request, _ context: WebRequestContext) async throws -> Response {
+        do {
+            return page("Library", current: "/library", "library", try await libraryModel(request, context))
+        } catch {
+            return message("Library", "\(error)", status: .serviceUnavailable)
+        }
+    }
+
+    /// Only the grid, for search as you type.
+    func libraryGrid(_ request: Request, _ context: WebRequestContext) async throws -> Response {
+        do {
+            return Self.html(render("grid", try await libraryModel(request, context).grid))
+        } catch {
+            return Self.html(render("message", MessageModel(heading: "", text: publicText("\(error)"))), status: .serviceUnavailable)
+        }
+    }
+
+    // MARK: Book
+
+    static func bookID(_ context: WebRequestContext) -> Int64? {
+        context.parameters.get("id").flatMap { Int64($0) }
+    }
+
+    func bookPage(_ context: WebRequestContext, notice: String? = nil) async throws -> Response {
+        guard let id = Self.bookID(context) else { return message("Book", "No such book.", status: .notFound) }
+        let reader = self.reader
+        let book: BookRecord?
+        do {
+            book = try await blocking { try reader.book(id: id) }
+        } catch {
+            return message("Book", "\(error)", status: .serviceUnavailable)
+        }
+        guard let book else {
+            return message("Book", "No book has id \(id): it may have been deleted.", status: .notFound)
+        }
+        var model = BookModel(book, csrf: context.csrf)
+        model.notice = notice
+        return page(model.heading, current: "/library", "book", model)
+    }
+
+    func edit(_ context: WebRequestContext) async throws -> Response {
+        guard let id = Self.bookID(context) else { return message("Book", "No such book.", status: .notFound) }
+        let reader = self.reader
+        guard let book = try? await blocking({ try reader.book(id: id) }) else {
+            return message("Book", "No book has id \(id): it may have been deleted.", status: .notFound)
+        }
+        let form = context.form
+        let typedTitle = form["title"] ?? book.title
+        let typedAuthors = (form["authors"] ?? "").split(whereSeparator: \.isNewline)
+            .map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+        let typedISBN = (form["isbn"] ?? "").trimmingCharacters(in: .whitespaces)
+        // Only what the person changed is passed on, as `library edit` passes only the options given.
+        let title = typedTitle == book.title ? nil : typedTitle
+        let authors = typedAuthors.isEmpty || typedAuthors == book.authors ? nil : typedAuthors
+        let known = [book.isbn13, book.isbn10].compactMap { $0 }
+        let isbn = typedISBN.isEmpty || known.contains(typedISBN.filter { $0 != "-" && $0 != " " }) ? nil : typedISBN
+        guard title != nil || authors != nil || isbn != nil else {
+            return try await bookPage(context, notice: "Nothing changed.")
+        }
+        let configuration = settings.configuration
+        do {
+            _ = try await blocking {
+                try LibraryManagement.edit(
+                    id: id, title: title, authors: authors, isbn: isbn, keepForReview: false, configuration: configuration)
+            }
+        } catch {
+            var model = BookModel(book, csrf: context.csrf)
+            model.form = BookForm(title: typedTitle, authors: typedAuthors.joined(separator: "\n"), isbn: typedISBN)
+            model.problem = publicText("\(error)")
+            return page(model.heading, current: "/library", "book", model, status: .unprocessableContent)
+        }
+        return Self.redirect("/books/\(id)?saved=1")
+    }
+
+    func approve(_ context: WebRequestContext) async throws -> Response {
+        guard let id = Self.bookID(context) else { return message("Book", "No such book.", status: .notFound) }
+        let configuration = settings.configuration
+        do {
+            _ = try await blocking { try LibraryManagement.approve(id: id, configuration: configuration) }
+        } catch {
+            return message("Approve", "\(error)", status: .unprocessableContent)
+        }
+        return Self.redirect(context.form["back"] == "review" ? "/review?approved=\(id)" : "/books/\(id)")
+    }
+
+    func delete(_ context: WebRequestContext) async throws -> Response {
+        guard let id = Self.bookID(context) else { return message("Book", "No such book.", status: .notFound) }
+        let configuration = settings.configuration
+        let book: BookRecord
+        do {
+            book = try await blocking { try LibraryManagement.delete(id: id, configuration: configuration) }
+        } catch {
+            return message("Delete", "\(error)", status: .unprocessableContent)
+        }
+        let token = undo.keep(book, now: clock.now())
+        return Self.redirect("/library?deleted=\(token)")
+    }
+
+    func undoDelete(_ context: WebRequestContext) async throws -> Response {
+        let now = clock.now()
+        guard let token = context.form["token"], let book = undo.take(token, now: now) else {
+            return message("Undo", "There is nothing to undo any more (a deletion can be undone for 15 minutes).",
+                           status: .gone)
+        }
+        let configuration = settings.configuration
+        do {
+            let restored = try await blocking { try LibraryManagement.restore(book, configuration: configuration) }
+            return Self.redirect("/books/\(restored.id ?? 0)")
+        } catch {
+            undo.putBack(book, token: token, now: now)
+            return message("Undo", "\(error)", status: .conflict)
+        }
+    }
+
+    // MARK: Review, queue, export
+
+    func reviewPage(_ request: Request, _ context: WebRequestContext) async throws -> Response {
+        let reader = self.reader
+        let books: [BookRecord]
+        do {
+            books = try await blocking { try reader.reviewList() }
+        } catch {
+            return message("Review", "\(error)", status: .serviceUnavailable)
+        }
+        let csrf = context.csrf
+        let rows = books.map {
+            ReviewRow(
+                id: $0.id ?? 0, title: $0.title.isEmpty ? "(no title yet)" : $0.title,
+                authors: $0.authors.joined(separator: ", "), isbn: $0.isbn13 ?? $0.isbn10 ?? "",
+                reason: $0.reviewReason ?? LibraryReport.lowConfidence($0), csrf: csrf)
+        }
+        let approved = FormFields(parsing: request.uri.query ?? "")["approved"].flatMap { Int64($0) }
+        return page("Review", current: "/review", "review", ReviewModel(books: rows, notice: approved.map { "Approved book \($0)." }))
+    }
+
+    func queuePage(_ request: Request, _ context: WebRequestContext, notice: String? = nil, problem: String? = nil)
+        async throws -> Response
+    {
+        let reader = self.reader
+        let scans: [ScanRecord]
+        do {
+            scans = try await blocking { try reader.scans(limit: 200) }
+        } catch {
+            return message("Queue", "\(error)", status: .serviceUnavailable)
+        }
+        let rows = scans.map { scanRow($0, csrf: context.csrf) }
+        let query = FormFields(parsing: request.uri.query ?? "")
+        let model = QueueModel(
+            scans: rows, anyFailed: rows.contains { $0.stateClass == ScanState.failed.rawValue }, csrf: context.csrf,
+            notice: notice ?? query["done"], problem: problem)
+        return page("Queue", current: "/queue", "queue", model)
+    }
+
+    func queueAction(_ context: WebRequestContext, _ command: ControlRequest.Command, all: Bool) async -> Response {
+        var request = ControlRequest(command: command)
+        if all {
+            request.all = true
+        } else {
+            guard let id = context.parameters.get("id"), UUID(uuidString: id) != nil else {
+                return message("Queue", "That is not a scan id.", status: .notFound)
+            }
+            request.scanId = id
+        }
+        let socket = settings.configuration.controlSocket
+        let outcome: String
+        let sent = request
+        do {
+            let reply = try await blocking { try ControlClient.send(sent, to: socket) }
+            guard reply.ok else {
+                return message("Queue", reply.error ?? "the daemon refused", status: .unprocessableContent)
+            }
+            switch (command, all) {
+            case (.retry, true): outcome = "Queued again: \(reply.scanIds?.count ?? 0) scans."
+            case (.retry, false): outcome = "Scan \(request.scanId?.prefix(8) ?? "") is queued again."
+            default: outcome = "Scan \(request.scanId?.prefix(8) ?? "") is discarded."
+            }
+        } catch {
+            return message("Queue", daemonProblem(error), status: .serviceUnavailable)
+        }
+        return Self.redirect("/queue?done=" + FormFields.encode(outcome))
+    }
+
+    /// A scan's thumbnail, read from the spool under the file name the database holds (never a name from the request).
+    func thumbnail(_ context: WebRequestContext) async throws -> Response {
+        guard let text = context.parameters.get("id"), let id = UUID(uuidString: text) else {
+            return Response(status: .notFound)
+        }
+        let reader = self.reader
+        let spool = SpoolDirectory(StateDirectory(path: settings.configuration.stateDirectory))
+        let bytes = try? await blocking { () -> [UInt8]? in
+            guard let name = try reader.scan(id: id)?.thumbnailPath, !name.contains("/"), !name.hasPrefix(".") else {
+                return nil
+            }
+            return FileManager.default.contents(atPath: spool.path(of: name)).map { Array($0) }
+        }
+        guard let bytes = bytes ?? nil else { return Response(status: .notFound) }
+        return Response(
+            status: .ok, headers: [.contentType: "image/jpeg", .cacheControl: "private, max-age=3600"],
+            body: .init(byteBuffer: ByteBuffer(bytes: bytes)))
+    }
+
+    func exportPage(_ context: WebRequestContext) async throws -> Response {
+        let reader = self.reader
+        let count = (try? await blocking { try reader.counts().books }) ?? 0
+        return page("Export", current: "/export", "export", ExportModel(books: count))
+    }
+
+    /// The file `swiftwing export` writes to a stick, made by the same code, as a download.
+    func exportFile(_ format: ExportFormat) async throws -> Response {
+        let reader = self.reader
+        let bytes: [UInt8]
+        do {
+            bytes = try await blocking {
+                LibraryCSV.encode(try LibraryExport(library: try reader.database().library).books(), format: format)
+            }
+        } catch {
+            return message("Export", "\(error)", status: .serviceUnavailable)
+        }
+        let name = format.fileName(day: LibraryExport.day(clock.now()))
+        return Response(
+            status: .ok,
+            headers: [.contentType: "text/csv; charset=utf-8", .contentDisposition: "attachment; filename=\"\(name)\""],
+            body: .init(byteBuffer: ByteBuffer(bytes: bytes)))
+    }
+}
