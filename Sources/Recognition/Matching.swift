@@ -48,11 +48,38 @@ public struct ConfidenceCalibration: Sendable, Hashable {
     public var bias: Double = -6.0
     public var score: Double = 6.0
     public var lead: Double = 6.0
+    /// The assignment gave the spine its own best candidate.
+    public var ownBest: Double = 0
+    /// How far the spine falls short of 20 letters (0 at 20 or more, 1 for none).
+    public var shortSpine: Double = 0
+    public var title: Double = 0
+    public var titleInformation: Double = 0
+    public var surname: Double = 0
+    public var explained: Double = 0
+    public var tag: Double = 0
     public init() {}
 
-    public func confidence(score: Double, lead: Double) -> Double {
-        1 / (1 + exp(-(bias + self.score * score + self.lead * lead)))
+    public func confidence(_ evidence: MatchEvidence) -> Double {
+        let features = evidence.features
+        var z = bias + score * evidence.score + lead * evidence.lead
+        z += ownBest * (evidence.rank == 0 ? 1 : 0) + shortSpine * max(0, 1 - Double(evidence.spineLetters) / 20)
+        z += title * features.title + titleInformation * features.titleInformation + surname * features.surname
+        z += explained * features.explained + tag * features.tag
+        return 1 / (1 + exp(-z))
     }
+}
+
+/// What a chosen match's confidence is computed from; `match --explain` writes it, and the benchmark fits the
+/// calibration on it.
+public struct MatchEvidence: Sendable, Hashable, Codable {
+    public var score: Double
+    /// The score's lead over the spine's best candidate that is a different book (copies of one book score alike).
+    public var lead: Double
+    /// Where the assignment's choice stood among the spine's own candidates (0: its best).
+    public var rank: Int
+    /// The spine's letters and digits.
+    public var spineLetters: Int
+    public var features: MatchFeatures
 }
 
 /// One catalogue entry scored against one spine, with the evidence behind the score (for tuning and `--explain`).
@@ -75,6 +102,8 @@ public struct MatchFeatures: Sendable, Hashable, Codable {
     /// The share of the spine's words (by letters) that the entry accounts for.
     public var explained: Double = 0
     public var tag: Double = 0
+    /// The spine's letters and digits (the same for every candidate of one spine).
+    public var spineLetters: Int = 0
 }
 
 /// Matches spine texts against a ``CatalogueIndex``: trigram retrieval, a fuzzy rescoring that survives OCR noise,
@@ -114,6 +143,11 @@ public final class CatalogueMatcher: SpineMatching {
 
     /// The per-photo assignment over already ranked candidates.
     public func assign(ranked: [[ScoredCandidate]]) -> [SpineMatch?] {
+        assignWithEvidence(ranked: ranked).map { $0?.match }
+    }
+
+    /// The per-photo assignment, with the evidence each match's confidence came from.
+    public func assignWithEvidence(ranked: [[ScoredCandidate]]) -> [(match: SpineMatch, evidence: MatchEvidence)?] {
         var columns: [Int64: Int] = [:]
         var columnIDs: [Int64] = []
         for candidates in ranked {
@@ -129,15 +163,16 @@ public final class CatalogueMatcher: SpineMatching {
             }
         }
         let chosen = Assignment.maximise(scores, floor: options.acceptScore)
-        return zip(ranked, chosen).map { (candidates, column) -> SpineMatch? in
+        return zip(ranked, chosen).map { (candidates, column) -> (match: SpineMatch, evidence: MatchEvidence)? in
             guard let column else { return nil }
             let id = columnIDs[column]
-            guard let match = candidates.first(where: { $0.id == id }) else { return nil }
-            // The lead is over the best candidate that is a different book (copies of one book score alike).
+            guard let position = candidates.firstIndex(where: { $0.id == id }) else { return nil }
+            let match = candidates[position]
             let rival = candidates.first { $0.id != id && !sameBook($0.entry, match.entry) }
-            let lead = match.score - (rival?.score ?? 0)
-            let confidence = options.calibration.confidence(score: match.score, lead: lead)
-            return SpineMatch(entry: match.entry, confidence: confidence)
+            let evidence = MatchEvidence(
+                score: match.score, lead: match.score - (rival?.score ?? 0), rank: position,
+                spineLetters: match.features.spineLetters, features: match.features)
+            return (SpineMatch(entry: match.entry, confidence: options.calibration.confidence(evidence)), evidence)
         }
     }
 
@@ -152,6 +187,7 @@ public final class CatalogueMatcher: SpineMatching {
 
     func features(of entry: CatalogueEntry, against spine: PreparedSpine) -> MatchFeatures {
         var features = MatchFeatures()
+        features.spineLetters = spine.compact.count
         let parts = Normalisation.titleParts(entry.title)
         let mainWords = Normalisation.words(parts.main)
         let subtitleWords = Normalisation.words(parts.subtitle)
