@@ -293,6 +293,8 @@ def main():
 
     sizes = {"15k": 0, "150k": 150_000, "1.5M": 1_500_000}
     report["scale"] = {}
+    # The held-out photos' regions only: enough spines for the timing, and half the wait at 1.5M.
+    scale_spines = [r for r in spines if split_of(r["image_name"]) == "test"]
     for scale in filter(None, args.scales.split(",")):
         total = sizes[scale]
         rows = catalogue + (distractors(catalogue, total - len(catalogue), seed=19) if total else [])
@@ -301,11 +303,12 @@ def main():
         index = path + ".index.sqlite"
         if os.path.exists(index):
             os.remove(index)
-        outputs, ms, opened, _ = run_matcher(args.binary, path, spines, True, index)
-        figures = evaluate(spines, outputs)["all"]
+        outputs, ms, opened, _ = run_matcher(args.binary, path, scale_spines, True, index)
+        figures = evaluate(scale_spines, outputs)["test"]
         report["scale"][scale] = {"entries": len(rows), "ms_per_spine": ms, "index_build_s": opened,
                                   "index_bytes": os.path.getsize(index), "csv_bytes": os.path.getsize(path),
-                                  "top1": figures["top1"], "precision_at_0.8": figures["precision_at_0.8"]}
+                                  "top1_annotated": figures["top1_annotated"],
+                                  "precision_at_0.8": figures["precision_at_0.8"]}
         print(f"scale {scale}: {json.dumps(report['scale'][scale])}", file=sys.stderr)
 
     print(json.dumps(report, indent=2))

@@ -214,6 +214,9 @@ public final class CatalogueIndex: Sendable {
         return String(scalars: scalars)
     }
 
+    /// Tag trigrams asked of the index per spine, beside the title and author ones.
+    static let tagQueryGrams = 6
+
     /// How many entries hold `word` among their title and author words (0 for a word the catalogue lacks).
     func documents(word: String) -> Int { Int(wordDocuments[word] ?? 0) }
 
@@ -232,12 +235,15 @@ public final class CatalogueIndex: Sendable {
         }
         guard !grams.isEmpty else { return [] }
         grams.sort { $0.documents < $1.documents || ($0.documents == $1.documents && $0.key < $1.key) }
+        // Title and author trigrams get the whole budget and tag trigrams a small one of their own: tag trigrams are
+        // rare ("mor", "796") and would otherwise crowd out the title's, losing books whose spine shows no tag.
+        let asked = grams.filter { !$0.tag }.prefix(queryGrams) + grams.filter(\.tag).prefix(Self.tagQueryGrams)
         let total = Double(max(entryCount, 1))
         return try database.read { db in
             let textStatement = try db.cachedStatement(sql: "SELECT rowid FROM entry_text WHERE entry_text MATCH ?")
             let tagStatement = try db.cachedStatement(sql: "SELECT rowid FROM entry_tag WHERE entry_tag MATCH ?")
             var weights: [Int64: Double] = [:]
-            for gram in grams.prefix(queryGrams) {
+            for gram in asked {
                 let weight = log(total / Double(gram.documents)) + 0.5
                 let rows = try Int64.fetchCursor(
                     gram.tag ? tagStatement : textStatement, arguments: ["\"" + Self.trigramText(gram.key) + "\""])

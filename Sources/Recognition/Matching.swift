@@ -39,6 +39,9 @@ public struct MatchingWeights: Sendable, Hashable {
     public var forename: Double = 0.1
     public var explained: Double = 0.5
     public var tag: Double = 0.5
+    /// The main title read as one run in its own word order: small, to part titles with the same words
+    /// ("Diccionari català-anglès", "Diccionari anglès-català").
+    public var titleRun: Double = 0.1
     public init() {}
 }
 
@@ -102,6 +105,8 @@ public struct MatchFeatures: Sendable, Hashable, Codable {
     /// The share of the spine's words (by letters) that the entry accounts for.
     public var explained: Double = 0
     public var tag: Double = 0
+    /// How closely some stretch of the spine spells the main title as one run, words in order.
+    public var titleRun: Double = 0
     /// The spine's letters and digits (the same for every candidate of one spine).
     public var spineLetters: Int = 0
 }
@@ -181,6 +186,7 @@ public final class CatalogueMatcher: SpineMatching {
         var total = weights.title * features.title * (0.5 + 0.5 * features.titleInformation)
         total += weights.surname * features.surname + weights.subtitle * features.subtitle
         total += weights.forename * features.forename + weights.explained * features.explained
+        total += weights.titleRun * features.titleRun
         if options.useTags { total += weights.tag * features.tag }
         return total
     }
@@ -205,6 +211,7 @@ public final class CatalogueMatcher: SpineMatching {
         let runSimilarity = mainCompact.count < 6 && runDistance > 0
             ? 0 : similarity(distance: runDistance, length: mainCompact.count)
         features.title = max(mainCoverage, runSimilarity)
+        features.titleRun = runSimilarity
         features.titleInformation = min(1, mainInformation / 12)
         features.subtitle = coverage(subtitleWords, spine).coverage
         features.surname = coverage(surnames, spine).coverage
