@@ -190,6 +190,8 @@ def evaluate(spines, outputs):
     for split in ("dev", "test", "all"):
         rows = [(r, o) for r, o in zip(spines, outputs) if split == "all" or split_of(r["image_name"]) == split]
         scored = [(r, o) for r, o in rows if matchable(r)]
+        if not scored:
+            continue
         with_truth = [(r, o) for r, o in scored if r["title"].strip()]
         right = sum(1 for r, o in with_truth if is_right(r, o))
         confident = [(r, o) for r, o in rows if o["score"] is not None and o["score"] >= 0.8]
