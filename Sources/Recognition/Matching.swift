@@ -1,7 +1,7 @@
 import Foundation
 
 /// How the matcher weighs the evidence a spine gives for an entry, and where it draws its lines. The defaults are
-/// tuned on the development half of the Library Dataset's photos (Benchmarks/RecognizerBench/README.md).
+/// tuned on the development half of the Library Dataset's photos (Benchmarks/README.md).
 public struct MatchingOptions: Sendable, Hashable {
     /// Use the catalogue's call number tags (a library's spine labels); off for a home owner's catalogue.
     public var useTags: Bool
