@@ -214,6 +214,13 @@ public final class CatalogueIndex: Sendable {
         return String(scalars: scalars)
     }
 
+    /// Tag trigrams asked of the index per spine, beside the title and author ones.
+    static let tagQueryGrams = 6
+    /// Title and author trigrams asked per spine: at least this many, then as long as the postings they hold stay
+    /// within the budget.
+    static let minimumQueryGrams = 8
+    static let postingsBudget = 3000
+
     /// How many entries hold `word` among their title and author words (0 for a word the catalogue lacks).
     func documents(word: String) -> Int { Int(wordDocuments[word] ?? 0) }
 
@@ -232,12 +239,23 @@ public final class CatalogueIndex: Sendable {
         }
         guard !grams.isEmpty else { return [] }
         grams.sort { $0.documents < $1.documents || ($0.documents == $1.documents && $0.key < $1.key) }
+        // Title and author trigrams get the whole budget and tag trigrams a small one of their own: tag trigrams are
+        // rare ("mor", "796") and would otherwise crowd out the title's, losing books whose spine shows no tag.
+        var asked = Array(grams.filter(\.tag).prefix(Self.tagQueryGrams))
+        // Reading postings is most of a spine's cost, so title trigrams stop at a budget of postings read (the
+        // rarest few always go): the common ones left out add little weight and many rows.
+        var postings = 0
+        for gram in grams.filter({ !$0.tag }).prefix(queryGrams) {
+            if asked.count >= Self.minimumQueryGrams && postings + Int(gram.documents) > Self.postingsBudget { break }
+            postings += Int(gram.documents)
+            asked.append(gram)
+        }
         let total = Double(max(entryCount, 1))
         return try database.read { db in
             let textStatement = try db.cachedStatement(sql: "SELECT rowid FROM entry_text WHERE entry_text MATCH ?")
             let tagStatement = try db.cachedStatement(sql: "SELECT rowid FROM entry_tag WHERE entry_tag MATCH ?")
             var weights: [Int64: Double] = [:]
-            for gram in grams.prefix(queryGrams) {
+            for gram in asked {
                 let weight = log(total / Double(gram.documents)) + 0.5
                 let rows = try Int64.fetchCursor(
                     gram.tag ? tagStatement : textStatement, arguments: ["\"" + Self.trigramText(gram.key) + "\""])

@@ -63,11 +63,26 @@ struct MatchCommand: ParsableCommand {
             rowsByImage[input.image, default: []].append(row)
         }
         var matches = [SpineMatch?](repeating: nil, count: inputs.count)
+        var evidence = [MatchEvidence?](repeating: nil, count: inputs.count)
         var explanations = [[ScoredCandidate]](repeating: [], count: inputs.count)
+        // Each spine's own ranking time, plus an equal share of its photo's assignment.
+        var spineSeconds = [Double](repeating: 0, count: inputs.count)
         for image in imageOrder {
             let rows = rowsByImage[image]!
-            let ranked = try rows.map { try matcher.rank(inputs[$0].text) }
-            for (row, match) in zip(rows, matcher.assign(ranked: ranked)) { matches[row] = match }
+            var ranked: [[ScoredCandidate]] = []
+            for row in rows {
+                let rankStarted = ContinuousClock.now
+                ranked.append(try matcher.rank(inputs[row].text))
+                spineSeconds[row] = (ContinuousClock.now - rankStarted).seconds
+            }
+            let assignStarted = ContinuousClock.now
+            let assigned = matcher.assignWithEvidence(ranked: ranked)
+            let assignShare = (ContinuousClock.now - assignStarted).seconds / Double(rows.count)
+            for (row, match) in zip(rows, assigned) {
+                matches[row] = match?.match
+                evidence[row] = match?.evidence
+                spineSeconds[row] += assignShare
+            }
             if explain { for (row, candidates) in zip(rows, ranked) { explanations[row] = candidates } }
         }
         let matchTime = ContinuousClock.now - started
@@ -77,16 +92,23 @@ struct MatchCommand: ParsableCommand {
         let output = FileHandle.standardOutput
         for (row, input) in inputs.enumerated() {
             let result = SpineOutput(
-                input: input, match: matches[row], candidates: explain ? explanations[row].map(Explained.init) : nil)
+                input: input, match: matches[row], candidates: explain ? explanations[row].map(Explained.init) : nil,
+                evidence: explain ? evidence[row] : nil)
             output.write(try encoder.encode(result))
             output.write(Data("\n".utf8))
         }
         if timing {
             let perSpine = inputs.isEmpty ? 0 : matchTime.seconds / Double(inputs.count)
+            let sorted = spineSeconds.sorted()
+            func percentile(_ share: Double) -> Double {
+                sorted.isEmpty ? 0 : sorted[min(sorted.count - 1, Int(share * Double(sorted.count)))]
+            }
             let source = catalogueIndex.built ? "built" : "reused"
             let report = "entries \(catalogueIndex.entryCount), index \(catalogueIndex.path) (\(source)), "
                 + "open \(String(format: "%.3f", openTime.seconds)) s, \(inputs.count) spines, "
-                + "\(String(format: "%.3f", perSpine * 1000)) ms per spine\n"
+                + "\(String(format: "%.3f", perSpine * 1000)) ms per spine, "
+                + "median \(String(format: "%.3f", percentile(0.5) * 1000)) ms, "
+                + "p95 \(String(format: "%.3f", percentile(0.95) * 1000)) ms\n"
             FileHandle.standardError.write(Data(report.utf8))
         }
     }
@@ -118,8 +140,9 @@ private struct SpineOutput: Encodable {
     var input: SpineInput
     var match: SpineMatch?
     var candidates: [Explained]?
+    var evidence: MatchEvidence?
 
-    enum CodingKeys: String, CodingKey { case image, text, title, authors, isbn, score, candidates }
+    enum CodingKeys: String, CodingKey { case image, text, title, authors, isbn, score, candidates, evidence }
 
     func encode(to encoder: Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
@@ -130,6 +153,7 @@ private struct SpineOutput: Encodable {
         try container.encode(match?.entry.isbn, forKey: .isbn)
         try container.encode(match.map { ($0.confidence * 1000).rounded() / 1000 }, forKey: .score)
         try container.encodeIfPresent(candidates, forKey: .candidates)
+        try container.encodeIfPresent(evidence, forKey: .evidence)
     }
 }
 

@@ -183,3 +183,48 @@ struct SeededGenerator: RandomNumberGenerator {
         return z ^ (z >> 31)
     }
 }
+
+@Suite("Match confidence")
+struct MatchConfidenceTests {
+    /// The Library Dataset's language shelf (call numbers 4…): 396 real catalogue rows, enough for word rarities
+    /// like the whole catalogue's, a fraction of its index build. Its "Portugués" phrasebook is left out, so a spine
+    /// of it can only match wrongly.
+    static func languageShelf() throws -> SmallCatalogue {
+        let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent()
+        let whole = try CatalogueImport.entries(
+            csv: try String(contentsOf: repository.appendingPathComponent("Fixtures/library-dataset/catalogue.csv"),
+                            encoding: .utf8),
+            file: "catalogue.csv")
+        var csv = "title,author,tag,series,isbn\n"
+        for entry in whole where entry.tag?.hasPrefix("4") == true {
+            if entry.title.hasPrefix("Portugués") && entry.authors == ["Caetano Gallego, Ana María"] { continue }
+            let cells = [entry.title, entry.authors.joined(separator: "; "), entry.tag ?? "", entry.series ?? "",
+                         entry.isbn ?? ""]
+            csv += cells.map { "\"" + $0.replacingOccurrences(of: "\"", with: "\"\"") + "\"" }.joined(separator: ",")
+            csv += "\n"
+        }
+        return try SmallCatalogue(csv: csv)
+    }
+
+    @Test func aWrongMatchFallsBelowTheReviewLineAndARightOneReachesIt() throws {
+        let catalogue = try Self.languageShelf()
+        defer { catalogue.remove() }
+        let matcher = CatalogueMatcher(
+            index: try CatalogueIndex.open(catalogue: catalogue.path), options: MatchingOptions(useTags: false))
+        #expect(matcher.index.entryCount == 396)
+        // Spine texts as the dataset's OCR read them.
+        let matches = try matcher.assign([
+            "Mecanoscrit del segon origen Manuel de Pedrolo 433.2 Ped",
+            // The phrasebook left out: the series title matches other Espasa guides, none of them this book.
+            "Guias Espasa de conversación GUÉS 435 Cae",
+            // Only the author is legible: one of his books, but which one the spine does not say.
+            "H.S Wells 441.2 Wel",
+        ])
+        #expect(matches[0]?.entry.title == "Mecanoscrit del segon origen")
+        #expect((matches[0]?.confidence ?? 0) >= 0.8)
+        #expect(matches[1]?.entry.title.hasPrefix("Portugués") != true)
+        #expect((matches[1]?.confidence ?? 0) < 0.8)
+        #expect(matches[2] == nil || matches[2]!.confidence < 0.8)
+    }
+}
