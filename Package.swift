@@ -74,7 +74,9 @@ let package = Package(
         // CShim, Logging.
         .target(
             name: "Camera",
-            dependencies: ["SwiftWingCore", "Imaging", "CShim", "CV4L2", .product(name: "Logging", package: "swift-log")]
+            dependencies: [
+                "SwiftWingCore", "Imaging", "CShim", "CV4L2", .product(name: "Logging", package: "swift-log"),
+            ]
         ),
         // The queue and library in SQLite, the spool. May import: SwiftWingCore, GRDB, Logging, Foundation.
         .target(
@@ -176,7 +178,8 @@ let package = Package(
             path: "Benchmarks/SwiftWingBench"
         ),
         .executableTarget(
-            name: "ControlsBench", dependencies: ["Controls", "SwiftWingCore", "CShim"], path: "Benchmarks/ControlsBench",
+            name: "ControlsBench", dependencies: ["Controls", "SwiftWingCore", "CShim"],
+            path: "Benchmarks/ControlsBench",
             exclude: ["README.md"]),
         .executableTarget(
             name: "TalariaBench",
@@ -197,15 +200,18 @@ let package = Package(
             name: "ExportBench", dependencies: ["Store", "SwiftWingCore", .product(name: "CSV", package: "CSV.swift")],
             path: "Benchmarks/ExportBench"),
         .executableTarget(
-            name: "PanelBench", dependencies: ["Panel", "Imaging", "SwiftWingCore", .product(name: "Logging", package: "swift-log")],
+            name: "PanelBench",
+            dependencies: ["Panel", "Imaging", "SwiftWingCore", .product(name: "Logging", package: "swift-log")],
             path: "Benchmarks/PanelBench"),
         .executableTarget(
-            name: "IdentifyBench", dependencies: ["Identify", "Imaging", "SwiftWingCore"], path: "Benchmarks/IdentifyBench"),
+            name: "IdentifyBench", dependencies: ["Identify", "Imaging", "SwiftWingCore"],
+            path: "Benchmarks/IdentifyBench"),
         // Renders panel states into a framebuffer device and/or PNGs: the VM rig's vfb test drives it.
         .executableTarget(name: "PanelProbe", dependencies: ["Panel"], path: "Tests/PanelProbe"),
         // Writes the synthetic camera's barcode and blurred scenes for scripts/demo.sh.
         .executableTarget(
-            name: "DemoScenes", dependencies: ["SwiftWingTesting", "SwiftWingCore", "Identify", "Imaging"], path: "Tests/DemoScenes"),
+            name: "DemoScenes", dependencies: ["SwiftWingTesting", "SwiftWingCore", "Identify", "Imaging"],
+            path: "Tests/DemoScenes"),
 
         // libFuzzer targets (Fuzz/README.md): scripts/fuzz.sh builds them with -sanitize=fuzzer -DFUZZING;
         // an ordinary build makes each a replay tool for inputs it found.
@@ -315,18 +321,22 @@ let package = Package(
         .testTarget(
             name: "UplinkTests",
             dependencies: [
-                "Uplink", "Store", "Talaria", "HTTPEngine", "SwiftWingTesting", .product(name: "Logging", package: "swift-log"),
+                "Uplink", "Store", "Talaria", "HTTPEngine", "SwiftWingTesting",
+                .product(name: "Logging", package: "swift-log"),
             ]),
         .testTarget(
             name: "TalariaTests", dependencies: ["Talaria", "SwiftWingCore", "SwiftWingTesting"], exclude: ["Fixtures"]),
         .testTarget(
             name: "HTTPEngineTests",
             dependencies: [
-                "HTTPEngine", "CCurl", "SwiftWingCore", "SwiftWingTesting", .product(name: "Logging", package: "swift-log"),
+                "HTTPEngine", "CCurl", "SwiftWingCore", "SwiftWingTesting",
+                .product(name: "Logging", package: "swift-log"),
             ]),
         .testTarget(
             name: "PanelTests",
-            dependencies: ["Panel", "SwiftWingCore", "SwiftWingTesting", .product(name: "Logging", package: "swift-log")],
+            dependencies: [
+                "Panel", "SwiftWingCore", "SwiftWingTesting", .product(name: "Logging", package: "swift-log"),
+            ],
             exclude: ["Golden"]),
         .testTarget(
             name: "IdentifyTests", dependencies: ["Identify", "CZXingShim", "Imaging", "SwiftWingCore", "swiftwing"]),

@@ -15,11 +15,11 @@
 import CShim
 import Controls
 import Foundation
-import Synchronization
 import SwiftWingCore
+import Synchronization
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// An output that costs one syscall, like `gpiod_line_set_value`'s ioctl.
@@ -35,8 +35,10 @@ final class SyscallOutput: DigitalOutput, @unchecked Sendable {
 func report(_ name: String, _ nanoseconds: [Int64]) {
     let sorted = nanoseconds.sorted()
     func at(_ q: Double) -> Double { Double(sorted[min(sorted.count - 1, Int(Double(sorted.count) * q))]) / 1000 }
-    print(String(format: "%-34@ n=%6d  p50 %8.1f µs  p99 %8.1f µs  p99.9 %8.1f µs  max %8.1f µs",
-                 name as NSString, sorted.count, at(0.5), at(0.99), at(0.999), Double(sorted.last!) / 1000))
+    print(
+        String(
+            format: "%-34@ n=%6d  p50 %8.1f µs  p99 %8.1f µs  p99.9 %8.1f µs  max %8.1f µs",
+            name as NSString, sorted.count, at(0.5), at(0.99), at(0.999), Double(sorted.last!) / 1000))
 }
 
 /// The press is the edge itself and a release counts at once: every loop iteration is a new press.
@@ -62,7 +64,9 @@ do {
     }
     report("direct (detector→feedback→set)", samples)
     let summary = feedback.latency.summary
-    print("  recorded by the daemon's histogram: p50 ≤ \(summary.p50Microseconds ?? 0) µs, p99 ≤ \(summary.p99Microseconds ?? 0) µs")
+    print(
+        "  recorded by the daemon's histogram: p50 ≤ \(summary.p50Microseconds ?? 0) µs, p99 ≤ \(summary.p99Microseconds ?? 0) µs"
+    )
 }
 
 // 2. thread wake-up
@@ -111,7 +115,9 @@ do {
     player.stop()
     report("thread wake-up (write→poll→…→set)", samples.withLock { $0 })
     let summary = feedback.latency.summary
-    print("  recorded by the daemon's histogram: n=\(summary.count) p50 ≤ \(summary.p50Microseconds ?? 0) µs, p99 ≤ \(summary.p99Microseconds ?? 0) µs")
+    print(
+        "  recorded by the daemon's histogram: n=\(summary.count) p50 ≤ \(summary.p50Microseconds ?? 0) µs, p99 ≤ \(summary.p99Microseconds ?? 0) µs"
+    )
 }
 
 // 3. timerfd lateness (the glitch-filter and debounce deadlines)

@@ -42,9 +42,11 @@ func dedupeBench(books libraryBooks: Int, runs: Int) throws {
     func commit(_ books: [BookRecord]) throws -> (wall: Double, cpu: Double) {
         let id = UUID()
         let image = SpooledImage(fileName: SpoolDirectory.imageFileName(for: id), path: "/nowhere", size: 1234)
-        try database.queue.enqueue(NewScan(
-            id: id, pressedAt: MonotonicInstant(nanoseconds: 1_000), pressedWallAt: Date(), frameAt: nil, image: image,
-            width: 1920, height: 1080))
+        try database.queue.enqueue(
+            NewScan(
+                id: id, pressedAt: MonotonicInstant(nanoseconds: 1_000), pressedWallAt: Date(), frameAt: nil,
+                image: image,
+                width: 1920, height: 1080))
         try database.queue.markUploading(id)
         try database.queue.recordJob(id, jobID: "job-\(id)", streamURL: nil, statusURL: nil, jobToken: nil)
         let cpu = threadCPUMilliseconds()
@@ -54,7 +56,10 @@ func dedupeBench(books libraryBooks: Int, runs: Int) throws {
     // Warm-up: the first transactions pay for page cache and statement preparation.
     _ = try commit(incomingBooks(1, run: runs, library: library))
     _ = try commit(incomingBooks(200, run: runs + 1, library: library))
-    var one: [Double] = [], many: [Double] = [], oneCPU: [Double] = [], manyCPU: [Double] = []
+    var one: [Double] = []
+    var many: [Double] = []
+    var oneCPU: [Double] = []
+    var manyCPU: [Double] = []
     for run in 0..<runs {
         let single = try commit(incomingBooks(1, run: run, library: library))
         let full = try commit(incomingBooks(200, run: run, library: library))
@@ -67,8 +72,12 @@ func dedupeBench(books libraryBooks: Int, runs: Int) throws {
     print("library: \(libraryBooks) books seeded, \(stored) after the runs; \(runs) runs each, alternating")
     print(String(format: "1-book result:   median %8.2f ms  min %8.2f ms", median(one), one.min() ?? 0))
     print(String(format: "200-book result: median %8.2f ms  min %8.2f ms", median(many), many.min() ?? 0))
-    print(String(format: "CPU of this thread: 1 book %.2f ms, 200 books %.2f ms (medians)",
-                 median(oneCPU), median(manyCPU)))
-    print(String(format: "ratio 200/1 (medians): %.2fx  (minimums): %.2fx  (CPU medians): %.2fx",
-                 median(many) / median(one), (many.min() ?? 0) / (one.min() ?? 1), median(manyCPU) / median(oneCPU)))
+    print(
+        String(
+            format: "CPU of this thread: 1 book %.2f ms, 200 books %.2f ms (medians)",
+            median(oneCPU), median(manyCPU)))
+    print(
+        String(
+            format: "ratio 200/1 (medians): %.2fx  (minimums): %.2fx  (CPU medians): %.2fx",
+            median(many) / median(one), (many.min() ?? 0) / (one.min() ?? 1), median(manyCPU) / median(oneCPU)))
 }

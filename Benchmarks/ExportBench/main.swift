@@ -71,8 +71,12 @@ func bench(books count: Int, runs: Int) throws {
         }
     }
     let export = LibraryExport(library: try AppDatabase.openReadOnly(state).library)
-    var read: [Double] = [], cells: [Double] = [], swiftwing: [Double] = [], goodreads: [Double] = []
-    var file: [Double] = [], library: [Double] = []
+    var read: [Double] = []
+    var cells: [Double] = []
+    var swiftwing: [Double] = []
+    var goodreads: [Double] = []
+    var file: [Double] = []
+    var library: [Double] = []
     var size = 0
     for _ in 0..<runs {
         read.append(try milliseconds { _ = try export.books() })
@@ -81,10 +85,11 @@ func bench(books count: Int, runs: Int) throws {
         goodreads.append(try milliseconds { _ = try LibraryCSV.encode(export.books(), format: .goodreads) })
         file.append(try milliseconds { try export.write(.swiftwing, to: directory.path + "/out.csv") })
         var same = false
-        library.append(try milliseconds {
-            let books = try export.books()
-            same = try csvSwiftBytes(books) == LibraryCSV.encode(books, format: .swiftwing)
-        })
+        library.append(
+            try milliseconds {
+                let books = try export.books()
+                same = try csvSwiftBytes(books) == LibraryCSV.encode(books, format: .swiftwing)
+            })
         precondition(same, "CSV.swift's CSVWriter and the export's writer disagree")
     }
     let baseline = median(read)

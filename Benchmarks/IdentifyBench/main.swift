@@ -80,8 +80,10 @@ func percentile(_ values: [Double], _ fraction: Double) -> Double {
 
 func row(_ name: String, _ values: [Double], baseline: [Double]) -> String {
     let median = percentile(values, 0.5)
-    return "| \(name) | " + String(format: "%.2f | %.2f | %.2fx |", median, percentile(values, 0.99),
-        median / percentile(baseline, 0.5))
+    return "| \(name) | "
+        + String(
+            format: "%.2f | %.2f | %.2fx |", median, percentile(values, 0.99),
+            median / percentile(baseline, 0.5))
 }
 
 let cores = ProcessInfo.processInfo.activeProcessorCount
@@ -115,17 +117,20 @@ for _ in 0..<iterations {
         if sample == 0 { barcodeNoCode.append(time) } else { barcodeWithCode.append(time) }
     }
     let luma = UnsafeRawBufferPointer(shelfWithCode.luma)
-    locating.append(try milliseconds {
-        checksum &+= try locatorOnly.read(luma: luma, width: 1920, height: 1080, stride: 1920).count
-    })
-    quality.append(try milliseconds {
-        checksum &+= Int(try meter.measure(luma: luma, width: 1920, height: 1080, stride: 1920).sharpness)
-    })
-    plainPass.append(milliseconds {
-        var sum = 0
-        for value in luma { sum &+= Int(value) }
-        checksum &+= sum
-    })
+    locating.append(
+        try milliseconds {
+            checksum &+= try locatorOnly.read(luma: luma, width: 1920, height: 1080, stride: 1920).count
+        })
+    quality.append(
+        try milliseconds {
+            checksum &+= Int(try meter.measure(luma: luma, width: 1920, height: 1080, stride: 1920).sharpness)
+        })
+    plainPass.append(
+        milliseconds {
+            var sum = 0
+            for value in luma { sum &+= Int(value) }
+            checksum &+= sum
+        })
 }
 let found = try identifier.identify(frame: shelfWithCode).barcodes.map(\.text)
 print("\n1920x1080 frames (ms; ratio = median / median of the baseline in the same run):\n")
@@ -149,12 +154,15 @@ for set in ["ean13-1", "ean13-3"] {
     for (path, digits) in cases {
         let identification = try identifier.identify(frame: frame(path))
         times.append(identification.milliseconds)
-        if identification.barcodes.contains(where: { $0.text == digits }) { passed += 1 } else {
+        if identification.barcodes.contains(where: { $0.text == digits }) {
+            passed += 1
+        } else {
             missed.append(URL(fileURLWithPath: path).lastPathComponent)
         }
     }
-    print("- \(set): \(passed)/\(cases.count) (missed: \(missed.joined(separator: ", "))); "
-        + String(format: "median %.1f ms, p99 %.1f ms a picture", percentile(times, 0.5), percentile(times, 0.99)))
+    print(
+        "- \(set): \(passed)/\(cases.count) (missed: \(missed.joined(separator: ", "))); "
+            + String(format: "median %.1f ms, p99 %.1f ms a picture", percentile(times, 0.5), percentile(times, 0.99)))
 }
 
 // MARK: - Pass rates after the daemon's scaling
@@ -163,11 +171,13 @@ for set in ["ean13-1", "ean13-3"] {
 // imaging.max_long_edge (1920): a camera with more pixels gets its codes shrunk by 1920 / its long edge.
 // Each picture keeps its own pixel size (the code covers as many sensor pixels as in the photo) in the
 // middle of a shelf frame of the camera's size; the frame goes through the same scaler call, then is read.
-print("\nPass rates after the daemon's scaling (picture in a shelf frame of the camera's size, "
-    + "YUV420Scaler.downscaled to <= 1920, then FrameIdentifier):\n")
-print("| camera frame | codes shrunk to | ean13-1 scaled | ean13-3 scaled | ean13-1 scaled + re-read | "
-    + "ean13-3 scaled + re-read | ean13-1 full frame | ean13-3 full frame "
-    + "| ms a frame, scaled / scaled + re-read / full (median) | encode of the scaled frame (median ms) |")
+print(
+    "\nPass rates after the daemon's scaling (picture in a shelf frame of the camera's size, "
+        + "YUV420Scaler.downscaled to <= 1920, then FrameIdentifier):\n")
+print(
+    "| camera frame | codes shrunk to | ean13-1 scaled | ean13-3 scaled | ean13-1 scaled + re-read | "
+        + "ean13-3 scaled + re-read | ean13-1 full frame | ean13-3 full frame "
+        + "| ms a frame, scaled / scaled + re-read / full (median) | encode of the scaled frame (median ms) |")
 print("|---|---:|---|---|---|---|---:|---:|---|---:|")
 let shelfSource = frame(shelves + "/one_shelf.jpg")
 for (cameraWidth, cameraHeight) in [(1920, 1080), (2592, 1944), (3280, 2464), (3840, 2160), (4624, 3468)] {
@@ -204,17 +214,22 @@ for (cameraWidth, cameraHeight) in [(1920, 1080), (2592, 1944), (3280, 2464), (3
             fullTimes.append(onFull.milliseconds)
             if onFull.barcodes.contains(where: { $0.text == digits }) { fullPassed += 1 }
         }
-        cells.append("\(cases.count - missed.count)/\(cases.count)"
-            + (missed.isEmpty || missed.count > 8 ? "" : " (missed \(missed.joined(separator: ", ")))"))
-        rereadCells.append("\(cases.count - rereadMissed.count)/\(cases.count)"
-            + (rereadMissed.isEmpty || rereadMissed.count > 8 ? "" : " (missed \(rereadMissed.joined(separator: ", ")))"))
+        cells.append(
+            "\(cases.count - missed.count)/\(cases.count)"
+                + (missed.isEmpty || missed.count > 8 ? "" : " (missed \(missed.joined(separator: ", ")))"))
+        rereadCells.append(
+            "\(cases.count - rereadMissed.count)/\(cases.count)"
+                + (rereadMissed.isEmpty || rereadMissed.count > 8
+                    ? "" : " (missed \(rereadMissed.joined(separator: ", ")))"))
         fullCells.append("\(fullPassed)/\(cases.count)")
     }
     let shrink = 1920.0 / Double(max(cameraWidth, cameraHeight, 1920))
-    print("| \(cameraWidth)x\(cameraHeight) | " + String(format: "%.0f %%", shrink * 100) + " | "
-        + (cells + rereadCells + fullCells).joined(separator: " | ")
-        + String(format: " | %.1f / %.1f / %.1f | %.1f |", percentile(scaledTimes, 0.5), percentile(rereadTimes, 0.5),
-            percentile(fullTimes, 0.5), percentile(encodeTimes, 0.5)))
+    print(
+        "| \(cameraWidth)x\(cameraHeight) | " + String(format: "%.0f %%", shrink * 100) + " | "
+            + (cells + rereadCells + fullCells).joined(separator: " | ")
+            + String(
+                format: " | %.1f / %.1f / %.1f | %.1f |", percentile(scaledTimes, 0.5), percentile(rereadTimes, 0.5),
+                percentile(fullTimes, 0.5), percentile(encodeTimes, 0.5)))
 }
 
 // MARK: - Quality calibration
@@ -241,8 +256,9 @@ for (name, picture) in calibration {
 for name in groups.keys.sorted() {
     let verdicts = groups[name]!
     func count(_ column: Int, _ verdict: QualityVerdict) -> Int { verdicts.filter { $0[column] == verdict }.count }
-    print("| \(name) (\(verdicts.count)) | \(count(0, .good)) / \(count(0, .blurry)) / \(count(0, .dark)) "
-        + "| \(count(1, .blurry))/\(verdicts.count) | \(count(2, .dark))/\(verdicts.count) |")
+    print(
+        "| \(name) (\(verdicts.count)) | \(count(0, .good)) / \(count(0, .blurry)) / \(count(0, .dark)) "
+            + "| \(count(1, .blurry))/\(verdicts.count) | \(count(2, .dark))/\(verdicts.count) |")
 }
 print("\nLaplacian variance (min / median / max):")
 for name in sharpnessFigures.keys.sorted() {

@@ -44,14 +44,17 @@ func fmt(_ value: Double, _ digits: Int = 3) -> String {
     var scale = 1.0
     for _ in 0..<digits { scale *= 10 }
     let scaled = Int((value * scale).rounded())
-    let whole = scaled / Int(scale), fraction = abs(scaled % Int(scale))
+    let whole = scaled / Int(scale)
+    let fraction = abs(scaled % Int(scale))
     guard digits > 0 else { return "\(whole)" }
     let digitsText = String(fraction)
     return "\(whole)." + String(repeating: "0", count: digits - digitsText.count) + digitsText
 }
 
 say("PanelBench: median ms per frame; ratio = time / memcpy of the framebuffer (same run)")
-say(pad("size", 11) + pad("format", 10) + pad("memcpy", 9) + pad("full", 17) + pad("damage: count", 20) + "damage: viewfinder")
+say(
+    pad("size", 11) + pad("format", 10) + pad("memcpy", 9) + pad("full", 17) + pad("damage: count", 20)
+        + "damage: viewfinder")
 for (width, height) in [(800, 480), (1920, 1080)] {
     for name in ["rgb565", "xrgb8888"] {
         let format: FramebufferFormat =
@@ -84,7 +87,8 @@ for (width, height) in [(800, 480), (1920, 1080)] {
         }
         func cell(_ ms: Double) -> String { "\(fmt(ms)) (\(fmt(ms / floor, 1))x)" }
         say(
-            pad("\(width)x\(height)", 11) + pad(name, 10) + pad(fmt(floor), 9) + pad(cell(full), 17) + pad(cell(countDamage), 20)
+            pad("\(width)x\(height)", 11) + pad(name, 10) + pad(fmt(floor), 9) + pad(cell(full), 17)
+                + pad(cell(countDamage), 20)
                 + cell(viewfinderDamage))
         source.deallocate()
         framebuffer.deallocate()
@@ -111,7 +115,8 @@ final class MemorySink: PanelOutputSink {
 func cpuSeconds() -> Double {
     var usage = rusage()
     getrusage(RUSAGE_SELF.rawValue, &usage)
-    return Double(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) + Double(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6
+    return Double(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) + Double(
+        usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6
 }
 
 var seconds = 3.0
@@ -129,9 +134,12 @@ for (width, height, downscale) in [(800, 480, false), (1920, 1080, false), (800,
         panel.update { $0 = PanelSamples.working }
         panel.start()
         usleep(200_000)
-        let frames = (0..<4).map { PanelSamples.shelf(seed: $0 + 1, width: 320, height: 240, sequence: UInt32($0 + 10)) }
+        let frames = (0..<4).map {
+            PanelSamples.shelf(seed: $0 + 1, width: 320, height: 240, sequence: UInt32($0 + 10))
+        }
         let startFrames = panel.statistics.frames
-        let cpu0 = cpuSeconds(), wall0 = now()
+        let cpu0 = cpuSeconds()
+        let wall0 = now()
         var i = 0
         while now() - wall0 < seconds {
             var frame = frames[i % frames.count]
@@ -145,7 +153,8 @@ for (width, height, downscale) in [(800, 480, false), (1920, 1080, false), (800,
             i += 1
             usleep(100_000)
         }
-        let cpu = cpuSeconds() - cpu0, wall = now() - wall0
+        let cpu = cpuSeconds() - cpu0
+        let wall = now() - wall0
         let drawn = panel.statistics.frames - startFrames
         panel.stop()
         say(
@@ -168,7 +177,9 @@ final class FlashSink: PanelOutputSink {
     }
 }
 
-say("\nPress → flash in framebuffer memory (StatusPanel.flash() to the end of the copy), 40 presses while the viewfinder runs:")
+say(
+    "\nPress → flash in framebuffer memory (StatusPanel.flash() to the end of the copy), 40 presses while the viewfinder runs:"
+)
 for (width, height) in [(800, 480), (1920, 1080)] {
     let format = FramebufferFormat.rgb565(width: width, height: height)
     let sink = FlashSink(format: format)
@@ -178,7 +189,9 @@ for (width, height) in [(800, 480), (1920, 1080)] {
     usleep(200_000)
     var latencies: [Double] = []
     for press in 0..<40 {
-        panel.update { $0.viewfinder = PanelSamples.shelf(seed: press % 4 + 1, width: 320, height: 240, sequence: UInt32(press)) }
+        panel.update {
+            $0.viewfinder = PanelSamples.shelf(seed: press % 4 + 1, width: 320, height: 240, sequence: UInt32(press))
+        }
         usleep(UInt32(20_000 + (press * 7919) % 50_000))  // land anywhere in the frame interval
         sink.flashedAt.withLock { $0 = nil }
         let t0 = now()
@@ -194,5 +207,7 @@ for (width, height) in [(800, 480), (1920, 1080)] {
     }
     panel.stop()
     latencies.sort()
-    say("  \(pad("\(width)x\(height)", 10)) rgb565: p50 \(fmt(latencies[latencies.count / 2], 2)) ms, p99 \(fmt(latencies[latencies.count * 99 / 100], 2)) ms, max \(fmt(latencies.last!, 2)) ms")
+    say(
+        "  \(pad("\(width)x\(height)", 10)) rgb565: p50 \(fmt(latencies[latencies.count / 2], 2)) ms, p99 \(fmt(latencies[latencies.count * 99 / 100], 2)) ms, max \(fmt(latencies.last!, 2)) ms"
+    )
 }

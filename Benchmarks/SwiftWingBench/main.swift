@@ -250,7 +250,8 @@ func cpuModel() -> String {
 func run(_ options: Options) throws {
     let iterations = options.iterations
     guard let path = findFixture(options.fixture) else {
-        throw BenchFailure(description: "one_shelf.jpg not found in Fixtures/shelves: set SWIFTWING_DATA_DIR or pass --fixture PATH")
+        throw BenchFailure(
+            description: "one_shelf.jpg not found in Fixtures/shelves: set SWIFTWING_DATA_DIR or pass --fixture PATH")
     }
     var folderTemplate = Array("/tmp/swiftwing-bench-XXXXXX".utf8CString)
     guard let folderPointer = mkdtemp(&folderTemplate) else { throw BenchFailure(description: "mkdtemp failed") }

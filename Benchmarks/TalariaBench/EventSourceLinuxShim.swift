@@ -7,23 +7,23 @@
 import Foundation
 
 #if canImport(FoundationNetworking)
-import FoundationNetworking
+    import FoundationNetworking
 
-struct UnavailableAsyncBytes: AsyncSequence, Sendable {
-    typealias Element = UInt8
+    struct UnavailableAsyncBytes: AsyncSequence, Sendable {
+        typealias Element = UInt8
 
-    struct AsyncIterator: AsyncIteratorProtocol {
-        mutating func next() async throws -> UInt8? { nil }
+        struct AsyncIterator: AsyncIteratorProtocol {
+            mutating func next() async throws -> UInt8? { nil }
+        }
+
+        func makeAsyncIterator() -> AsyncIterator { AsyncIterator() }
     }
 
-    func makeAsyncIterator() -> AsyncIterator { AsyncIterator() }
-}
-
-extension URLSession {
-    func bytes(
-        for request: URLRequest, delegate: (any URLSessionTaskDelegate)?
-    ) async throws -> (UnavailableAsyncBytes, URLResponse) {
-        throw URLError(.unsupportedURL)
+    extension URLSession {
+        func bytes(
+            for request: URLRequest, delegate: (any URLSessionTaskDelegate)?
+        ) async throws -> (UnavailableAsyncBytes, URLResponse) {
+            throw URLError(.unsupportedURL)
+        }
     }
-}
 #endif

@@ -7,7 +7,7 @@
 import Foundation
 
 #if !SSE_COMPARISON
-import Talaria
+    import Talaria
 #endif
 
 // MARK: The stream
@@ -100,8 +100,9 @@ func measure(_ label: String, runs: Int, events: Int, _ body: () async -> Void) 
     return Figures(label: label, seconds: times, bytes: stream.bytes.count, events: events)
 }
 
-print("stream: \(stream.bytes.count) bytes = \(stream.jobs) × the recorded job stream (\(stream.recordBytes) bytes, "
-    + "14 events each), fed in \(chunkSize / 1024) KiB chunks")
+print(
+    "stream: \(stream.bytes.count) bytes = \(stream.jobs) × the recorded job stream (\(stream.recordBytes) bytes, "
+        + "14 events each), fed in \(chunkSize / 1024) KiB chunks")
 
 let talariaDigest = runTalaria()
 let talaria = await measure("Talaria SSEParser", runs: 15, events: talariaDigest.events) {
@@ -111,90 +112,97 @@ let talaria = await measure("Talaria SSEParser", runs: 15, events: talariaDigest
 print(talaria.line)
 
 #if SSE_COMPARISON
-// mattt/EventSource 1.1.1: `EventSource.Parser` is an actor fed one byte per call
-// (`consume(_:)`); events are taken with `getNextEvent()`.
+    // mattt/EventSource 1.1.1: `EventSource.Parser` is an actor fed one byte per call
+    // (`consume(_:)`); events are taken with `getNextEvent()`.
 
-/// As EventSource's own connection loop uses it: consume a byte, then drain the queue.
-func runEventSourceAsShipped() async -> Digest {
-    let parser = EventSource.Parser()
-    var digest = Digest()
-    for chunk in chunks {
-        for byte in chunk {
-            await parser.consume(byte)
+    /// As EventSource's own connection loop uses it: consume a byte, then drain the queue.
+    func runEventSourceAsShipped() async -> Digest {
+        let parser = EventSource.Parser()
+        var digest = Digest()
+        for chunk in chunks {
+            for byte in chunk {
+                await parser.consume(byte)
+                while let event = await parser.getNextEvent() {
+                    digest.events += 1
+                    digest.dataBytes += event.data.utf8.count
+                    digest.types[event.event ?? "message", default: 0] += 1
+                }
+            }
+        }
+        await parser.finish()
+        while let event = await parser.getNextEvent() {
+            digest.events += 1
+            digest.dataBytes += event.data.utf8.count
+            digest.types[event.event ?? "message", default: 0] += 1
+        }
+        return digest
+    }
+
+    /// Kinder to it: drain the queue once per chunk instead of after every byte.
+    func runEventSourcePerChunk() async -> Digest {
+        let parser = EventSource.Parser()
+        var digest = Digest()
+        for chunk in chunks {
+            for byte in chunk {
+                await parser.consume(byte)
+            }
             while let event = await parser.getNextEvent() {
                 digest.events += 1
                 digest.dataBytes += event.data.utf8.count
                 digest.types[event.event ?? "message", default: 0] += 1
             }
         }
-    }
-    await parser.finish()
-    while let event = await parser.getNextEvent() {
-        digest.events += 1
-        digest.dataBytes += event.data.utf8.count
-        digest.types[event.event ?? "message", default: 0] += 1
-    }
-    return digest
-}
-
-/// Kinder to it: drain the queue once per chunk instead of after every byte.
-func runEventSourcePerChunk() async -> Digest {
-    let parser = EventSource.Parser()
-    var digest = Digest()
-    for chunk in chunks {
-        for byte in chunk {
-            await parser.consume(byte)
-        }
+        await parser.finish()
         while let event = await parser.getNextEvent() {
             digest.events += 1
             digest.dataBytes += event.data.utf8.count
             digest.types[event.event ?? "message", default: 0] += 1
         }
+        return digest
     }
-    await parser.finish()
-    while let event = await parser.getNextEvent() {
-        digest.events += 1
-        digest.dataBytes += event.data.utf8.count
-        digest.types[event.event ?? "message", default: 0] += 1
-    }
-    return digest
-}
 
-let shippedDigest = await runEventSourceAsShipped()
-let perChunkDigest = await runEventSourcePerChunk()
-if shippedDigest != talariaDigest || perChunkDigest != talariaDigest {
-    print("NOTE: the parsers disagree on this stream — Talaria \(talariaDigest), EventSource \(shippedDigest)")
-} else {
-    print("both parsers read the same \(talariaDigest.events) events (\(talariaDigest.dataBytes) bytes of data)")
-}
-let shipped = await measure("mattt/EventSource 1.1.1 Parser, as its connection loop uses it", runs: 5,
-    events: shippedDigest.events) { _ = await runEventSourceAsShipped() }
-print(shipped.line)
-let perChunk = await measure("mattt/EventSource 1.1.1 Parser, queue drained once per chunk", runs: 5,
-    events: perChunkDigest.events) { _ = await runEventSourcePerChunk() }
-print(perChunk.line)
-print(String(format: "ratio (Talaria ÷ EventSource, MB/s): %.1fx as shipped, %.1fx against the per-chunk variant",
-    talaria.megabytesPerSecond / shipped.megabytesPerSecond, talaria.megabytesPerSecond / perChunk.megabytesPerSecond))
-#else
-// The whole client side of a stream: parse, then decode each event and its books tolerantly.
-func runPipeline() -> Int {
-    var parser = SSEParser()
-    var decoder = TalariaStreamDecoder(base: URL(string: "https://api.example.org/")!)
-    var decoded = 0
-    for chunk in chunks {
-        do throws(SSEError) {
-            try parser.feed(chunk) { event in
-                if decoder.decode(event).event != nil { decoded += 1 }
-            }
-        } catch {
-            fatalError("the recorded stream broke a limit: \(error)")
-        }
+    let shippedDigest = await runEventSourceAsShipped()
+    let perChunkDigest = await runEventSourcePerChunk()
+    if shippedDigest != talariaDigest || perChunkDigest != talariaDigest {
+        print("NOTE: the parsers disagree on this stream — Talaria \(talariaDigest), EventSource \(shippedDigest)")
+    } else {
+        print("both parsers read the same \(talariaDigest.events) events (\(talariaDigest.dataBytes) bytes of data)")
     }
-    return decoded
-}
-let pipeline = await measure("parser + TalariaStreamDecoder (JSON, books)", runs: 5, events: talariaDigest.events) {
-    _ = runPipeline()
-}
-print(pipeline.line)
-print("for mattt/EventSource 1.1.1 on the same bytes, run Benchmarks/TalariaBench/compare-eventsource.sh")
+    let shipped = await measure(
+        "mattt/EventSource 1.1.1 Parser, as its connection loop uses it", runs: 5,
+        events: shippedDigest.events
+    ) { _ = await runEventSourceAsShipped() }
+    print(shipped.line)
+    let perChunk = await measure(
+        "mattt/EventSource 1.1.1 Parser, queue drained once per chunk", runs: 5,
+        events: perChunkDigest.events
+    ) { _ = await runEventSourcePerChunk() }
+    print(perChunk.line)
+    print(
+        String(
+            format: "ratio (Talaria ÷ EventSource, MB/s): %.1fx as shipped, %.1fx against the per-chunk variant",
+            talaria.megabytesPerSecond / shipped.megabytesPerSecond,
+            talaria.megabytesPerSecond / perChunk.megabytesPerSecond))
+#else
+    // The whole client side of a stream: parse, then decode each event and its books tolerantly.
+    func runPipeline() -> Int {
+        var parser = SSEParser()
+        var decoder = TalariaStreamDecoder(base: URL(string: "https://api.example.org/")!)
+        var decoded = 0
+        for chunk in chunks {
+            do throws(SSEError) {
+                try parser.feed(chunk) { event in
+                    if decoder.decode(event).event != nil { decoded += 1 }
+                }
+            } catch {
+                fatalError("the recorded stream broke a limit: \(error)")
+            }
+        }
+        return decoded
+    }
+    let pipeline = await measure("parser + TalariaStreamDecoder (JSON, books)", runs: 5, events: talariaDigest.events) {
+        _ = runPipeline()
+    }
+    print(pipeline.line)
+    print("for mattt/EventSource 1.1.1 on the same bytes, run Benchmarks/TalariaBench/compare-eventsource.sh")
 #endif

@@ -25,12 +25,16 @@ struct BenchError: Error, CustomStringConvertible {
 }
 
 func option(_ name: String, _ fallback: Int) -> Int {
-    guard let index = CommandLine.arguments.firstIndex(of: name), index + 1 < CommandLine.arguments.count else { return fallback }
+    guard let index = CommandLine.arguments.firstIndex(of: name), index + 1 < CommandLine.arguments.count else {
+        return fallback
+    }
     return Int(CommandLine.arguments[index + 1]) ?? fallback
 }
 
 func stringOption(_ name: String) -> String? {
-    guard let index = CommandLine.arguments.firstIndex(of: name), index + 1 < CommandLine.arguments.count else { return nil }
+    guard let index = CommandLine.arguments.firstIndex(of: name), index + 1 < CommandLine.arguments.count else {
+        return nil
+    }
     return CommandLine.arguments[index + 1]
 }
 
@@ -91,7 +95,8 @@ final class Backend: @unchecked Sendable {
     }
 
     func start() throws {
-        let binary = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("talaria-reference")
+        let binary = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent(
+            "talaria-reference")
         let process = Process()
         process.executableURL = binary
         process.arguments = ["--port", "\(port)", "--retry-ms", "1000", "--log-level", "warning"] + extra
@@ -135,7 +140,9 @@ struct UplinkBench {
         let photo = try JPEGDecoder().decode(contentsOf: fixturePath(), minimumWidth: 1920, minimumHeight: 1080)
         let frame = try YUV420Scaler().resized(photo, width: 1920, height: 1080)
         let jpeg = try JPEGEncoder(quality: jpegQuality).encode(frame)
-        print("UplinkBench: a 1920x1080 q\(jpegQuality) JPEG of the shelf photo, \(jpeg.count) bytes, server recognition delay \(delayMs) ms, \(ProcessInfo.processInfo.activeProcessorCount) CPUs")
+        print(
+            "UplinkBench: a 1920x1080 q\(jpegQuality) JPEG of the shelf photo, \(jpeg.count) bytes, server recognition delay \(delayMs) ms, \(ProcessInfo.processInfo.activeProcessorCount) CPUs"
+        )
         let port = freePort()
         let backend = Backend(port: port, extra: ["--recognition-delay-ms", "\(delayMs)"])
         try backend.start()
@@ -154,10 +161,14 @@ struct UplinkBench {
             let lock = NSCondition()
             var times: [UUID: ContinuousClock.Instant] = [:]
             func note(_ id: UUID) {
-                lock.lock(); times[id] = .now; lock.broadcast(); lock.unlock()
+                lock.lock()
+                times[id] = .now
+                lock.broadcast()
+                lock.unlock()
             }
             func time(of id: UUID) -> ContinuousClock.Instant? {
-                lock.lock(); defer { lock.unlock() }
+                lock.lock()
+                defer { lock.unlock() }
                 return times[id]
             }
             /// Polls (never blocks a pool thread): the landing time was taken by the event itself.
@@ -169,7 +180,11 @@ struct UplinkBench {
                 }
                 return nil
             }
-            var count: Int { lock.lock(); defer { lock.unlock() }; return times.count }
+            var count: Int {
+                lock.lock()
+                defer { lock.unlock() }
+                return times.count
+            }
         }
         let landed = Landed()
         var settings = UplinkSettings(
@@ -185,7 +200,10 @@ struct UplinkBench {
         func queueScan() throws -> UUID {
             let id = UUID()
             let image = try spool.write(jpeg: jpeg, for: id)
-            try database.queue.enqueue(NewScan(id: id, pressedAt: .now(), pressedWallAt: Date(), frameAt: nil, image: image, width: 1920, height: 1080))
+            try database.queue.enqueue(
+                NewScan(
+                    id: id, pressedAt: .now(), pressedWallAt: Date(), frameAt: nil, image: image, width: 1920,
+                    height: 1080))
             return id
         }
 
@@ -201,15 +219,21 @@ struct UplinkBench {
             let upload = ScanUploadRequest(
                 endpoints: endpoints, idempotencyKey: UUID().uuidString.lowercased(), deviceID: UUID(), apiKey: nil,
                 version: "bench")
-            let response = try await engine.send(HTTPRequest(
-                method: .post, url: upload.url, headers: upload.headers.map { HTTPHeader(name: $0.name, value: $0.value) },
-                body: upload.body(jpeg: jpeg)))
+            let response = try await engine.send(
+                HTTPRequest(
+                    method: .post, url: upload.url,
+                    headers: upload.headers.map { HTTPHeader(name: $0.name, value: $0.value) },
+                    body: upload.body(jpeg: jpeg)))
             let accepted = try UploadAccepted.decode(response.body, base: endpoints.base)
             guard let streamURL = accepted.streamURL else { throw BenchError("no stream URL") }
             var headers = [HTTPHeader(name: "Accept", value: "text/event-stream")]
-            if let token = accepted.streamToken { headers.append(HTTPHeader(name: "Authorization", value: "Bearer \(token)")) }
+            if let token = accepted.streamToken {
+                headers.append(HTTPHeader(name: "Authorization", value: "Bearer \(token)"))
+            }
             var seen: [UInt8] = []
-            reading: for try await part in engine.stream(HTTPRequest(method: .get, url: streamURL, headers: headers, timeouts: .eventStream)) {
+            reading: for try await part in engine.stream(
+                HTTPRequest(method: .get, url: streamURL, headers: headers, timeouts: .eventStream))
+            {
                 if case .body(let bytes) = part {
                     seen += bytes
                     if String(decoding: seen, as: UTF8.self).contains("event: completed") { break reading }
@@ -224,7 +248,9 @@ struct UplinkBench {
             let start = ContinuousClock.now
             let id = try queueScan()
             uplink.wake()
-            guard let end = await landed.wait(for: id, timeout: 30) else { throw BenchError("scan \(index) did not land in 30 s") }
+            guard let end = await landed.wait(for: id, timeout: 30) else {
+                throw BenchError("scan \(index) did not land in 30 s")
+            }
             if index >= 3 {  // 3 warm-up rounds
                 overheads.append(milliseconds(end - start) - Double(delayMs))
                 floors.append(floor - Double(delayMs))
@@ -233,9 +259,15 @@ struct UplinkBench {
         let differences = zip(overheads, floors).map { $0 - $1 }.sorted()
         overheads.sort()
         floors.sort()
-        print("press → books committed minus the server's \(delayMs) ms (n=\(overheads.count)): median \(format(percentile(overheads, 0.5))) ms, p90 \(format(percentile(overheads, 0.9))) ms, min \(format(overheads.first ?? .nan)) ms, max \(format(overheads.last ?? .nan)) ms")
-        print("floor, the same upload + stream with nothing else, minus \(delayMs) ms: median \(format(percentile(floors, 0.5))) ms, p90 \(format(percentile(floors, 0.9))) ms, min \(format(floors.first ?? .nan)) ms")
-        print("the uplink's own cost (pairwise difference): median \(format(percentile(differences, 0.5))) ms, p90 \(format(percentile(differences, 0.9))) ms; ratio of medians \(String(format: "%.2f", percentile(overheads, 0.5) / percentile(floors, 0.5)))")
+        print(
+            "press → books committed minus the server's \(delayMs) ms (n=\(overheads.count)): median \(format(percentile(overheads, 0.5))) ms, p90 \(format(percentile(overheads, 0.9))) ms, min \(format(overheads.first ?? .nan)) ms, max \(format(overheads.last ?? .nan)) ms"
+        )
+        print(
+            "floor, the same upload + stream with nothing else, minus \(delayMs) ms: median \(format(percentile(floors, 0.5))) ms, p90 \(format(percentile(floors, 0.9))) ms, min \(format(floors.first ?? .nan)) ms"
+        )
+        print(
+            "the uplink's own cost (pairwise difference): median \(format(percentile(differences, 0.5))) ms, p90 \(format(percentile(differences, 0.9))) ms; ratio of medians \(String(format: "%.2f", percentile(overheads, 0.5) / percentile(floors, 0.5)))"
+        )
 
         // 2. drain after an offline spell.
         backend.stop()
@@ -249,12 +281,17 @@ struct UplinkBench {
         uplink.wake()
         while landed.count - before < drainCount {
             try await Task.sleep(for: .milliseconds(20))
-            if ContinuousClock.now - drainStart > .seconds(600) { throw BenchError("the drain did not finish in 10 min") }
+            if ContinuousClock.now - drainStart > .seconds(600) {
+                throw BenchError("the drain did not finish in 10 min")
+            }
         }
-        let drainSeconds = Double((ContinuousClock.now - drainStart).components.seconds)
+        let drainSeconds =
+            Double((ContinuousClock.now - drainStart).components.seconds)
             + Double((ContinuousClock.now - drainStart).components.attoseconds) / 1e18
         let ceiling = Double(settings.concurrency) * 60_000 / Double(max(delayMs, 1))
-        print("drain of \(drainCount) scans queued offline: \(format(drainSeconds)) s from the backend's return (incl. noticing it) = \(format(Double(drainCount) / drainSeconds * 60)) scans/min; ceiling at concurrency \(settings.concurrency) and \(delayMs) ms/job: \(format(ceiling)) scans/min")
+        print(
+            "drain of \(drainCount) scans queued offline: \(format(drainSeconds)) s from the backend's return (incl. noticing it) = \(format(Double(drainCount) / drainSeconds * 60)) scans/min; ceiling at concurrency \(settings.concurrency) and \(delayMs) ms/job: \(format(ceiling)) scans/min"
+        )
         // Uploads in flight all through the drain: what each one holds shows in this peak.
         let drainPeak = peakResidentMegabytes()
         print("memory over the drain: peak RSS \(format(drainPeak)) MB, \(format(queuedRSS)) MB before it")
@@ -268,7 +305,9 @@ struct UplinkBench {
         uplink.wake()
         try await Task.sleep(for: .seconds(3))
         let snapshot = uplink.snapshot
-        print("memory: RSS \(format(residentMegabytes())) MB with \(drainCount) queued and \(snapshot.jobsInFlight) streams open (\(format(queuedRSS)) MB with \(drainCount) queued offline)")
+        print(
+            "memory: RSS \(format(residentMegabytes())) MB with \(drainCount) queued and \(snapshot.jobsInFlight) streams open (\(format(queuedRSS)) MB with \(drainCount) queued offline)"
+        )
         service.cancel()
         _ = await service.result
     }

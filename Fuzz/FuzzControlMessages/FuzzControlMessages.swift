@@ -13,7 +13,8 @@ func fuzzControlMessage(_ bytes: UnsafeRawBufferPointer) {
             preconditionFailure("an accepted request could not be encoded: \(request)")
         }
         guard case .success(let again) = ControlRequest.parse(Array(encoded)) else {
-            preconditionFailure("an accepted request was refused once encoded: \(String(decoding: encoded, as: UTF8.self))")
+            preconditionFailure(
+                "an accepted request was refused once encoded: \(String(decoding: encoded, as: UTF8.self))")
         }
         precondition(again == request, "a request changed on its way through JSON: \(request) became \(again)")
     case .failure(let problem):

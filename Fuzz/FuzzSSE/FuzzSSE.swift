@@ -9,7 +9,10 @@ func fuzzSSE(_ input: UnsafeRawBufferPointer) {
     var whole = SSEParser(limits: limits)
     var wholeEvents: [SSEEvent] = []
     let wholeError: SSEError?
-    do { try whole.feed(bytes) { wholeEvents.append($0) }; wholeError = nil } catch { wholeError = error }
+    do {
+        try whole.feed(bytes) { wholeEvents.append($0) }
+        wholeError = nil
+    } catch { wholeError = error }
     let wholeFinished = whole.finish()
 
     let chunkSize = Int(selector % 17) + 1

@@ -1,17 +1,17 @@
 import Foundation
 
 #if FUZZING
-/// libFuzzer's driver (compiler-rt, linked by `-sanitize=fuzzer`): parses its flags, then calls
-/// `callback` with each input. SwiftPM gives every executable its own `main`, so libFuzzer's is not used.
-@_silgen_name("LLVMFuzzerRunDriver")
-private func llvmFuzzerRunDriver(
-    _ argc: UnsafeMutablePointer<Int32>,
-    _ argv: UnsafeMutablePointer<UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>>,
-    _ callback: @convention(c) (UnsafePointer<UInt8>?, Int) -> Int32
-) -> Int32
+    /// libFuzzer's driver (compiler-rt, linked by `-sanitize=fuzzer`): parses its flags, then calls
+    /// `callback` with each input. SwiftPM gives every executable its own `main`, so libFuzzer's is not used.
+    @_silgen_name("LLVMFuzzerRunDriver")
+    private func llvmFuzzerRunDriver(
+        _ argc: UnsafeMutablePointer<Int32>,
+        _ argv: UnsafeMutablePointer<UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>>,
+        _ callback: @convention(c) (UnsafePointer<UInt8>?, Int) -> Int32
+    ) -> Int32
 
-/// The target's body, for the C callback that cannot capture it.
-nonisolated(unsafe) private var fuzzedBody: ((UnsafeRawBufferPointer) -> Void)?
+    /// The target's body, for the C callback that cannot capture it.
+    nonisolated(unsafe) private var fuzzedBody: ((UnsafeRawBufferPointer) -> Void)?
 #endif
 
 /// A fuzz target's entry point: the same code runs under libFuzzer (built with
@@ -21,15 +21,16 @@ public enum FuzzInput {
     /// with the command line; otherwise replays the files named on the command line. Then exits.
     public static func main(_ body: @escaping (UnsafeRawBufferPointer) -> Void) -> Never {
         #if FUZZING
-        fuzzedBody = body
-        var argc = CommandLine.argc
-        var argv = CommandLine.unsafeArgv
-        exit(llvmFuzzerRunDriver(&argc, &argv) { data, size in
-            fuzzedBody?(UnsafeRawBufferPointer(start: data, count: size))
-            return 0
-        })
+            fuzzedBody = body
+            var argc = CommandLine.argc
+            var argv = CommandLine.unsafeArgv
+            exit(
+                llvmFuzzerRunDriver(&argc, &argv) { data, size in
+                    fuzzedBody?(UnsafeRawBufferPointer(start: data, count: size))
+                    return 0
+                })
         #else
-        exit(replay(Array(CommandLine.arguments.dropFirst()), body))
+            exit(replay(Array(CommandLine.arguments.dropFirst()), body))
         #endif
     }
 

@@ -58,12 +58,14 @@ public struct ApplianceDaemon: Sendable {
             let identity = try DeviceIdentity.loadOrReplace(stateDirectory: state)
             deviceID = identity.id
             if let replaced = identity.replacedFile {
-                let message = "the device id file held no UUID (\(identity.problem ?? "unreadable")): it was moved to "
+                let message =
+                    "the device id file held no UUID (\(identity.problem ?? "unreadable")): it was moved to "
                     + "\(replaced) and this device now has a new id, \(identity.id); the backend sees a new device "
                     + "unless the old file is restored (stop the daemon, move it back to \(state.deviceIDPath))"
                 logger.error("\(message)")
             }
-            logger.info("state directory ready", metadata: ["state_directory": "\(state.path)", "device_id": "\(deviceID)"])
+            logger.info(
+                "state directory ready", metadata: ["state_directory": "\(state.path)", "device_id": "\(deviceID)"])
         } catch {
             throw ApplianceError(error.description)
         }
@@ -96,7 +98,8 @@ public struct ApplianceDaemon: Sendable {
         // A rebuilt database is news for the person at the kiosk: say so, and where the old file is.
         if let recovery, let panelFeeder {
             let lines = recovery.panelLines
-            panelFeeder.show(.message(title: lines.title.uppercased(), detail: lines.detail), for: Self.recoveryNoticeTime)
+            panelFeeder.show(
+                .message(title: lines.title.uppercased(), detail: lines.detail), for: Self.recoveryNoticeTime)
         }
         // Books known only by their ISBN are completed from a public catalogue, with or without a backend;
         // books landing wake the lookups, and a title found shows on the panel.
@@ -127,7 +130,8 @@ public struct ApplianceDaemon: Sendable {
         let testHooks = TestHooks(worker: worker, logger: Logger(label: "test-hooks"))
         let control: ControlSocketServer
         do {
-            control = try ControlSocketServer(path: configuration.controlSocket, logger: Logger(label: "control")) { request in
+            control = try ControlSocketServer(path: configuration.controlSocket, logger: Logger(label: "control")) {
+                request in
                 switch request.command {
                 case .shutter:
                     switch await pipeline.press(ShutterPress(time: .now(), source: .controlSocket)) {
@@ -139,8 +143,10 @@ public struct ApplianceDaemon: Sendable {
                 case .testWedgeWorker:
                     return testHooks.handle(request)
                 case .retry, .discard:
-                    return await QueueCommands(database: database, spool: SpoolDirectory(state), uplink: uplink?.service)
-                        .handle(request)
+                    return await QueueCommands(
+                        database: database, spool: SpoolDirectory(state), uplink: uplink?.service
+                    )
+                    .handle(request)
                 case .exportStarted, .exportFinished, .exportFailed:
                     return exportNotices.handle(request)
                 }

@@ -6,7 +6,7 @@ import Store
 import Synchronization
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// One address of this device on one interface.
@@ -39,12 +39,16 @@ enum NetworkAddresses {
         var cursor: UnsafeMutablePointer<ifaddrs>? = first
         while let entry = cursor {
             defer { cursor = entry.pointee.ifa_next }
-            guard let address = entry.pointee.ifa_addr, entry.pointee.ifa_flags & UInt32(IFF_LOOPBACK) == 0 else { continue }
+            guard let address = entry.pointee.ifa_addr, entry.pointee.ifa_flags & UInt32(IFF_LOOPBACK) == 0 else {
+                continue
+            }
             let family = Int32(address.pointee.sa_family)
             guard family == AF_INET || family == AF_INET6 else { continue }
             var host = [CChar](repeating: 0, count: Int(NI_MAXHOST))
             let length = socklen_t(family == AF_INET ? MemoryLayout<sockaddr_in>.size : MemoryLayout<sockaddr_in6>.size)
-            guard getnameinfo(address, length, &host, socklen_t(host.count), nil, 0, NI_NUMERICHOST) == 0 else { continue }
+            guard getnameinfo(address, length, &host, socklen_t(host.count), nil, 0, NI_NUMERICHOST) == 0 else {
+                continue
+            }
             addresses.append(
                 NetworkAddress(
                     interface: String(cString: entry.pointee.ifa_name), family: family == AF_INET ? .ipv4 : .ipv6,
@@ -175,7 +179,9 @@ final class ShutterEventRouter: Sendable {
     private let press: @Sendable (ShutterPress) async -> Void
     private let longPress: LongPressAction
 
-    init(feedback: any PressFeedback, press: @escaping @Sendable (ShutterPress) async -> Void, longPress: LongPressAction) {
+    init(
+        feedback: any PressFeedback, press: @escaping @Sendable (ShutterPress) async -> Void, longPress: LongPressAction
+    ) {
         self.feedback = feedback
         self.press = press
         self.longPress = longPress

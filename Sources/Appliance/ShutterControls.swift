@@ -1,8 +1,8 @@
 import Controls
 import Foundation
 import Logging
-import Synchronization
 import SwiftWingCore
+import Synchronization
 
 /// The daemon's shutter inputs and press feedback, built from `[shutter]` and `[buzzer]`.
 ///
@@ -40,9 +40,11 @@ final class ShutterControls: Sendable {
         let buzzerLine = output(buzzer.gpioLine, activeLow: buzzer.activeLow, what: "buzzer")
         let lightLine = output(buzzer.lightLine, activeLow: buzzer.lightActiveLow, what: "light")
         outputs = [buzzerLine, lightLine].compactMap { $0 }
-        let priority: RealtimePriority? = shutter.realtimePriority == 0 ? nil : RealtimePriority(shutter.realtimePriority)
+        let priority: RealtimePriority? =
+            shutter.realtimePriority == 0 ? nil : RealtimePriority(shutter.realtimePriority)
         player = PatternPlayer(
-            buzzer: buzzerLine ?? NoOutput(), light: lightLine, realtimePriority: priority, logger: Logger(label: "feedback"))
+            buzzer: buzzerLine ?? NoOutput(), light: lightLine, realtimePriority: priority,
+            logger: Logger(label: "feedback"))
         feedback = BuzzerFeedback(
             player: player, lightMaximumNanoseconds: Int64(configuration.camera.captureTimeoutSeconds * 1e9))
 
@@ -59,9 +61,11 @@ final class ShutterControls: Sendable {
         }
         let keys = (try? KeyCodes.parse(shutter.keys)) ?? []
         if !keys.isEmpty {
-            inputs.append(KeyShutter(
-                directory: shutter.keyDirectory, keys: keys, longPressMilliseconds: longPress, realtimePriority: priority,
-                allowList: KeyDeviceAllowList(parsing: shutter.keyDevices), logger: logger))
+            inputs.append(
+                KeyShutter(
+                    directory: shutter.keyDirectory, keys: keys, longPressMilliseconds: longPress,
+                    realtimePriority: priority,
+                    allowList: KeyDeviceAllowList(parsing: shutter.keyDevices), logger: logger))
         }
         self.inputs = inputs
     }

@@ -33,7 +33,9 @@ public struct CameraControls: Hashable, Sendable {
     /// `V4L2_CID_EXPOSURE_ABSOLUTE` (100 µs units); also sets `V4L2_CID_EXPOSURE_AUTO` to manual.
     public var exposureAbsolute: Int32?
 
-    public init(focusAbsolute: Int32? = nil, focusAuto: Bool? = nil, zoomAbsolute: Int32? = nil, exposureAbsolute: Int32? = nil) {
+    public init(
+        focusAbsolute: Int32? = nil, focusAuto: Bool? = nil, zoomAbsolute: Int32? = nil, exposureAbsolute: Int32? = nil
+    ) {
         self.focusAbsolute = focusAbsolute
         self.focusAuto = focusAuto
         self.zoomAbsolute = zoomAbsolute

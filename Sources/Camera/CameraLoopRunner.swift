@@ -1,5 +1,5 @@
-import Synchronization
 import SwiftWingCore
+import Synchronization
 
 /// A loop that owns a camera's descriptors on a thread of its own and says once whether it started.
 protocol CameraLoop: AnyObject, Sendable {

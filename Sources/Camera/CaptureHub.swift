@@ -1,5 +1,5 @@
-import Synchronization
 import SwiftWingCore
+import Synchronization
 
 /// The meeting point of a camera thread and the async callers: pending captures, the status, its
 /// observers, and the event that wakes the thread (for stop, and for a new capture's deadline).
@@ -84,7 +84,8 @@ final class CaptureHub: Sendable {
     }
 
     func statusUpdates() -> AsyncStream<CameraStatus> {
-        let (stream, continuation) = AsyncStream.makeStream(of: CameraStatus.self, bufferingPolicy: .bufferingNewest(16))
+        let (stream, continuation) = AsyncStream.makeStream(
+            of: CameraStatus.self, bufferingPolicy: .bufferingNewest(16))
         let id: UInt64? = state.withLock { state in
             continuation.yield(state.status)
             if state.lifecycle == .stopped { return nil }
@@ -195,7 +196,8 @@ final class CaptureHub: Sendable {
     func expireRequests(now: MonotonicInstant = .now()) {
         let (waiters, received) = state.withLock { ($0.requests.takeExpired(at: now), $0.status.framesReceived) }
         for waiter in waiters {
-            waiter.resume(returning: .failure(.timedOut(device: device, after: waiter.timeout, framesReceived: received)))
+            waiter.resume(
+                returning: .failure(.timedOut(device: device, after: waiter.timeout, framesReceived: received)))
         }
     }
 

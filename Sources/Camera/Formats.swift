@@ -169,7 +169,8 @@ public struct NegotiatedFormat: Hashable, Sendable, CustomStringConvertible {
         let source: String
         switch plan {
         case .synthetic(let folder): source = "from the photos in \(folder)"
-        case .native, .converted: source = cameraFormat == .yuv420 ? "native" : "converted from \(cameraFormat) by libv4l2"
+        case .native, .converted:
+            source = cameraFormat == .yuv420 ? "native" : "converted from \(cameraFormat) by libv4l2"
         }
         let rotation = softwareRotationDegrees == 0 ? "" : ", rotate \(softwareRotationDegrees)° in software"
         return "\(size)\(adjusted) YU12 \(source)\(fps), \(bufferCount) buffers\(rotation)"

@@ -1,10 +1,11 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import Imaging
 import Logging
-import Synchronization
 import SwiftWingCore
+import Synchronization
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// Settings of the synthetic camera (`--camera synthetic`).
 public struct SyntheticCameraConfiguration: Hashable, Sendable {
@@ -37,7 +38,9 @@ public struct SyntheticCameraConfiguration: Hashable, Sendable {
     }
 
     /// The synthetic camera that stands in for `camera`: same size and rate.
-    public init(standingInFor camera: CameraConfiguration, folder: String = SyntheticCameraConfiguration.shippedPhotosFolder) {
+    public init(
+        standingInFor camera: CameraConfiguration, folder: String = SyntheticCameraConfiguration.shippedPhotosFolder
+    ) {
         self.init(
             folder: folder, width: camera.width, height: camera.height, framesPerSecond: camera.framesPerSecond,
             frameBufferPoolSize: camera.frameBufferPoolSize)
@@ -168,7 +171,8 @@ private final class SyntheticLoop: CameraLoop, @unchecked Sendable {
 
         let decoder = JPEGDecoder()
         let period = 1_000_000_000 / Int64(configuration.framesPerSecond)
-        let framesPerPhoto = max(1, Int((configuration.secondsPerPhoto * Double(configuration.framesPerSecond)).rounded()))
+        let framesPerPhoto = max(
+            1, Int((configuration.secondsPerPhoto * Double(configuration.framesPerSecond)).rounded()))
         let start = MonotonicInstant.now()
         var frameNumber: Int64 = 0
         while !hub.isStopRequested {
@@ -189,7 +193,9 @@ private final class SyntheticLoop: CameraLoop, @unchecked Sendable {
                 hub.fail(satisfiedBy: timestamp, with: .noFreeBuffer(device: hub.device, poolSize: pool.maximumBuffers))
                 continue
             } catch {
-                hub.fail(satisfiedBy: timestamp, with: .photoUnreadable(path: photos.paths[index], reason: error.description))
+                hub.fail(
+                    satisfiedBy: timestamp, with: .photoUnreadable(path: photos.paths[index], reason: error.description)
+                )
                 continue
             }
             hub.deliver(
@@ -233,7 +239,8 @@ private final class SyntheticLoop: CameraLoop, @unchecked Sendable {
         }
         let kilobytes = jpegs.reduce(0) { $0 + $1.count } / 1024
         logger.info(
-            "synthetic camera prepared \(jpegs.count) photos (\(kilobytes) KiB) from \(configuration.folder) at \(layout)")
+            "synthetic camera prepared \(jpegs.count) photos (\(kilobytes) KiB) from \(configuration.folder) at \(layout)"
+        )
         return PreparedPhotos(paths: paths, jpegs: jpegs, layout: layout)
     }
 

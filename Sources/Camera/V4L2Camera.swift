@@ -1,10 +1,11 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import Imaging
 import Logging
-import Synchronization
 import SwiftWingCore
+import Synchronization
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// A V4L2 camera streaming YUV420 on a dedicated thread.
 ///
@@ -96,7 +97,8 @@ private final class CaptureLoop: CameraLoop, @unchecked Sendable {
 
     let detailCapture: V4L2Camera.DetailCapture?
 
-    init(configuration: CameraConfiguration, detailCapture: V4L2Camera.DetailCapture?, hub: CaptureHub, logger: Logger) {
+    init(configuration: CameraConfiguration, detailCapture: V4L2Camera.DetailCapture?, hub: CaptureHub, logger: Logger)
+    {
         self.configuration = configuration
         self.detailCapture = detailCapture
         self.hub = hub
@@ -195,7 +197,8 @@ private final class CaptureLoop: CameraLoop, @unchecked Sendable {
         let layout = session.format.layout
         if buffer.hasError || buffer.bytesUsed < layout.byteCount {
             hub.count { $0.framesDropped += 1 }
-            let why = buffer.hasError ? "V4L2_BUF_FLAG_ERROR" : "truncated (\(buffer.bytesUsed) of \(layout.byteCount) bytes)"
+            let why =
+                buffer.hasError ? "V4L2_BUF_FLAG_ERROR" : "truncated (\(buffer.bytesUsed) of \(layout.byteCount) bytes)"
             logOnce(.warning, "dropping broken frames from the camera: \(why)")
             return
         }
@@ -285,7 +288,8 @@ private final class CaptureLoop: CameraLoop, @unchecked Sendable {
         let access = configuration.access.resolved(preload: getenv("LD_PRELOAD").map { String(cString: $0) })
         let (device, capabilities) = try V4L2Device.open(path: configuration.device, access: access)
         logOnce(
-            .info, "opened \(configuration.device)\(resolvedPath()): \(capabilities.card) (driver \(capabilities.driver), "
+            .info,
+            "opened \(configuration.device)\(resolvedPath()): \(capabilities.card) (driver \(capabilities.driver), "
                 + "\(capabilities.busInfo)) via \(access.rawValue)")
 
         applyControls(device)
@@ -301,9 +305,12 @@ private final class CaptureLoop: CameraLoop, @unchecked Sendable {
         let height = Int(pix.height)
         let lumaStride = max(Int(pix.bytesperline), width)
         let layout = YUV420Layout(
-            width: width, height: height, lumaStride: lumaStride, chromaStride: max((lumaStride + 1) / 2, (width + 1) / 2))
+            width: width, height: height, lumaStride: lumaStride,
+            chromaStride: max((lumaStride + 1) / 2, (width + 1) / 2))
         if Int(pix.sizeimage) < layout.byteCount {
-            logOnce(.warning, "the driver's image size \(pix.sizeimage) is below the \(layout.byteCount) bytes of \(layout)")
+            logOnce(
+                .warning, "the driver's image size \(pix.sizeimage) is below the \(layout.byteCount) bytes of \(layout)"
+            )
         }
         let cameraFormat = access == .libv4l2 ? (device.cameraFormat() ?? .yuv420) : .yuv420
         let framesPerSecond = device.setFrameRate(configuration.framesPerSecond)
@@ -325,7 +332,9 @@ private final class CaptureLoop: CameraLoop, @unchecked Sendable {
             logOnce(.notice, "the camera adjusted \(requested) to \(format.size)")
         }
         if cameraFormat != .yuv420 {
-            logOnce(.notice, "libv4l2 converts \(cameraFormat) to YU12 on the CPU; a camera mode with native YU12 costs less")
+            logOnce(
+                .notice,
+                "libv4l2 converts \(cameraFormat) to YU12 on the CPU; a camera mode with native YU12 costs less")
         }
         logger.info("streaming", metadata: ["format": "\(format)"])
         var delivered = layout

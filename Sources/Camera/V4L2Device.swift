@@ -1,9 +1,10 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import CShim
 import CV4L2
 import SwiftWingCore
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// One open V4L2 capture device: the only type that touches libv4l2 (or libc's V4L2 calls).
 ///
@@ -68,7 +69,8 @@ final class V4L2Device {
             case ENOENT, ENOTDIR: throw .deviceNotFound(device: path)
             case EACCES, EPERM: throw .permissionDenied(device: path)
             case EBUSY: throw .deviceBusy(device: path)
-            case ENODEV, ENXIO: throw .cameraUnavailable(device: path, reason: "the device node has no camera behind it")
+            case ENODEV, ENXIO:
+                throw .cameraUnavailable(device: path, reason: "the device node has no camera behind it")
             case EISDIR: throw .notV4L2Device(device: path, reason: "it is a directory")
             // libv4l2's v4l2_open already asks VIDIOC_QUERYCAP and fails with its errno.
             case ENOTTY, EINVAL: throw .notV4L2Device(device: path, reason: "VIDIOC_QUERYCAP: \(error.reason)")
@@ -310,7 +312,8 @@ final class V4L2Device {
         let mapping = mappings[index]
         return DequeuedBuffer(
             index: index, bytesUsed: Int(buffer.bytesused), flags: buffer.flags,
-            timestamp: MonotonicInstant(seconds: Int(buffer.timestamp.tv_sec), microseconds: Int(buffer.timestamp.tv_usec)),
+            timestamp: MonotonicInstant(
+                seconds: Int(buffer.timestamp.tv_sec), microseconds: Int(buffer.timestamp.tv_usec)),
             sequence: buffer.sequence,
             bytes: UnsafeRawBufferPointer(start: mapping.baseAddress, count: min(Int(buffer.bytesused), mapping.count)))
     }
@@ -377,16 +380,19 @@ final class V4L2Device {
     // MARK: entry points, one per C call
 
     /// The corresponding C function is `v4l2_open` (or `open` for `.libc`).
+    // swift-format-ignore: AlwaysUseLowerCamelCase
     private static func system_open(_ path: String, _ flags: Int32, access: V4L2Access) -> Int32 {
         access == .libc ? sw_libc_open(path, flags) : sw_v4l2_open(path, flags)
     }
 
     /// The corresponding C function is `v4l2_ioctl` (or `ioctl`).
+    // swift-format-ignore: AlwaysUseLowerCamelCase
     private func system_ioctl(_ request: UInt, _ argument: UnsafeMutableRawPointer) -> Int32 {
         access == .libc ? sw_libc_ioctl(descriptor, request, argument) : sw_v4l2_ioctl(descriptor, request, argument)
     }
 
     /// The corresponding C function is `v4l2_mmap` (or `mmap`). `nil` on failure (`errno` set).
+    // swift-format-ignore: AlwaysUseLowerCamelCase
     private func system_mmap(length: Int, offset: Int64) -> UnsafeMutableRawPointer? {
         let protection = PROT_READ | PROT_WRITE
         let pointer =
@@ -398,11 +404,13 @@ final class V4L2Device {
     }
 
     /// The corresponding C function is `v4l2_munmap` (or `munmap`).
+    // swift-format-ignore: AlwaysUseLowerCamelCase
     private func system_munmap(_ mapping: UnsafeMutableRawBufferPointer) -> Int32 {
         access == .libc ? munmap(mapping.baseAddress, mapping.count) : v4l2_munmap(mapping.baseAddress, mapping.count)
     }
 
     /// The corresponding C function is `v4l2_close` (or `close`). Never retried on EINTR.
+    // swift-format-ignore: AlwaysUseLowerCamelCase
     private func system_close() -> Int32 {
         access == .libc ? Glibc.close(descriptor) : v4l2_close(descriptor)
     }

@@ -1,6 +1,6 @@
 import Logging
-import Synchronization
 import SwiftWingCore
+import Synchronization
 
 /// Press feedback on a buzzer (and optionally a light) through a ``PatternPlayer``, recording the
 /// press-to-buzzer latency of every press.

@@ -2,7 +2,7 @@ import CShim
 import SwiftWingCore
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// A timerfd on `CLOCK_MONOTONIC` armed at absolute instants: a poll loop's deadline with
@@ -11,7 +11,9 @@ final class DeadlineTimer: Sendable {
     let fd: Int32
 
     init() throws(SystemCallError) {
-        fd = try retryingOnInterrupt("timerfd_create") { timerfd_create(CLOCK_MONOTONIC, Int32(TFD_CLOEXEC | TFD_NONBLOCK)) }
+        fd = try retryingOnInterrupt("timerfd_create") {
+            timerfd_create(CLOCK_MONOTONIC, Int32(TFD_CLOEXEC | TFD_NONBLOCK))
+        }
     }
 
     /// Fires at `deadline` (at once when it has passed); `nil` disarms.

@@ -1,8 +1,9 @@
-#if canImport(Glibc)
-import Glibc
-#endif
-import Synchronization
 import SwiftWingCore
+import Synchronization
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// Which clock a kernel event timestamp is on, checked against both clocks at read time.
 public enum EventClock {

@@ -5,7 +5,7 @@ import CGPIOD
 import SwiftWingCore
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// The libgpiod this module is linked with.
@@ -130,14 +130,17 @@ private final class ChipHandle {
         guard let iterator = gpiod_chip_iter_new() else {
             let code = errno
             if code == EACCES || code == EPERM { throw GPIOError(kind: .permission, spec: spec) }
-            throw GPIOError(kind: .system(SystemCallError("gpiod_chip_iter_new", subject: "/dev/gpiochip*", errno: code)), spec: spec)
+            throw GPIOError(
+                kind: .system(SystemCallError("gpiod_chip_iter_new", subject: "/dev/gpiochip*", errno: code)),
+                spec: spec)
         }
         defer { gpiod_chip_iter_free_noclose(iterator) }
         var found: ChipHandle?
         var seen: [String] = []
         while let chip = gpiod_chip_iter_next_noclose(iterator) {
             let handle = ChipHandle(pointer: chip)
-            if found == nil, handle.label == spec.chip || handle.name == spec.chip || "/dev/\(handle.name)" == spec.chip {
+            if found == nil, handle.label == spec.chip || handle.name == spec.chip || "/dev/\(handle.name)" == spec.chip
+            {
                 found = handle
             } else {
                 seen.append("\(handle.name) [\(handle.label)] (\(gpiod_chip_num_lines(chip)) lines)")
@@ -173,7 +176,9 @@ private final class ChipHandle {
         case EINVAL, EOPNOTSUPP, ENOTSUP:
             return GPIOError(kind: .unsupported(errno: code), spec: spec, chipName: name)
         default:
-            return GPIOError(kind: .system(SystemCallError(call, subject: "\(name) line \(spec.line)", errno: code)), spec: spec, chipName: name)
+            return GPIOError(
+                kind: .system(SystemCallError(call, subject: "\(name) line \(spec.line)", errno: code)), spec: spec,
+                chipName: name)
         }
     }
 }
@@ -236,7 +241,10 @@ public final class GPIOInputLine: @unchecked Sendable {
     public func isActive() throws(GPIOError) -> Bool {
         let value = gpiod_line_get_value(line)
         guard value >= 0 else {
-            throw GPIOError(kind: .system(SystemCallError("gpiod_line_get_value", subject: "\(chipName) line \(spec.line)", errno: errno)), spec: spec, chipName: chipName)
+            throw GPIOError(
+                kind: .system(
+                    SystemCallError("gpiod_line_get_value", subject: "\(chipName) line \(spec.line)", errno: errno)),
+                spec: spec, chipName: chipName)
         }
         return value == 1
     }
@@ -252,7 +260,11 @@ public final class GPIOInputLine: @unchecked Sendable {
         guard count >= 0 else {
             let code = errno
             if code == EAGAIN || code == EINTR { return ([], false) }
-            throw GPIOError(kind: .system(SystemCallError("gpiod_line_event_read_multiple", subject: "\(chipName) line \(spec.line)", errno: code)), spec: spec, chipName: chipName)
+            throw GPIOError(
+                kind: .system(
+                    SystemCallError(
+                        "gpiod_line_event_read_multiple", subject: "\(chipName) line \(spec.line)", errno: code)),
+                spec: spec, chipName: chipName)
         }
         let edges = events.prefix(Int(count)).map { event in
             GPIOEdge(

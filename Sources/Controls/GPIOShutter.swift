@@ -1,9 +1,10 @@
 import Logging
-#if canImport(Glibc)
-import Glibc
-#endif
-import Synchronization
 import SwiftWingCore
+import Synchronization
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// A source of shutter events: a GPIO button, key devices, or a test double.
 ///
@@ -68,7 +69,8 @@ public final class GPIOShutter: ShutterInput {
         logger.info(
             "shutter on GPIO",
             metadata: [
-                "chip": "\(line.chipName) [\(line.chipLabel)]", "line": "\(spec.line)", "active_low": "\(spec.activeLow)",
+                "chip": "\(line.chipName) [\(line.chipLabel)]", "line": "\(spec.line)",
+                "active_low": "\(spec.activeLow)",
                 "bias": "\(spec.bias.rawValue)", "held_at_start": "\(held)",
             ])
         let thread = try PollLoopThread(name: "swiftwing-gpio", realtimePriority: realtimePriority) { [self] wake in
@@ -86,12 +88,15 @@ public final class GPIOShutter: ShutterInput {
     /// Whether the loop got `SCHED_FIFO` (nil before it started).
     public var isRealtime: Bool? { running.withLock { $0?.isRealtime } }
 
-    private func run(line: GPIOInputLine, wake: WakeEvent, timer: DeadlineTimer, handler: @Sendable (ShutterEvent) -> Void) {
+    private func run(
+        line: GPIOInputLine, wake: WakeEvent, timer: DeadlineTimer, handler: @Sendable (ShutterEvent) -> Void
+    ) {
         var detector = PressDetector(timing: timing, source: .gpio)
         let lineFD = line.fileDescriptor
         if realtimePriority != nil, !DeviceThread.isCurrentThreadRealtime {
             logger.notice(
-                "the GPIO shutter thread could not get SCHED_FIFO and runs at normal priority. Fix: LimitRTPRIO=10 in the systemd unit (or CAP_SYS_NICE)")
+                "the GPIO shutter thread could not get SCHED_FIFO and runs at normal priority. Fix: LimitRTPRIO=10 in the systemd unit (or CAP_SYS_NICE)"
+            )
         }
         func deliver(_ events: [ShutterEvent]) {
             for event in events {
@@ -122,7 +127,8 @@ public final class GPIOShutter: ShutterInput {
                     if batchFull { $0.possibleOverflows += 1 }
                 }
                 if batchFull {
-                    let message = "GPIO events came faster than they were read (a full batch of \(GPIOInputLine.batchSize)): edges may "
+                    let message =
+                        "GPIO events came faster than they were read (a full batch of \(GPIOInputLine.batchSize)): edges may "
                         + "have been lost in the kernel's buffer; libgpiod 1.6 (v1 uAPI) has no sequence numbers to prove it. "
                         + "A noisy line? Check the wiring and the pull-up"
                     logger.warning(
@@ -131,7 +137,9 @@ public final class GPIOShutter: ShutterInput {
                 }
                 return true
             } catch {
-                logger.error("the GPIO shutter stopped: \(error). Fix: check the chip is still there (gpiodetect); restart swiftwing")
+                logger.error(
+                    "the GPIO shutter stopped: \(error). Fix: check the chip is still there (gpiodetect); restart swiftwing"
+                )
                 return false
             }
         }
@@ -158,7 +166,9 @@ public final class GPIOShutter: ShutterInput {
                 // thread runs are merged: the settling edge of a bouncy contact can be missing. At each
                 // deadline the line's real level is checked; a difference counts as an edge now.
                 let now = MonotonicInstant.now()
-                if detector.nextDeadline.map({ $0 <= now }) == true, let actual = try? line.isActive(), actual != detector.level {
+                if detector.nextDeadline.map({ $0 <= now }) == true, let actual = try? line.isActive(),
+                    actual != detector.level
+                {
                     stats.withLock { $0.resynchronisations += 1 }
                     logger.trace("gpio resync", metadata: ["active": "\(actual)", "at_ns": "\(now.nanoseconds)"])
                     deliver(detector.edge(active: actual, at: now))

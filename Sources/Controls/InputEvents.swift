@@ -81,17 +81,22 @@ public enum InputEventDecoder {
 public enum KeyCodes {
     /// The keys a shutter usually sends: the camera key (gpio-keys overlays), Enter and Space (USB foot
     /// pedals, which mostly pose as keyboards), Volume Up (Bluetooth camera remotes such as "AB Shutter3").
-    public static let defaultShutterKeys: [UInt16] = [UInt16(KEY_CAMERA), UInt16(KEY_ENTER), UInt16(KEY_SPACE), UInt16(KEY_VOLUMEUP)]
+    public static let defaultShutterKeys: [UInt16] = [
+        UInt16(KEY_CAMERA), UInt16(KEY_ENTER), UInt16(KEY_SPACE), UInt16(KEY_VOLUMEUP),
+    ]
 
     static let byName: [String: UInt16] = [
         "KEY_CAMERA": UInt16(KEY_CAMERA), "KEY_ENTER": UInt16(KEY_ENTER), "KEY_KPENTER": UInt16(KEY_KPENTER),
         "KEY_SPACE": UInt16(KEY_SPACE), "KEY_VOLUMEUP": UInt16(KEY_VOLUMEUP), "KEY_VOLUMEDOWN": UInt16(KEY_VOLUMEDOWN),
         "KEY_PLAYPAUSE": UInt16(KEY_PLAYPAUSE), "KEY_NEXTSONG": UInt16(KEY_NEXTSONG),
-        "KEY_PREVIOUSSONG": UInt16(KEY_PREVIOUSSONG), "KEY_PAGEUP": UInt16(KEY_PAGEUP), "KEY_PAGEDOWN": UInt16(KEY_PAGEDOWN),
-        "KEY_UP": UInt16(KEY_UP), "KEY_DOWN": UInt16(KEY_DOWN), "KEY_LEFT": UInt16(KEY_LEFT), "KEY_RIGHT": UInt16(KEY_RIGHT),
+        "KEY_PREVIOUSSONG": UInt16(KEY_PREVIOUSSONG), "KEY_PAGEUP": UInt16(KEY_PAGEUP),
+        "KEY_PAGEDOWN": UInt16(KEY_PAGEDOWN),
+        "KEY_UP": UInt16(KEY_UP), "KEY_DOWN": UInt16(KEY_DOWN), "KEY_LEFT": UInt16(KEY_LEFT),
+        "KEY_RIGHT": UInt16(KEY_RIGHT),
         "KEY_CAMERA_FOCUS": UInt16(KEY_CAMERA_FOCUS), "KEY_SELECT": UInt16(KEY_SELECT), "KEY_OK": UInt16(KEY_OK),
         "KEY_F5": UInt16(KEY_F5), "KEY_B": UInt16(KEY_B), "KEY_S": UInt16(KEY_S),
-        "BTN_0": UInt16(BTN_0), "BTN_1": UInt16(BTN_1), "BTN_LEFT": UInt16(BTN_LEFT), "BTN_TRIGGER": UInt16(BTN_TRIGGER),
+        "BTN_0": UInt16(BTN_0), "BTN_1": UInt16(BTN_1), "BTN_LEFT": UInt16(BTN_LEFT),
+        "BTN_TRIGGER": UInt16(BTN_TRIGGER),
     ]
 
     /// Parses `"KEY_CAMERA, KEY_ENTER, 212"` (names or decimal codes); `""` or `"none"` is no keys.

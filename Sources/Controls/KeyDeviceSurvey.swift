@@ -34,7 +34,9 @@ public struct KeyDeviceSurvey: Sendable, Equatable {
     /// The name and USB/Bluetooth ids of the open event device `fd` (`EVIOCGNAME`, `EVIOCGID`; 0 when not given).
     static func identity(fd: Int32, name: String) -> KeyDeviceIdentity {
         var id = input_id()
-        guard sw_ioctl_ptr(fd, sw_EVIOCGID(), &id) == 0 else { return KeyDeviceIdentity(name: name, vendor: 0, product: 0) }
+        guard sw_ioctl_ptr(fd, sw_EVIOCGID(), &id) == 0 else {
+            return KeyDeviceIdentity(name: name, vendor: 0, product: 0)
+        }
         return KeyDeviceIdentity(name: name, vendor: id.vendor, product: id.product)
     }
 

@@ -1,10 +1,10 @@
 import CShim
 import Logging
-import Synchronization
 import SwiftWingCore
+import Synchronization
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// The shutter on any key device (evdev): a gpio-keys overlay, a USB foot pedal, a Bluetooth camera
@@ -33,7 +33,8 @@ public final class KeyShutter: ShutterInput {
     private let stats = Mutex(ShutterStatistics())
 
     public init(
-        directory: String = "/dev/input", keys: [UInt16] = KeyCodes.defaultShutterKeys, longPressMilliseconds: Int? = 2000,
+        directory: String = "/dev/input", keys: [UInt16] = KeyCodes.defaultShutterKeys,
+        longPressMilliseconds: Int? = 2000,
         realtimePriority: RealtimePriority? = nil, allowList: KeyDeviceAllowList = KeyDeviceAllowList(),
         minimumPressIntervalNanoseconds: Int64 = PressRateLimit.defaultMinimumIntervalNanoseconds,
         logger: Logger = Logger(label: "shutter")
@@ -166,7 +167,8 @@ public final class KeyShutter: ShutterInput {
                 parentWatch = inotify_add_watch(inotify, "/" + parent, UInt32(IN_CREATE))
                 if !warnedNoDirectory {
                     warnedNoDirectory = true
-                    logger.info("no \(owner.directory) yet (no input device): a key device plugged in later is picked up")
+                    logger.info(
+                        "no \(owner.directory) yet (no input device): a key device plugged in later is picked up")
                 }
                 return
             }
@@ -193,8 +195,11 @@ public final class KeyShutter: ShutterInput {
             var offset = 0
             while offset + 16 <= count {
                 let (watch, mask, length) = buffer.withUnsafeBytes {
-                    ($0.loadUnaligned(fromByteOffset: offset, as: Int32.self), $0.loadUnaligned(fromByteOffset: offset + 4, as: UInt32.self),
-                     Int($0.loadUnaligned(fromByteOffset: offset + 12, as: UInt32.self)))
+                    (
+                        $0.loadUnaligned(fromByteOffset: offset, as: Int32.self),
+                        $0.loadUnaligned(fromByteOffset: offset + 4, as: UInt32.self),
+                        Int($0.loadUnaligned(fromByteOffset: offset + 12, as: UInt32.self))
+                    )
                 }
                 let nameBytes = buffer[(offset + 16)..<min(count, offset + 16 + length)].prefix { $0 != 0 }
                 let name = String(decoding: nameBytes, as: UTF8.self)
@@ -221,8 +226,9 @@ public final class KeyShutter: ShutterInput {
             guard fd >= 0 else {
                 let code = errno
                 // A node just created by devtmpfs is root-only until udev sets its group: IN_ATTRIB retries.
-                if (code == EACCES || code == EPERM), refusedPaths.insert(path).inserted {
-                    let message = "cannot open key device \(path): \(String(cString: strerror(code))). Fix: run swiftwing in the "
+                if code == EACCES || code == EPERM, refusedPaths.insert(path).inserted {
+                    let message =
+                        "cannot open key device \(path): \(String(cString: strerror(code))). Fix: run swiftwing in the "
                         + "group `input` (the systemd unit sets SupplementaryGroups=input)"
                     logger.warning("\(message)")
                 }
@@ -239,7 +245,8 @@ public final class KeyShutter: ShutterInput {
             guard owner.allowList.allows(identity) else {
                 close(fd)
                 if ignoredPaths.insert(path).inserted {
-                    let message = "key device \(path), \(identity), has a shutter key but is not in shutter.key_devices "
+                    let message =
+                        "key device \(path), \(identity), has a shutter key but is not in shutter.key_devices "
                         + "(\(owner.allowList)): ignored; add its name or vendor:product there to use it"
                     logger.notice("\(message)")
                 }
@@ -248,7 +255,9 @@ public final class KeyShutter: ShutterInput {
             ignoredPaths.remove(path)
             var clock = CLOCK_MONOTONIC
             if sw_ioctl_ptr(fd, sw_EVIOCSCLOCKID(), &clock) != 0 {
-                logger.warning("key device \(path) keeps realtime timestamps (EVIOCSCLOCKID: \(String(cString: strerror(errno)))); they are converted")
+                logger.warning(
+                    "key device \(path) keeps realtime timestamps (EVIOCSCLOCKID: \(String(cString: strerror(errno)))); they are converted"
+                )
             }
             var detectors: [UInt16: PressDetector] = [:]
             for code in offered { detectors[code] = PressDetector(timing: owner.timing, source: .key) }
@@ -258,7 +267,10 @@ public final class KeyShutter: ShutterInput {
             owner.openDevices.withLock { $0[path] = deviceName }
             logger.info(
                 "key device added",
-                metadata: ["device": "\(path)", "name": "\(deviceName)", "keys": "\(offered.sorted().map(KeyCodes.name(of:)).joined(separator: ","))"])
+                metadata: [
+                    "device": "\(path)", "name": "\(deviceName)",
+                    "keys": "\(offered.sorted().map(KeyCodes.name(of:)).joined(separator: ","))",
+                ])
         }
 
         mutating func readDevice(_ fd: Int32, revents: Int16) {
@@ -279,7 +291,9 @@ public final class KeyShutter: ShutterInput {
                     drop(fd, reason: "end of file")
                     return
                 }
-                let events = buffer.withUnsafeBytes { InputEventDecoder.decode(UnsafeRawBufferPointer(rebasing: $0[0..<count]), eventSize: size) }
+                let events = buffer.withUnsafeBytes {
+                    InputEventDecoder.decode(UnsafeRawBufferPointer(rebasing: $0[0..<count]), eventSize: size)
+                }
                 for event in events { handle(event, on: fd) }
                 if count < buffer.count { return }
             }
@@ -288,12 +302,15 @@ public final class KeyShutter: ShutterInput {
         mutating func handle(_ event: InputEvent, on fd: Int32) {
             if event.type == InputEvent.syncType, event.code == InputEvent.droppedCode {
                 owner.stats.withLock { $0.possibleOverflows += 1 }
-                logger.warning("key device \(devices[fd]?.path ?? "?") dropped events (SYN_DROPPED): its buffer overflowed")
+                logger.warning(
+                    "key device \(devices[fd]?.path ?? "?") dropped events (SYN_DROPPED): its buffer overflowed")
                 return
             }
             guard let action = event.keyAction, devices[fd]?.detectors[event.code] != nil else { return }
             owner.stats.withLock { $0.edges += 1 }
-            let time = EventClock.monotonic(seconds: Int(event.time.nanoseconds / 1_000_000_000), nanoseconds: Int(event.time.nanoseconds % 1_000_000_000))
+            let time = EventClock.monotonic(
+                seconds: Int(event.time.nanoseconds / 1_000_000_000),
+                nanoseconds: Int(event.time.nanoseconds % 1_000_000_000))
             switch action {
             case .repeated:
                 return
@@ -310,7 +327,9 @@ public final class KeyShutter: ShutterInput {
             guard let device = devices.removeValue(forKey: fd) else { return }
             close(fd)
             owner.openDevices.withLock { $0[device.path] = nil }
-            logger.info("key device gone", metadata: ["device": "\(device.path)", "name": "\(device.name)", "reason": "\(reason)"])
+            logger.info(
+                "key device gone",
+                metadata: ["device": "\(device.path)", "name": "\(device.name)", "reason": "\(reason)"])
         }
 
         mutating func closeAll() {

@@ -3,7 +3,8 @@
 public struct LatencyHistogram: Sendable, Equatable, Codable {
     /// Upper bounds of the buckets in microseconds; one more bucket holds everything above the last.
     public static let boundsMicroseconds: [Int] = [
-        10, 25, 50, 100, 200, 300, 500, 750, 1_000, 1_500, 2_000, 3_000, 5_000, 7_500, 10_000, 15_000, 20_000, 30_000, 50_000,
+        10, 25, 50, 100, 200, 300, 500, 750, 1_000, 1_500, 2_000, 3_000, 5_000, 7_500, 10_000, 15_000, 20_000, 30_000,
+        50_000,
         100_000, 250_000, 1_000_000,
     ]
 
@@ -55,7 +56,8 @@ public struct LatencyHistogram: Sendable, Equatable, Codable {
             buckets: counts.enumerated().compactMap { index, n in
                 guard n > 0 else { return nil }
                 return LatencySummary.Bucket(
-                    leMicroseconds: index < Self.boundsMicroseconds.count ? Self.boundsMicroseconds[index] : nil, count: n)
+                    leMicroseconds: index < Self.boundsMicroseconds.count ? Self.boundsMicroseconds[index] : nil,
+                    count: n)
             })
     }
 }

@@ -1,9 +1,9 @@
 import Logging
-import Synchronization
 import SwiftWingCore
+import Synchronization
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// A buzzer pattern: alternating on and off times, starting with on.
@@ -66,9 +66,11 @@ public final class PatternPlayer: Sendable {
 
     private let realtimePriority: RealtimePriority?
 
-    public init(buzzer: any DigitalOutput, light: (any DigitalOutput)? = nil,
-                clock: any Clock<Duration> = ContinuousClock(),
-                realtimePriority: RealtimePriority? = nil, logger: Logger = Logger(label: "feedback")) {
+    public init(
+        buzzer: any DigitalOutput, light: (any DigitalOutput)? = nil,
+        clock: any Clock<Duration> = ContinuousClock(),
+        realtimePriority: RealtimePriority? = nil, logger: Logger = Logger(label: "feedback")
+    ) {
         self.realtimePriority = realtimePriority
         self.buzzer = buzzer
         self.light = light
@@ -168,7 +170,9 @@ public final class PatternPlayer: Sendable {
         } catch {
             // A broken output is logged once, not on every beep.
             if !state.failureLogged {
-                logger.error("cannot drive the buzzer or light: \(error). Fix: check the wiring and the [buzzer] lines; presses still work")
+                logger.error(
+                    "cannot drive the buzzer or light: \(error). Fix: check the wiring and the [buzzer] lines; presses still work"
+                )
                 state.failureLogged = true
             }
         }
@@ -177,10 +181,12 @@ public final class PatternPlayer: Sendable {
     private func rearm(_ state: inout State) {
         guard let timer = state.timer else { return }
         // The timerfd runs on the kernel's clock: it is armed with the time left on the player's.
-        timer.arm(Self.deadline(state).map { deadline in
-            let (seconds, attoseconds) = clock.now.duration(to: deadline).components
-            return MonotonicInstant.now().advanced(byNanoseconds: seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
-        })
+        timer.arm(
+            Self.deadline(state).map { deadline in
+                let (seconds, attoseconds) = clock.now.duration(to: deadline).components
+                return MonotonicInstant.now().advanced(
+                    byNanoseconds: seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
+            })
     }
 
     // MARK: The timer thread

@@ -122,7 +122,8 @@ public struct PressDetector: Sendable {
                     state = .idle
                 }
             case .pressed(let start, let level, let lastEdge, let done):
-                if !done, level, let threshold = timing.longPressNanoseconds, now.nanoseconds(since: start) >= threshold {
+                if !done, level, let threshold = timing.longPressNanoseconds, now.nanoseconds(since: start) >= threshold
+                {
                     state = .pressed(start: start, level: level, lastEdge: lastEdge, longPressDone: true)
                     events.append(.longPress(ShutterPress(time: start, source: source)))
                     continue

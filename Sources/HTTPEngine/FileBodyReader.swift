@@ -1,7 +1,7 @@
 import SwiftWingCore
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// A file body on the transfer thread: the descriptor opened when the transfer starts, and how far
@@ -120,7 +120,9 @@ final class FileBodyReader {
         } catch {
             throw Self.unreadable(body.path, error)
         }
-        guard links > 0 else { throw .requestBodyUnreadable(path: body.path, detail: "it was removed while being sent") }
+        guard links > 0 else {
+            throw .requestBodyUnreadable(path: body.path, detail: "it was removed while being sent")
+        }
         let got: Int
         do {
             got = try retryingOnInterrupt("pread", subject: body.path) {

@@ -65,7 +65,9 @@ public enum HTTPRequestBody: Hashable, Sendable {
 
 public struct HTTPRequest: Sendable {
     public enum Method: String, Hashable, Sendable {
-        case get = "GET", post = "POST", delete = "DELETE"
+        case get = "GET"
+        case post = "POST"
+        case delete = "DELETE"
     }
 
     public var method: Method
@@ -74,12 +76,16 @@ public struct HTTPRequest: Sendable {
     public var body: HTTPRequestBody
     public var timeouts: HTTPTimeouts
 
-    public init(method: Method, url: URL, headers: [HTTPHeader] = [], body: [UInt8] = [], timeouts: HTTPTimeouts = HTTPTimeouts()) {
+    public init(
+        method: Method, url: URL, headers: [HTTPHeader] = [], body: [UInt8] = [],
+        timeouts: HTTPTimeouts = HTTPTimeouts()
+    ) {
         self.init(method: method, url: url, headers: headers, body: .bytes(body), timeouts: timeouts)
     }
 
     public init(
-        method: Method, url: URL, headers: [HTTPHeader] = [], body: HTTPRequestBody, timeouts: HTTPTimeouts = HTTPTimeouts()
+        method: Method, url: URL, headers: [HTTPHeader] = [], body: HTTPRequestBody,
+        timeouts: HTTPTimeouts = HTTPTimeouts()
     ) {
         self.method = method
         self.url = url
@@ -94,13 +100,20 @@ public struct HTTPRequest: Sendable {
     /// The headers with secret values replaced by `<redacted>`, for logs.
     public var redactedHeaders: [HTTPHeader] {
         headers.map {
-            HTTPRequest.secretHeaderNames.contains($0.name.lowercased()) ? HTTPHeader(name: $0.name, value: "<redacted>") : $0
+            HTTPRequest.secretHeaderNames.contains($0.name.lowercased())
+                ? HTTPHeader(name: $0.name, value: "<redacted>") : $0
         }
     }
 }
 
+// swift-format-ignore: AlwaysUseLowerCamelCase
+// The cases are named as the protocol versions are written.
 public enum HTTPVersion: String, Hashable, Sendable {
-    case http1_0 = "HTTP/1.0", http1_1 = "HTTP/1.1", http2 = "HTTP/2", http3 = "HTTP/3", unknown = "HTTP/?"
+    case http1_0 = "HTTP/1.0"
+    case http1_1 = "HTTP/1.1"
+    case http2 = "HTTP/2"
+    case http3 = "HTTP/3"
+    case unknown = "HTTP/?"
 }
 
 /// A status line and headers, as received.

@@ -154,7 +154,9 @@ final class StreamBuffer: Sendable {
     /// Consumer: whether the producer paused and enough drained that it should resume now (once).
     func takeResumeRequest() -> Bool {
         state.withLock { state in
-            guard state.producerPaused, !state.consumerGone, state.bufferedBytes <= pauseAboveBytes / 2 else { return false }
+            guard state.producerPaused, !state.consumerGone, state.bufferedBytes <= pauseAboveBytes / 2 else {
+                return false
+            }
             state.producerPaused = false
             return true
         }

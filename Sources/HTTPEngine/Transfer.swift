@@ -1,7 +1,7 @@
 import CCurl
 import Foundation
-import Synchronization
 import SwiftWingCore
+import Synchronization
 
 /// Where a transfer's outcome goes.
 enum TransferDelivery: Sendable {
@@ -69,7 +69,9 @@ final class Transfer: @unchecked Sendable {
     /// Creates and configures the easy handle. The corresponding C functions are `curl_easy_init`
     /// and `curl_easy_setopt`.
     func prepare(_ configuration: CurlEngine.Configuration) throws(HTTPError) {
-        guard let easy = curl_easy_init() else { throw .other(code: Int(CURLE_OUT_OF_MEMORY.rawValue), detail: "curl_easy_init failed") }
+        guard let easy = curl_easy_init() else {
+            throw .other(code: Int(CURLE_OUT_OF_MEMORY.rawValue), detail: "curl_easy_init failed")
+        }
         self.easy = easy
         maximumBodyBytes = configuration.maximumBodyBytes
         let timeouts = request.timeouts
@@ -134,24 +136,32 @@ final class Transfer: @unchecked Sendable {
             }
             headerList = appended
         }
-        if let headerList { try check(sw_curl_easy_setopt_slist(easy, CURLOPT_HTTPHEADER, headerList), CURLOPT_HTTPHEADER) }
+        if let headerList {
+            try check(sw_curl_easy_setopt_slist(easy, CURLOPT_HTTPHEADER, headerList), CURLOPT_HTTPHEADER)
+        }
 
         let context = Unmanaged.passUnretained(self).toOpaque()
         try check(
-            sw_curl_easy_set_header_callback(easy, { data, size, count, context in
-                let transfer = Unmanaged<Transfer>.fromOpaque(context!).takeUnretainedValue()
-                return transfer.receivedHeaderLine(UnsafeRawBufferPointer(start: data, count: size * count))
-            }, context), CURLOPT_HEADERFUNCTION)
+            sw_curl_easy_set_header_callback(
+                easy,
+                { data, size, count, context in
+                    let transfer = Unmanaged<Transfer>.fromOpaque(context!).takeUnretainedValue()
+                    return transfer.receivedHeaderLine(UnsafeRawBufferPointer(start: data, count: size * count))
+                }, context), CURLOPT_HEADERFUNCTION)
         try check(
-            sw_curl_easy_set_write_callback(easy, { data, size, count, context in
-                let transfer = Unmanaged<Transfer>.fromOpaque(context!).takeUnretainedValue()
-                return transfer.receivedBody(UnsafeRawBufferPointer(start: data, count: size * count))
-            }, context), CURLOPT_WRITEFUNCTION)
+            sw_curl_easy_set_write_callback(
+                easy,
+                { data, size, count, context in
+                    let transfer = Unmanaged<Transfer>.fromOpaque(context!).takeUnretainedValue()
+                    return transfer.receivedBody(UnsafeRawBufferPointer(start: data, count: size * count))
+                }, context), CURLOPT_WRITEFUNCTION)
         try check(
-            sw_curl_easy_set_progress_callback(easy, { context, _, downloaded, _, uploaded in
-                let transfer = Unmanaged<Transfer>.fromOpaque(context!).takeUnretainedValue()
-                return transfer.progressed(downloaded: downloaded, uploaded: uploaded) ? 0 : 1
-            }, context), CURLOPT_XFERINFOFUNCTION)
+            sw_curl_easy_set_progress_callback(
+                easy,
+                { context, _, downloaded, _, uploaded in
+                    let transfer = Unmanaged<Transfer>.fromOpaque(context!).takeUnretainedValue()
+                    return transfer.progressed(downloaded: downloaded, uploaded: uploaded) ? 0 : 1
+                }, context), CURLOPT_XFERINFOFUNCTION)
     }
 
     private func setBody() throws(HTTPError) {
@@ -170,21 +180,27 @@ final class Transfer: @unchecked Sendable {
             try setBodySize(reader.totalSize)
             let context = Unmanaged.passUnretained(self).toOpaque()
             try check(
-                sw_curl_easy_set_read_callback(easy, { buffer, size, count, context in
-                    let transfer = Unmanaged<Transfer>.fromOpaque(context!).takeUnretainedValue()
-                    return transfer.bodyWanted(UnsafeMutableRawBufferPointer(start: buffer, count: size * count))
-                }, context), CURLOPT_READFUNCTION)
+                sw_curl_easy_set_read_callback(
+                    easy,
+                    { buffer, size, count, context in
+                        let transfer = Unmanaged<Transfer>.fromOpaque(context!).takeUnretainedValue()
+                        return transfer.bodyWanted(UnsafeMutableRawBufferPointer(start: buffer, count: size * count))
+                    }, context), CURLOPT_READFUNCTION)
             try check(
-                sw_curl_easy_set_seek_callback(easy, { context, offset, origin in
-                    let transfer = Unmanaged<Transfer>.fromOpaque(context!).takeUnretainedValue()
-                    return transfer.bodyRewound(to: offset, origin: origin) ? sw_curl_seek_ok() : sw_curl_seek_fail()
-                }, context), CURLOPT_SEEKFUNCTION)
+                sw_curl_easy_set_seek_callback(
+                    easy,
+                    { context, offset, origin in
+                        let transfer = Unmanaged<Transfer>.fromOpaque(context!).takeUnretainedValue()
+                        return transfer.bodyRewound(to: offset, origin: origin)
+                            ? sw_curl_seek_ok() : sw_curl_seek_fail()
+                    }, context), CURLOPT_SEEKFUNCTION)
         }
     }
 
     private func setBodySize(_ count: Int) throws(HTTPError) {
         try check(
-            sw_curl_easy_setopt_off_t(easy, CURLOPT_POSTFIELDSIZE_LARGE, curl_off_t(count)), CURLOPT_POSTFIELDSIZE_LARGE)
+            sw_curl_easy_setopt_off_t(easy, CURLOPT_POSTFIELDSIZE_LARGE, curl_off_t(count)), CURLOPT_POSTFIELDSIZE_LARGE
+        )
     }
 
     private func set(_ option: CURLoption, _ value: Int) throws(HTTPError) {
@@ -198,7 +214,8 @@ final class Transfer: @unchecked Sendable {
     private func check(_ code: CURLcode, _ option: CURLoption) throws(HTTPError) {
         guard code != CURLE_OK else { return }
         let text = String(cString: curl_easy_strerror(code))
-        throw .other(code: Int(code.rawValue), detail: "libcurl refused option \(option.rawValue): \(text); is libcurl too old?")
+        throw .other(
+            code: Int(code.rawValue), detail: "libcurl refused option \(option.rawValue): \(text); is libcurl too old?")
     }
 
     /// Frees the easy handle and what it pointed at. Call after `curl_multi_remove_handle`.
@@ -322,7 +339,8 @@ final class Transfer: @unchecked Sendable {
     /// Ends the transfer: the response (buffered) or end of stream on success, else the error.
     /// Only the first call counts.
     func complete(_ outcome: Result<Void, HTTPError>) {
-        guard completed.compareExchange(expected: false, desired: true, ordering: .acquiringAndReleasing).exchanged else { return }
+        guard completed.compareExchange(expected: false, desired: true, ordering: .acquiringAndReleasing).exchanged
+        else { return }
         switch delivery {
         case .buffered(let slot):
             slot.fulfil(outcome.map { HTTPResponse(head: head.head, body: body) })
@@ -368,7 +386,9 @@ final class Transfer: @unchecked Sendable {
             if (secret || header.value.count >= 4) && specific.contains(header.value) { return fixed }
             if secret {
                 // A bearer token may show up without its scheme word.
-                for word in header.value.split(separator: " ") where word.count >= 4 && specific.contains(word) { return fixed }
+                for word in header.value.split(separator: " ") where word.count >= 4 && specific.contains(word) {
+                    return fixed
+                }
             }
         }
         return specific
@@ -386,7 +406,9 @@ extension ResponseHeadParser {
     /// line is in). The corresponding C function is `curl_easy_getinfo(CURLINFO_HTTP_VERSION)`.
     static func withVersion(_ parser: ResponseHeadParser, from easy: UnsafeMutableRawPointer?) -> ResponseHeadParser {
         var value = 0
-        guard let easy, sw_curl_easy_getinfo_long(easy, CURLINFO_HTTP_VERSION, &value) == CURLE_OK else { return parser }
+        guard let easy, sw_curl_easy_getinfo_long(easy, CURLINFO_HTTP_VERSION, &value) == CURLE_OK else {
+            return parser
+        }
         var parser = parser
         switch value {
         case Int(CURL_HTTP_VERSION_1_0): parser.setVersion(.http1_0)

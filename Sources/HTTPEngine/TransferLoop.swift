@@ -1,8 +1,8 @@
 import CCurl
 import Foundation
 import Logging
-import Synchronization
 import SwiftWingCore
+import Synchronization
 
 /// libcurl's process-wide set-up. `curl_global_init` is not thread-safe; a Swift static's
 /// initializer runs exactly once per process.
@@ -51,7 +51,8 @@ final class TransferLoop: @unchecked Sendable {
         self.multi = multi
         self.configuration = configuration
         self.logger = logger
-        _ = sw_curl_multi_setopt_long(multi, CURLMOPT_MAX_TOTAL_CONNECTIONS, max(1, configuration.maximumConcurrentConnections))
+        _ = sw_curl_multi_setopt_long(
+            multi, CURLMOPT_MAX_TOTAL_CONNECTIONS, max(1, configuration.maximumConcurrentConnections))
 
         // The thread holds the loop until `run()` returns, so `deinit` never meets a running thread.
         thread = DeviceThread(name: "swiftwing-http") { self.run() }

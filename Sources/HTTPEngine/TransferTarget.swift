@@ -1,7 +1,7 @@
 import Foundation
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// A request URL that passed the engine's policy: http(s) only, and plain http only to loopback.

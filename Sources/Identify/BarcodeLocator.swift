@@ -101,7 +101,11 @@ struct BarcodeLocator: Sendable {
         var stack: [Int] = []
         for start in kind.indices where kind[start] != 0 && label[start] < 0 {
             let orientation = kind[start]
-            var minColumn = Int.max, maxColumn = 0, minRow = Int.max, maxRow = 0, count = 0
+            var minColumn = Int.max
+            var maxColumn = 0
+            var minRow = Int.max
+            var maxRow = 0
+            var count = 0
             components += 1
             label[start] = Int32(components)
             stack.append(start)
@@ -141,7 +145,8 @@ struct BarcodeLocator: Sendable {
             let rect = regions[index].rect
             let along = regions[index].barsVertical ? rect.width : rect.height
             let margin = max(2 * cell, along / 6)
-            let grown = regions[index].barsVertical
+            let grown =
+                regions[index].barsVertical
                 ? rect.expanded(dx: margin, dy: cell) : rect.expanded(dx: cell, dy: margin)
             regions[index].score = Double(regions[index].cells) * regions[index].fill(cell: cell)
             regions[index].rect = grown.clipped(width: width, height: height)

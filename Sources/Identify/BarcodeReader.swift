@@ -224,4 +224,3 @@ public final class BarcodeReader {
         }
     }
 }
-

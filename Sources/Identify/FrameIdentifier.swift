@@ -35,7 +35,8 @@ public final class FrameIdentifier {
 
     /// Identifies `frame`; regions that give no code are read again from `frame.detail` (set by a camera that scales
     /// its frames down) or, for a frame scaled here, from `fullResolution`, the frame it was scaled from.
-    public func identify(frame: YUV420Frame, fullResolution: YUV420Frame? = nil) throws(IdentifyError) -> Identification {
+    public func identify(frame: YUV420Frame, fullResolution: YUV420Frame? = nil) throws(IdentifyError) -> Identification
+    {
         let start = MonotonicInstant.now()
         let luma = UnsafeRawBufferPointer(frame.luma)
         let layout = frame.layout

@@ -105,7 +105,8 @@ public struct QualityMeter: Sendable {
                 let row = y * stride
                 for index in (row + 1)..<(row + width - 1) {
                     let centre = Int(pixels[index])
-                    let laplacian = Int(pixels[index - 1]) + Int(pixels[index + 1]) + Int(pixels[index - stride])
+                    let laplacian =
+                        Int(pixels[index - 1]) + Int(pixels[index + 1]) + Int(pixels[index - stride])
                         + Int(pixels[index + stride]) - 4 * centre
                     laplacianSum &+= laplacian
                     laplacianSquares &+= laplacian * laplacian

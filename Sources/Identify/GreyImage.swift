@@ -74,7 +74,8 @@ struct GreyImage: Sendable {
                         for x in 0..<width {
                             let left = max(0, x - radius)
                             let right = min(width, x + radius + 1)
-                            let sum = integral[bottom * stride + right] - integral[top * stride + right]
+                            let sum =
+                                integral[bottom * stride + right] - integral[top * stride + right]
                                 - integral[bottom * stride + left] + integral[top * stride + left]
                             let count = (bottom - top) * (right - left)
                             let value = Int(source[y * width + x])
@@ -100,7 +101,8 @@ struct GreyImage: Sendable {
                     let upper = 2 * y * width
                     let lower = upper + width
                     for x in 0..<halfWidth {
-                        let sum = Int(source[upper + 2 * x]) + Int(source[upper + 2 * x + 1])
+                        let sum =
+                            Int(source[upper + 2 * x]) + Int(source[upper + 2 * x + 1])
                             + Int(source[lower + 2 * x]) + Int(source[lower + 2 * x + 1])
                         target[y * halfWidth + x] = UInt8((sum + 2) / 4)
                     }

@@ -65,7 +65,8 @@ final class Canvas {
     func setFont(_ font: PanelFont, size: Double) {
         textLock.withLock { _ in
             cairo_select_font_face(
-                cr, font.family, CAIRO_FONT_SLANT_NORMAL, font.isBold ? CAIRO_FONT_WEIGHT_BOLD : CAIRO_FONT_WEIGHT_NORMAL)
+                cr, font.family, CAIRO_FONT_SLANT_NORMAL,
+                font.isBold ? CAIRO_FONT_WEIGHT_BOLD : CAIRO_FONT_WEIGHT_NORMAL)
             cairo_set_font_size(cr, size)
         }
     }

@@ -48,7 +48,8 @@ public final class FramebufferDevice {
             }
         } catch {
             close(fd)
-            throw error.errno == ENOTTY ? .unsupportedFormat(device: path, detail: "no framebuffer interface") : .system(error)
+            throw error.errno == ENOTTY
+                ? .unsupportedFormat(device: path, detail: "no framebuffer interface") : .system(error)
         }
         driverName = withUnsafeBytes(of: fixed.id) { bytes in
             String(decoding: bytes.prefix { $0 != 0 }, as: UTF8.self)
@@ -60,7 +61,8 @@ public final class FramebufferDevice {
             blue: Bitfield(offset: Int(variable.blue.offset), length: Int(variable.blue.length)),
             transparent: Bitfield(offset: Int(variable.transp.offset), length: Int(variable.transp.length)),
             lineLength: Int(fixed.line_length))
-        guard fixed.type == sw_FB_TYPE_PACKED_PIXELS(), fixed.visual == sw_FB_VISUAL_TRUECOLOR(), variable.grayscale == 0,
+        guard fixed.type == sw_FB_TYPE_PACKED_PIXELS(), fixed.visual == sw_FB_VISUAL_TRUECOLOR(),
+            variable.grayscale == 0,
             format.isSupported
         else {
             close(fd)

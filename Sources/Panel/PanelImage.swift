@@ -45,7 +45,8 @@ public final class PanelImage {
         guard status == CAIRO_STATUS_SUCCESS else {
             throw .cairo(call: "cairo_image_surface_create_from_png \(path)", status: statusText(status))
         }
-        try self.init(width: Int(cairo_image_surface_get_width(loaded)), height: Int(cairo_image_surface_get_height(loaded)))
+        try self.init(
+            width: Int(cairo_image_surface_get_width(loaded)), height: Int(cairo_image_surface_get_height(loaded)))
         let cr = cairo_create(surface)
         cairo_set_source_surface(cr, loaded, 0, 0)
         cairo_paint(cr)

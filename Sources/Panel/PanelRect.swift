@@ -19,8 +19,10 @@ public struct PanelRect: Hashable, Sendable, CustomStringConvertible {
 
     /// The part of this rectangle inside `other` (empty when they do not overlap).
     public func intersection(_ other: PanelRect) -> PanelRect {
-        let x0 = max(x, other.x), y0 = max(y, other.y)
-        let x1 = min(maxX, other.maxX), y1 = min(maxY, other.maxY)
+        let x0 = max(x, other.x)
+        let y0 = max(y, other.y)
+        let x1 = min(maxX, other.maxX)
+        let y1 = min(maxY, other.maxY)
         return PanelRect(x: x0, y: y0, width: max(0, x1 - x0), height: max(0, y1 - y0))
     }
 
@@ -28,7 +30,8 @@ public struct PanelRect: Hashable, Sendable, CustomStringConvertible {
     public func union(_ other: PanelRect) -> PanelRect {
         if isEmpty { return other }
         if other.isEmpty { return self }
-        let x0 = min(x, other.x), y0 = min(y, other.y)
+        let x0 = min(x, other.x)
+        let y0 = min(y, other.y)
         return PanelRect(x: x0, y: y0, width: max(maxX, other.maxX) - x0, height: max(maxY, other.maxY) - y0)
     }
 

@@ -110,7 +110,8 @@ public final class PanelRenderer {
                 size -= unit * 0.05
                 canvas.setFont(.labelBold, size: size)
             }
-            canvas.text(canvas.fitted(state, maxWidth: room), x: stateX, baseline: baseline, color: online ? .white : .orange)
+            canvas.text(
+                canvas.fitted(state, maxWidth: room), x: stateX, baseline: baseline, color: online ? .white : .orange)
         }
     }
 
@@ -127,7 +128,9 @@ public final class PanelRenderer {
             guard let book else {
                 canvas.setFont(.label, size: unit)
                 y += canvas.fontMetrics().ascent
-                for line in canvas.wrapped("No books yet. Aim at a shelf and press the button.", maxWidth: maxWidth, maxLines: 3) {
+                for line in canvas.wrapped(
+                    "No books yet. Aim at a shelf and press the button.", maxWidth: maxWidth, maxLines: 3)
+                {
                     canvas.text(line, x: Double(box.x), baseline: y, color: .white)
                     y += unit * 1.25
                 }
@@ -136,7 +139,8 @@ public final class PanelRenderer {
             // Title: large and bold, up to two lines (three on tall boxes).
             canvas.setFont(.labelBold, size: unit * 1.35)
             let titleMetrics = canvas.fontMetrics()
-            let titleLines = canvas.wrapped(book.title, maxWidth: maxWidth, maxLines: Double(box.height) > unit * 11 ? 3 : 2)
+            let titleLines = canvas.wrapped(
+                book.title, maxWidth: maxWidth, maxLines: Double(box.height) > unit * 11 ? 3 : 2)
             for line in titleLines {
                 y += titleMetrics.ascent
                 canvas.text(line, x: Double(box.x), baseline: y, color: .white)
@@ -145,7 +149,9 @@ public final class PanelRenderer {
             if !book.authors.isEmpty {
                 canvas.setFont(.label, size: unit * 0.95)
                 y += canvas.fontMetrics().ascent + unit * 0.2
-                canvas.text(canvas.fitted(book.authors.joined(separator: ", "), maxWidth: maxWidth), x: Double(box.x), baseline: y, color: .white)
+                canvas.text(
+                    canvas.fitted(book.authors.joined(separator: ", "), maxWidth: maxWidth), x: Double(box.x),
+                    baseline: y, color: .white)
             }
             // Data line: ISBN and confidence in mono, the review mark in orange.
             y += unit * 1.6
@@ -165,7 +171,9 @@ public final class PanelRenderer {
                 x += canvas.text("CONF ", x: x, baseline: y, color: .dim)
                 canvas.setFont(.data, size: unit * 0.95)
                 let percent = Int((confidence * 100).rounded())
-                x += canvas.text("\(percent)%", x: x, baseline: y, color: book.needsReview ? .orange : .white) + unit * 0.6
+                x +=
+                    canvas.text("\(percent)%", x: x, baseline: y, color: book.needsReview ? .orange : .white) + unit
+                    * 0.6
             }
             if book.needsReview {
                 canvas.setFont(.labelBold, size: unit * 0.75)
@@ -200,12 +208,17 @@ public final class PanelRenderer {
         }
         YUVPainter.paint(picture.frame, into: box, of: image, fit: .fill)
         // Corner marks in orange, to aim with.
-        let length = Int(unit * 0.9), thickness = max(2, Int(unit / 8))
+        let length = Int(unit * 0.9)
+        let thickness = max(2, Int(unit / 8))
         for (x, y, dx, dy) in [
             (box.x, box.y, 1, 1), (box.maxX, box.y, -1, 1), (box.x, box.maxY, 1, -1), (box.maxX, box.maxY, -1, -1),
         ] {
-            canvas.fill(PanelRect(x: dx > 0 ? x : x - length, y: dy > 0 ? y : y - thickness, width: length, height: thickness), .orange)
-            canvas.fill(PanelRect(x: dx > 0 ? x : x - thickness, y: dy > 0 ? y : y - length, width: thickness, height: length), .orange)
+            canvas.fill(
+                PanelRect(x: dx > 0 ? x : x - length, y: dy > 0 ? y : y - thickness, width: length, height: thickness),
+                .orange)
+            canvas.fill(
+                PanelRect(x: dx > 0 ? x : x - thickness, y: dy > 0 ? y : y - length, width: thickness, height: length),
+                .orange)
         }
     }
 

@@ -31,7 +31,8 @@ public enum PanelSamples {
         case "unauthorized":
             return PanelModel(connectivity: .unauthorized, queued: 12, library: 522, notice: .backendUnauthorized)
         case "export":
-            return PanelModel(connectivity: .online, library: 523, notice: .exportFinished(books: 523, safeToRemove: true))
+            return PanelModel(
+                connectivity: .online, library: 523, notice: .exportFinished(books: 523, safeToRemove: true))
         default:
             return nil
         }
@@ -57,7 +58,9 @@ public enum PanelSamples {
 
     /// A synthetic shelf: a wooden board and coloured spines, as a YUV 4:2:0 frame.
     public static func shelf(seed: Int, width: Int = 320, height: Int = 240, sequence: UInt32 = 0) -> PanelPicture {
-        let frame = YUV420Frame(layout: YUV420Layout(width: width, height: height), timestamp: MonotonicInstant(nanoseconds: 0), sequence: sequence)
+        let frame = YUV420Frame(
+            layout: YUV420Layout(width: width, height: height), timestamp: MonotonicInstant(nanoseconds: 0),
+            sequence: sequence)
         // Spine colours as (Y, Cb, Cr).
         let spines: [(UInt8, UInt8, UInt8)] = [
             (81, 90, 240), (145, 54, 34), (41, 240, 110), (170, 166, 16), (210, 16, 146), (60, 150, 120),
@@ -76,7 +79,9 @@ public enum PanelSamples {
             x += w
         }
         let shelfTop = height * 85 / 100
-        let luma = frame.luma, cb = frame.cb, cr = frame.cr
+        let luma = frame.luma
+        let cb = frame.cb
+        let cr = frame.cr
         let layout = frame.layout
         for spine in bounds {
             let (y0, u0, v0) = spines[spine.color]

@@ -65,7 +65,8 @@ public struct FramebufferFormat: Hashable, Sendable, CustomStringConvertible {
     /// rows long enough.
     public var isSupported: Bool {
         guard bitsPerPixel == 16 || bitsPerPixel == 32, lineLength >= width * bytesPerPixel else { return false }
-        for field in [red, green, blue] where field.length < 1 || field.length > 8 || field.offset + field.length > bitsPerPixel {
+        for field in [red, green, blue]
+        where field.length < 1 || field.length > 8 || field.offset + field.length > bitsPerPixel {
             return false
         }
         return true
@@ -120,7 +121,8 @@ public struct FramebufferFormat: Hashable, Sendable, CustomStringConvertible {
         {
             name = "BGR565"
         } else {
-            name = "\(bitsPerPixel)bpp R\(red.length)@\(red.offset) G\(green.length)@\(green.offset) B\(blue.length)@\(blue.offset)"
+            name =
+                "\(bitsPerPixel)bpp R\(red.length)@\(red.offset) G\(green.length)@\(green.offset) B\(blue.length)@\(blue.offset)"
         }
         return "\(width)x\(height) \(name), line_length \(lineLength)"
     }
@@ -162,7 +164,8 @@ public enum PixelCopier {
         _ image: PanelImage, rects: [PanelRect], to destination: UnsafeMutableRawPointer, format: FramebufferFormat
     ) {
         precondition(format.isSupported, "unsupported framebuffer format \(format)")
-        let bounds = PanelRect(x: 0, y: 0, width: min(image.width, format.width), height: min(image.height, format.height))
+        let bounds = PanelRect(
+            x: 0, y: 0, width: min(image.width, format.width), height: min(image.height, format.height))
         let packer = PixelPacker(format)
         let isStandard565 = format == .rgb565(width: format.width, height: format.height, lineLength: format.lineLength)
         let isNative32 =
@@ -184,7 +187,8 @@ public enum PixelCopier {
                         let out = output.assumingMemoryBound(to: UInt16.self)
                         for i in 0..<r.width {
                             let p = input[i]
-                            out[i] = UInt16(truncatingIfNeeded: (p &>> 8 & 0xF800) | (p &>> 5 & 0x07E0) | (p &>> 3 & 0x001F))
+                            out[i] = UInt16(
+                                truncatingIfNeeded: (p &>> 8 & 0xF800) | (p &>> 5 & 0x07E0) | (p &>> 3 & 0x001F))
                         }
                     } else if format.bitsPerPixel == 32 {
                         let out = output.assumingMemoryBound(to: UInt32.self)

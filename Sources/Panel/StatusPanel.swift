@@ -1,6 +1,6 @@
 import Logging
-import Synchronization
 import SwiftWingCore
+import Synchronization
 
 /// Where a finished picture goes.
 public protocol PanelOutputSink: AnyObject {

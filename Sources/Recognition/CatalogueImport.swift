@@ -97,7 +97,8 @@ public enum CatalogueImport {
             defer { line += newlines(in: row) }
             if row.count == 1 && row[0].isEmpty { continue }
             if let error = reader.error {
-                throw CatalogueImportError(file: file, line: line, column: nil, reason: "cannot read the row (\(error))")
+                throw CatalogueImportError(
+                    file: file, line: line, column: nil, reason: "cannot read the row (\(error))")
             }
             if row.count != header.count {
                 let column = row.count < header.count ? header[row.count] : "\(row.count) (beyond the header)"
@@ -135,9 +136,11 @@ public enum CatalogueImport {
             tag = nonEmpty(cell("tag"))
             series = nonEmpty(cell("series"))
         case .goodreads:
-            authors = [cell("author")] + cell("additional authors").split(separator: ",").map {
-                $0.trimmingCharacters(in: .whitespaces)
-            }
+            authors =
+                [cell("author")]
+                + cell("additional authors").split(separator: ",").map {
+                    $0.trimmingCharacters(in: .whitespaces)
+                }
             authors = authors.filter { !$0.isEmpty }
             isbnCandidates = [("isbn13", cell("isbn13")), ("isbn", cell("isbn"))]
         case .swiftwing:
@@ -160,7 +163,8 @@ public enum CatalogueImport {
         for character in cell.uppercased() {
             if character.isASCII && character.isNumber || (character == "X" && digits.count == 9) {
                 digits.append(character)
-            } else if character == "-" || character == "=" || character == "\"" || character == "'" || character == " " {
+            } else if character == "-" || character == "=" || character == "\"" || character == "'" || character == " "
+            {
                 if character == " " && !digits.isEmpty { break }
             } else {
                 break

@@ -26,7 +26,8 @@ public final class CatalogueIndex: Sendable {
     public static func open(catalogue cataloguePath: String, indexPath: String? = nil) throws -> CatalogueIndex {
         let indexPath = indexPath ?? defaultIndexPath(catalogue: cataloguePath)
         let stamp = try sourceStamp(cataloguePath)
-        if FileManager.default.fileExists(atPath: indexPath), let index = try? CatalogueIndex(path: indexPath, built: false),
+        if FileManager.default.fileExists(atPath: indexPath),
+            let index = try? CatalogueIndex(path: indexPath, built: false),
             try index.meta("source") == stamp, try index.meta("format") == formatVersion
         {
             return index
@@ -66,7 +67,8 @@ public final class CatalogueIndex: Sendable {
             }
             var textGrams: [UInt64: Int32] = [:]
             var tagGrams: [UInt64: Int32] = [:]
-            let gramRows = try Row.fetchCursor(db, sql: "SELECT gram, text_documents, tag_documents FROM gram_frequency")
+            let gramRows = try Row.fetchCursor(
+                db, sql: "SELECT gram, text_documents, tag_documents FROM gram_frequency")
             while let row = try gramRows.next() {
                 let gram: Int64 = row[0]
                 let text: Int32 = row[1]
@@ -86,7 +88,8 @@ public final class CatalogueIndex: Sendable {
     }
 
     private func meta(_ key: String) throws -> String? {
-        try database.read { db in try String.fetchOne(db, sql: "SELECT value FROM meta WHERE key = ?", arguments: [key]) }
+        try database.read { db in try String.fetchOne(db, sql: "SELECT value FROM meta WHERE key = ?", arguments: [key])
+        }
     }
 
     private static func sourceStamp(_ path: String) throws -> String {
@@ -184,7 +187,9 @@ public final class CatalogueIndex: Sendable {
                 try db.execute(sql: "INSERT INTO entry_tag(entry_tag) VALUES ('optimize')")
             }
             try queue.close()
-            if FileManager.default.fileExists(atPath: indexPath) { try FileManager.default.removeItem(atPath: indexPath) }
+            if FileManager.default.fileExists(atPath: indexPath) {
+                try FileManager.default.removeItem(atPath: indexPath)
+            }
             try FileManager.default.moveItem(atPath: temporary, toPath: indexPath)
         } catch {
             try? FileManager.default.removeItem(atPath: temporary)

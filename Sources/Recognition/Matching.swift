@@ -214,7 +214,8 @@ public final class CatalogueMatcher: SpineMatching {
         let mainCompact = Normalisation.compact(mainWords.joined())
         let runDistance = substringDistance(mainCompact, in: spine.compact)
         // A short title read as one run counts only spelt exactly: one edit in five letters is mostly chance.
-        let runSimilarity = mainCompact.count < 6 && runDistance > 0
+        let runSimilarity =
+            mainCompact.count < 6 && runDistance > 0
             ? 0 : similarity(distance: runDistance, length: mainCompact.count)
         features.title = max(mainCoverage, runSimilarity)
         features.titleRun = runSimilarity
@@ -233,7 +234,8 @@ public final class CatalogueMatcher: SpineMatching {
         features.explained = total == 0 ? 0 : Double(explained) / Double(total)
         if options.useTags, let tag = entry.tag {
             let tagCompact = Normalisation.compact(Normalisation.fold(tag))
-            features.tag = similarity(distance: substringDistance(tagCompact, in: spine.compact), length: tagCompact.count)
+            features.tag = similarity(
+                distance: substringDistance(tagCompact, in: spine.compact), length: tagCompact.count)
         }
         return features
     }

@@ -46,10 +46,15 @@ public struct OCRWorkerConfiguration: Sendable {
         var roots: [String] = []
         if let root { roots.append(root) }
         roots += ancestors(of: files.currentDirectoryPath)
-        roots += ancestors(of: URL(fileURLWithPath: CommandLine.arguments.first ?? "/").deletingLastPathComponent().path)
+        roots += ancestors(
+            of: URL(fileURLWithPath: CommandLine.arguments.first ?? "/").deletingLastPathComponent().path)
         for root in roots {
-            candidates.append(("\(root)/\(checkoutVenvName)", environment["SWIFTWING_OCR_WORKER"]
-                ?? "\(root)/\(checkoutScriptPath)"))
+            candidates.append(
+                (
+                    "\(root)/\(checkoutVenvName)",
+                    environment["SWIFTWING_OCR_WORKER"]
+                        ?? "\(root)/\(checkoutScriptPath)"
+                ))
         }
         candidates.append((installedVenv, environment["SWIFTWING_OCR_WORKER"] ?? installedScript))
         for candidate in candidates {
@@ -179,8 +184,11 @@ public final class OCRWorkerSupervisor: TextReading, @unchecked Sendable {
             let result: Result<ReadPhoto, OCRWorkerError>
             do throws(OCRWorkerError) {
                 let worker = try runningWorker()
-                result = request.bytes.isEmpty ? .success(ReadPhoto(width: 0, height: 0, lines: [])) : .success(
-                    try read(request.bytes, on: worker))
+                result =
+                    request.bytes.isEmpty
+                    ? .success(ReadPhoto(width: 0, height: 0, lines: []))
+                    : .success(
+                        try read(request.bytes, on: worker))
             } catch {
                 result = .failure(error)
             }
@@ -214,7 +222,8 @@ public final class OCRWorkerSupervisor: TextReading, @unchecked Sendable {
         guard let ready = try? JSONDecoder().decode(ReadyLine.self, from: Data(line)), ready.ready else {
             started.kill()
             counters.withLock { $0.workerPID = nil }
-            throw .protocolViolation("its first line should say it is ready; it was: \(String(decoding: line.prefix(200), as: UTF8.self))")
+            throw .protocolViolation(
+                "its first line should say it is ready; it was: \(String(decoding: line.prefix(200), as: UTF8.self))")
         }
         process = started
         return started
@@ -225,7 +234,8 @@ public final class OCRWorkerSupervisor: TextReading, @unchecked Sendable {
             throw .unreadableImage("\(bytes.count) bytes is more than the OCR worker's protocol carries (4 GiB)")
         }
         let length = UInt32(bytes.count)
-        let frame = [UInt8(length >> 24), UInt8((length >> 16) & 0xff), UInt8((length >> 8) & 0xff), UInt8(length & 0xff)]
+        let frame =
+            [UInt8(length >> 24), UInt8((length >> 16) & 0xff), UInt8((length >> 8) & 0xff), UInt8(length & 0xff)]
             + bytes
         let line: [UInt8]
         do {

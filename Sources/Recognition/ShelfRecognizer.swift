@@ -56,7 +56,7 @@ public struct MatcherContractError: RecognitionFailure {
 }
 
 /// Runs blocking `work` on a thread of its own and waits for it without holding a cooperative thread.
-fileprivate func runOnOwnThread<T: Sendable>(
+private func runOnOwnThread<T: Sendable>(
     named name: String, _ work: @escaping @Sendable () throws -> T
 ) async throws -> T {
     try await withCheckedThrowingContinuation { continuation in

@@ -51,9 +51,10 @@ public struct SpineBaselineMatcher: SpineMatching {
             let series = reader["series"].flatMap { $0.isEmpty ? nil : $0 }
             // The dataset's cells carry trailing spaces; an empty author is no author.
             let author = (reader["author"] ?? "").trimmingCharacters(in: .whitespaces)
-            entries.append(CatalogueEntry(
-                title: (reader["title"] ?? "").trimmingCharacters(in: .whitespaces),
-                authors: author.isEmpty ? [] : [author], isbn: isbn, tag: tag, series: series))
+            entries.append(
+                CatalogueEntry(
+                    title: (reader["title"] ?? "").trimmingCharacters(in: .whitespaces),
+                    authors: author.isEmpty ? [] : [author], isbn: isbn, tag: tag, series: series))
         }
         self.init(entries: entries)
     }

@@ -207,14 +207,17 @@ public struct SpineGrouper: Sendable {
         guard labels.count > 1 else { return [group] }
         var parts = [[LineGeometry]](repeating: [], count: labels.count)
         for line in group {
-            let nearest = labels.indices.min { abs(labels[$0].center.x - line.center.x) < abs(labels[$1].center.x - line.center.x) }!
+            let nearest = labels.indices.min {
+                abs(labels[$0].center.x - line.center.x) < abs(labels[$1].center.x - line.center.x)
+            }!
             parts[nearest].append(line)
         }
         return parts.filter { !$0.isEmpty }
     }
 
     fileprivate func spine(from group: [LineGeometry], photo: ReadPhoto) -> SpineText? {
-        let characters = group.reduce(0) { $0 + $1.line.text.unicodeScalars.filter(\.properties.isAlphabetic).count }
+        let characters =
+            group.reduce(0) { $0 + $1.line.text.unicodeScalars.filter(\.properties.isAlphabetic).count }
             + group.reduce(0) { $0 + $1.line.text.filter(\.isNumber).count }
         guard characters >= minimumCharacters else { return nil }
         // Reading order: lines across the spine from the top of their letters down (title before author on most
@@ -244,19 +247,19 @@ public struct SpineGrouper: Sendable {
 }
 
 /// A closed interval on one axis.
-fileprivate struct Range1D: Sendable {
+private struct Range1D: Sendable {
     var lower: Double
     var upper: Double
     var length: Double { upper - lower }
 }
 
 /// How much two intervals overlap; negative: the gap between them.
-fileprivate func overlap(_ a: Range1D, _ b: Range1D) -> Double {
+private func overlap(_ a: Range1D, _ b: Range1D) -> Double {
     min(a.upper, b.upper) - max(a.lower, b.lower)
 }
 
 /// One line's place and direction on the photo.
-fileprivate struct LineGeometry: Sendable {
+private struct LineGeometry: Sendable {
     let line: TextLine
     let index: Int
     /// Unit vector in the direction the text reads.
@@ -331,7 +334,7 @@ fileprivate struct LineGeometry: Sendable {
 
 /// The rows of labels along the feet of the shelves: labels whose middles lie at about one height. Where a shelf's
 /// own label under a line was not read, the row of its neighbours' labels still says where that shelf ends.
-fileprivate struct LabelRows {
+private struct LabelRows {
     /// Each row's labels: centre and anchor index.
     private var rows: [[(center: ImagePoint, anchor: Int)]] = []
     /// A row is at least this many labels: fewer could be two labels that happen to align.
@@ -341,10 +344,12 @@ fileprivate struct LabelRows {
 
     init(anchors: [[Int]], lines: [LineGeometry], longEdge: Double) {
         let centres = anchors.enumerated().map { anchor, members in
-            (center: ImagePoint(
-                x: members.map { lines[$0].center.x }.reduce(0, +) / Double(members.count),
-                y: members.map { lines[$0].center.y }.reduce(0, +) / Double(members.count)),
-             anchor: anchor)
+            (
+                center: ImagePoint(
+                    x: members.map { lines[$0].center.x }.reduce(0, +) / Double(members.count),
+                    y: members.map { lines[$0].center.y }.reduce(0, +) / Double(members.count)),
+                anchor: anchor
+            )
         }.sorted { $0.center.y < $1.center.y }
         rowGap = 0.05 * longEdge
         var row: [(center: ImagePoint, anchor: Int)] = []
@@ -390,7 +395,7 @@ fileprivate struct LabelRows {
 /// the shelf make spines lean by a tenth or more, enough to carry a title to the neighbour's label if it were
 /// followed straight down. A long line shows its own lean; a short one's box is too coarse, so it takes the median
 /// lean of the long lines near it across the photo.
-fileprivate struct LeanEstimate {
+private struct LeanEstimate {
     private var long: [(x: Double, slope: Double)] = []
     private let window: Double
 
@@ -416,7 +421,7 @@ fileprivate struct LeanEstimate {
 }
 
 /// Union-find over line indices; a set holds at most one label anchor, so two labelled spines never merge.
-fileprivate struct DisjointSets {
+private struct DisjointSets {
     private var parent: [Int]
     private var anchor: [Int?]
     init(count: Int, anchors: [Int?]? = nil) {

@@ -1,7 +1,8 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import Synchronization
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// The time the OCR worker's supervisor measures its deadlines against, in seconds from an arbitrary start.
 /// Injected so tests advance time instead of waiting for it.

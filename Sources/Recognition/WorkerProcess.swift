@@ -1,5 +1,5 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// One child process spoken to over its standard input and output, with blocking I/O bounded by deadlines.

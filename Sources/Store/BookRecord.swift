@@ -100,8 +100,10 @@ public struct BookRecord: Identifiable, Hashable, Sendable, Codable, FetchableRe
 
     private enum CodingKeys: String, CodingKey {
         case id, isbn13, isbn10, title, authors, format, publisher, publishedDate, pageCount
-        case coverURL = "coverUrl", confidence, enrichmentStatus, addedAt, updatedAt
-        case scanID = "scanId", rawJSON, source, reviewReason, reviewedAt, editedAt
+        case coverURL = "coverUrl"
+        case confidence, enrichmentStatus, addedAt, updatedAt
+        case scanID = "scanId"
+        case rawJSON, source, reviewReason, reviewedAt, editedAt
     }
 
     public enum Columns {

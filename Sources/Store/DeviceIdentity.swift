@@ -2,7 +2,7 @@ import Foundation
 import SwiftWingCore
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// The device's persistent identity, sent as `X-Device-ID` on every request.
@@ -33,8 +33,9 @@ public enum DeviceIdentity {
                 try FileOperations.rename(path, to: aside)
                 try FileOperations.fsyncDirectory(stateDirectory.path)
             } catch {
-                throw StoreError.fileSystem(error, directory: stateDirectory.path,
-                                            consequence: "the damaged device id (\(reason)) was not moved aside")
+                throw StoreError.fileSystem(
+                    error, directory: stateDirectory.path,
+                    consequence: "the damaged device id (\(reason)) was not moved aside")
             }
             return Loaded(id: try loadOrCreate(stateDirectory: stateDirectory), replacedFile: aside, problem: reason)
         }
@@ -56,8 +57,9 @@ public enum DeviceIdentity {
         } catch let error as SystemCallError where error.errno == ENOENT {
             // First start: create it below.
         } catch let error as SystemCallError {
-            throw StoreError.fileSystem(error, directory: stateDirectory.path,
-                                        consequence: "the device id \(path) was not read and the daemon cannot start")
+            throw StoreError.fileSystem(
+                error, directory: stateDirectory.path,
+                consequence: "the device id \(path) was not read and the daemon cannot start")
         } catch let error as StoreError {
             throw error
         } catch {
@@ -76,8 +78,9 @@ public enum DeviceIdentity {
             }
         }
         if let failure {
-            throw StoreError.fileSystem(failure, directory: stateDirectory.path,
-                                        consequence: "the device id was not saved and the daemon cannot start")
+            throw StoreError.fileSystem(
+                failure, directory: stateDirectory.path,
+                consequence: "the device id was not saved and the daemon cannot start")
         }
         return id
     }

@@ -122,7 +122,8 @@ enum ASCIIMatchRule {
         out.reserveCapacity(text.count)
         var pendingSpace = false
         for byte in text {
-            let isLetterOrDigit = (byte >= UInt8(ascii: "a") && byte <= UInt8(ascii: "z"))
+            let isLetterOrDigit =
+                (byte >= UInt8(ascii: "a") && byte <= UInt8(ascii: "z"))
                 || (byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z"))
                 || (byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9"))
             if isLetterOrDigit || byte == UInt8(ascii: "'") {
@@ -155,10 +156,11 @@ extension BookRecord {
         guard let id else { return }
         let key = key ?? matchKey
         let (title, author) = (key?.title ?? "", key?.author ?? "")
-        try db.cachedStatement(sql: """
-            UPDATE book SET matchTitle = ?, matchAuthor = ?
-            WHERE id = ? AND (matchTitle IS NOT ? OR matchAuthor IS NOT ?)
-            """
+        try db.cachedStatement(
+            sql: """
+                UPDATE book SET matchTitle = ?, matchAuthor = ?
+                WHERE id = ? AND (matchTitle IS NOT ? OR matchAuthor IS NOT ?)
+                """
         ).execute(arguments: [title, author, id, title, author])
         try db.cachedStatement(sql: "DELETE FROM book_match_stale WHERE bookId = ?").execute(arguments: [id])
     }
@@ -351,17 +353,21 @@ struct MatchingBatch {
     /// gives: one more than the largest ever used. Returns them.
     private func insertPending(_ db: Database) throws -> [Int64] {
         guard !pending.isEmpty else { return [] }
-        let first = try Int64.fetchOne(db.cachedStatement(sql: """
-            SELECT max(coalesce((SELECT seq FROM sqlite_sequence WHERE name = 'book'), 0),
-                       coalesce((SELECT max(id) FROM book), 0)) + 1
-            """)) ?? 1
+        let first =
+            try Int64.fetchOne(
+                db.cachedStatement(
+                    sql: """
+                        SELECT max(coalesce((SELECT seq FROM sqlite_sequence WHERE name = 'book'), 0),
+                                   coalesce((SELECT max(id) FROM book), 0)) + 1
+                        """)) ?? 1
         let ids = (0..<Int64(pending.count)).map { first + $0 }
         let columns = BookRecord.storedColumns
         let rowsPerStatement = 999 / columns.count
         for start in stride(from: 0, to: pending.count, by: rowsPerStatement) {
             let rows = start..<min(start + rowsPerStatement, pending.count)
             let row = "(" + Array(repeating: "?", count: columns.count).joined(separator: ", ") + ")"
-            let sql = "INSERT INTO book (\(columns.joined(separator: ", "))) VALUES "
+            let sql =
+                "INSERT INTO book (\(columns.joined(separator: ", "))) VALUES "
                 + Array(repeating: row, count: rows.count).joined(separator: ", ")
             var values: [DatabaseValue] = []
             values.reserveCapacity(rows.count * columns.count)

@@ -31,7 +31,9 @@ extension Library {
             let ids: [Int64]
             let total: Int
             if let pattern {
-                total = try Int.fetchOne(db, sql: "SELECT count(*) FROM book_ft WHERE book_ft MATCH ?", arguments: [pattern]) ?? 0
+                total =
+                    try Int.fetchOne(
+                        db, sql: "SELECT count(*) FROM book_ft WHERE book_ft MATCH ?", arguments: [pattern]) ?? 0
                 ids = try Int64.fetchAll(
                     db,
                     sql: """
@@ -42,7 +44,8 @@ extension Library {
             } else {
                 total = try BookRecord.fetchCount(db)
                 ids = try Int64.fetchAll(
-                    db, sql: "SELECT book.id FROM book ORDER BY \(sorting) LIMIT ? OFFSET ?", arguments: [limit, offset])
+                    db, sql: "SELECT book.id FROM book ORDER BY \(sorting) LIMIT ? OFFSET ?",
+                    arguments: [limit, offset])
             }
             let rows = try BookRecord.fetchAll(db, keys: ids)
             let byID = Dictionary(uniqueKeysWithValues: rows.compactMap { book in book.id.map { ($0, book) } })
@@ -55,7 +58,8 @@ extension Library {
     static func searchPattern(_ query: String) -> FTS5Pattern? {
         // "978-0-441-01359-3" → "9780441013593": FTS would otherwise see five separate numbers.
         let compact = query.filter { !$0.isWhitespace && $0 != "-" }
-        let isISBN = (compact.count == 13 || compact.count == 10)
+        let isISBN =
+            (compact.count == 13 || compact.count == 10)
             && compact.allSatisfy { $0.isASCII && ($0.isNumber || $0 == "X" || $0 == "x") }
         return FTS5Pattern(matchingAllPrefixesIn: isISBN ? compact.uppercased() : query)
     }

@@ -3,7 +3,7 @@ import GRDB
 import SwiftWingCore
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// What ``ScanQueue/reconcile(spool:now:)`` found and did, for the daemon to log on start.
@@ -48,15 +48,18 @@ public struct ReconciliationReport: Hashable, Sendable, CustomStringConvertible 
             parts.append("\(quarantinedFiles.count) damaged photo(s) moved to quarantine: \(list)")
         }
         if !scansMissingImages.isEmpty {
-            parts.append("\(scansMissingImages.count) scan(s) whose photo is missing marked needs_attention: "
-                + ids(scansMissingImages))
+            parts.append(
+                "\(scansMissingImages.count) scan(s) whose photo is missing marked needs_attention: "
+                    + ids(scansMissingImages))
         }
         if !analyzingScansMissingImages.isEmpty {
-            parts.append("\(analyzingScansMissingImages.count) analyzing scan(s) without their photo (results "
-                + "still fetched, no re-upload possible): \(ids(analyzingScansMissingImages))")
+            parts.append(
+                "\(analyzingScansMissingImages.count) analyzing scan(s) without their photo (results "
+                    + "still fetched, no re-upload possible): \(ids(analyzingScansMissingImages))")
         }
         if !removedFilesOfDoneScans.isEmpty {
-            parts.append("\(removedFilesOfDoneScans.count) photo(s) of done scans removed: \(ids(removedFilesOfDoneScans))")
+            parts.append(
+                "\(removedFilesOfDoneScans.count) photo(s) of done scans removed: \(ids(removedFilesOfDoneScans))")
         }
         if !sweptTemporaryFiles.isEmpty {
             parts.append("\(sweptTemporaryFiles.count) temporary file(s) of interrupted writes removed")
@@ -120,8 +123,9 @@ extension ScanQueue {
             do {
                 bytes = try FileOperations.readFile(path, limit: 64 << 20)
             } catch {
-                throw SpoolDirectory.classify(error, spool: spool.path, stateDirectory: spool.stateDirectoryPath,
-                                              consequence: "\(orphan.name) was not re-queued")
+                throw SpoolDirectory.classify(
+                    error, spool: spool.path, stateDirectory: spool.stateDirectoryPath,
+                    consequence: "\(orphan.name) was not re-queued")
             }
             switch JPEGInspection.inspect(bytes) {
             case .failure(let invalid):
@@ -132,8 +136,9 @@ extension ScanQueue {
                 let record = ScanRecord(
                     id: orphan.id, pressedAt: MonotonicInstant(nanoseconds: 0), pressedWallAt: orphan.modified,
                     createdAt: now, updatedAt: now, state: .queued,
-                    lastError: orphanNote ?? ("recovered on start: the photo was in the spool without a queue row "
-                        + "(the device stopped between saving it and queuing it)"),
+                    lastError: orphanNote
+                        ?? ("recovered on start: the photo was in the spool without a queue row "
+                            + "(the device stopped between saving it and queuing it)"),
                     imagePath: orphan.name, imageSize: bytes.count, width: jpeg.width, height: jpeg.height,
                     thumbnailPath: FileOperations.exists(spool.path(of: thumbnail)) ? thumbnail : nil,
                     recovered: true)

@@ -28,7 +28,8 @@ public struct ScanQueue: Sendable {
 
     /// Scans in any of `states` (all states when `nil`), oldest first. Discarded scans are left out
     /// unless `includeDiscarded`.
-    public func scans(in states: [ScanState]? = nil, includeDiscarded: Bool = false) throws(StoreError) -> [ScanRecord] {
+    public func scans(in states: [ScanState]? = nil, includeDiscarded: Bool = false) throws(StoreError) -> [ScanRecord]
+    {
         try database.read("nothing was read") { db in
             var request = ScanRecord.all()
             if let states { request = request.filter(states.contains(ScanRecord.Columns.state)) }
@@ -64,9 +65,12 @@ public struct ScanQueue: Sendable {
     public func pending(dueBy now: Date? = nil, limit: Int? = nil) throws(StoreError) -> [ScanRecord] {
         try database.read("nothing was read") { db in
             let state = ScanRecord.Columns.state
-            var request = ScanRecord
+            var request =
+                ScanRecord
                 .filter(ScanRecord.Columns.discardedAt == nil)
-                .filter(Self.activeStates.contains(state) || (state == ScanState.failed && ScanRecord.Columns.retryable == true))
+                .filter(
+                    Self.activeStates.contains(state)
+                        || (state == ScanState.failed && ScanRecord.Columns.retryable == true))
             if let now {
                 let due = ScanRecord.Columns.nextAttemptAt
                 request = request.filter(due == nil || due <= StorageTimestamp.databaseValue(now))
@@ -222,7 +226,9 @@ public struct ScanQueue: Sendable {
     /// A transient failure (offline, 5xx, timeout…): back to `queued`, tried again from
     /// `notBefore`. The scan is never dropped; `reason` is what `swiftwing queue` shows.
     @discardableResult
-    public func requeue(_ id: UUID, reason: String, notBefore: Date?, now: Date = Date()) throws(StoreError) -> ScanRecord {
+    public func requeue(_ id: UUID, reason: String, notBefore: Date?, now: Date = Date()) throws(StoreError)
+        -> ScanRecord
+    {
         try update(id, now: now) { record in Self.wait(&record, reason: reason, notBefore: notBefore) }
     }
 
@@ -230,7 +236,9 @@ public struct ScanQueue: Sendable {
     /// scan is sent again as a *new* job, under a new `Idempotency-Key` (the server would answer
     /// the old key with the old job). Job fields are cleared; `reason` is kept for the record.
     @discardableResult
-    public func restartJob(_ id: UUID, reason: String, notBefore: Date?, now: Date = Date()) throws(StoreError) -> ScanRecord {
+    public func restartJob(_ id: UUID, reason: String, notBefore: Date?, now: Date = Date()) throws(StoreError)
+        -> ScanRecord
+    {
         try update(id, now: now) { record in
             Self.wait(&record, reason: reason, notBefore: notBefore)
             Self.startOver(&record)
@@ -250,7 +258,8 @@ public struct ScanQueue: Sendable {
             }
             if poorFrame { record.uploadDespiteQuality = true }
             if record.jobID != nil { Self.startOver(&record) }
-            Self.wait(&record, reason: "retried by a person after: " + (record.lastError ?? "a failure"), notBefore: nil)
+            Self.wait(
+                &record, reason: "retried by a person after: " + (record.lastError ?? "a failure"), notBefore: nil)
         }
     }
 
@@ -294,7 +303,8 @@ public struct ScanQueue: Sendable {
     /// Done scans that still owe the backend a cleanup, oldest first.
     public func pendingCleanups(limit: Int? = nil) throws(StoreError) -> [ScanRecord] {
         try database.read("nothing was read") { db in
-            var request = ScanRecord
+            var request =
+                ScanRecord
                 .filter(ScanRecord.Columns.state == ScanState.done)
                 .filter(ScanRecord.Columns.cleanupPending == true)
                 .order(Column.rowID)

@@ -192,7 +192,8 @@ public struct ScanRecord: Identifiable, Hashable, Sendable, FetchableRecord, Per
 
     public init(row: Row) throws {
         guard let id = UUID(uuidString: row[Columns.id] as String) else {
-            throw DatabaseError(resultCode: .SQLITE_MISMATCH, message: "scan.id is not a UUID: \(row[Columns.id] as String)")
+            throw DatabaseError(
+                resultCode: .SQLITE_MISMATCH, message: "scan.id is not a UUID: \(row[Columns.id] as String)")
         }
         self.id = id
         pressedAt = MonotonicInstant(nanoseconds: UInt64(bitPattern: row[Columns.pressedAt] as Int64))
@@ -291,7 +292,10 @@ extension ScanRecord: CustomStringConvertible {
 extension ScanRecord: Codable {
     private enum CodingKeys: String, CodingKey {
         case id, pressedAt, pressedWallAt, frameAt, createdAt, updatedAt, state, attempts, nextAttemptAt
-        case jobID = "jobId", streamURL = "streamUrl", statusURL = "statusUrl", lastEventID = "lastEventId"
+        case jobID = "jobId"
+        case streamURL = "streamUrl"
+        case statusURL = "statusUrl"
+        case lastEventID = "lastEventId"
         case progress, lastError, retryable, imagePath, imageSize, width, height, thumbnailPath, recovered
         case discardedAt, cleanupPending, quality, barcodes
     }

@@ -49,14 +49,15 @@ extension AppDatabase {
                 t.check(sql: "state <> 'analyzing' OR jobId IS NOT NULL")
             }
             try db.create(index: "scan_on_state", on: "scan", columns: ["state"])
-            try db.execute(sql: """
-                CREATE TRIGGER scan_done_is_final
-                BEFORE UPDATE OF state ON scan
-                WHEN OLD.state = 'done' AND NEW.state <> 'done'
-                BEGIN
-                    SELECT RAISE(ABORT, 'a done scan cannot change state');
-                END
-                """)
+            try db.execute(
+                sql: """
+                    CREATE TRIGGER scan_done_is_final
+                    BEFORE UPDATE OF state ON scan
+                    WHEN OLD.state = 'done' AND NEW.state <> 'done'
+                    BEGIN
+                        SELECT RAISE(ABORT, 'a done scan cannot change state');
+                    END
+                    """)
 
             try db.create(table: "book") { t in
                 t.autoIncrementedPrimaryKey("id")
@@ -75,7 +76,10 @@ extension AppDatabase {
                 t.column("coverUrl", .text)
                 t.column("confidence", .double).check { $0 == nil || ($0 >= 0 && $0 <= 1) }
                 t.column("enrichmentStatus", .text).notNull().defaults(to: EnrichmentStatus.pending.rawValue)
-                    .check(sql: "enrichmentStatus IN (\(EnrichmentStatus.allCases.map { "'\($0.rawValue)'" }.joined(separator: ", ")))")
+                    .check(
+                        sql:
+                            "enrichmentStatus IN (\(EnrichmentStatus.allCases.map { "'\($0.rawValue)'" }.joined(separator: ", ")))"
+                    )
                 // Computed by SQLite, never written: confidence below 0.8, or the backend asked for review.
                 t.column("needsReview", .boolean)
                     .generatedAs(sql: "coalesce(confidence < 0.8, 0) OR enrichmentStatus = 'review_needed'", .stored)
@@ -107,14 +111,15 @@ extension AppDatabase {
             }
             try db.create(index: "scan_on_uploadKey", on: "scan", columns: ["uploadKey"], unique: true)
             // Only a done scan can owe a cleanup, and only for a job it had.
-            try db.execute(sql: """
-                CREATE TRIGGER scan_cleanup_needs_done_job
-                BEFORE UPDATE OF cleanupPending ON scan
-                WHEN NEW.cleanupPending = 1 AND (NEW.state <> 'done' OR NEW.jobId IS NULL)
-                BEGIN
-                    SELECT RAISE(ABORT, 'only a done scan with a job can owe a cleanup');
-                END
-                """)
+            try db.execute(
+                sql: """
+                    CREATE TRIGGER scan_cleanup_needs_done_job
+                    BEFORE UPDATE OF cleanupPending ON scan
+                    WHEN NEW.cleanupPending = 1 AND (NEW.state <> 'done' OR NEW.jobId IS NULL)
+                    BEGIN
+                        SELECT RAISE(ABORT, 'only a done scan with a job can owe a cleanup');
+                    END
+                    """)
         }
 
         // v3-identify: what the device tells about a frame by itself. A scan keeps its frame's
@@ -144,15 +149,16 @@ extension AppDatabase {
             // The figures and the verdict come together, or not at all.
             let events = [("insert", "INSERT"), ("update", "UPDATE OF qualityVerdict, sharpness, exposureMean")]
             for (name, event) in events {
-                try db.execute(sql: """
-                    CREATE TRIGGER scan_quality_is_whole_on_\(name)
-                    BEFORE \(event) ON scan
-                    WHEN (NEW.qualityVerdict IS NULL) <> (NEW.sharpness IS NULL)
-                        OR (NEW.qualityVerdict IS NULL) <> (NEW.exposureMean IS NULL)
-                    BEGIN
-                        SELECT RAISE(ABORT, 'a scan quality needs its verdict, sharpness and exposure together');
-                    END
-                    """)
+                try db.execute(
+                    sql: """
+                        CREATE TRIGGER scan_quality_is_whole_on_\(name)
+                        BEFORE \(event) ON scan
+                        WHEN (NEW.qualityVerdict IS NULL) <> (NEW.sharpness IS NULL)
+                            OR (NEW.qualityVerdict IS NULL) <> (NEW.exposureMean IS NULL)
+                        BEGIN
+                            SELECT RAISE(ABORT, 'a scan quality needs its verdict, sharpness and exposure together');
+                        END
+                        """)
             }
         }
 
@@ -166,15 +172,18 @@ extension AppDatabase {
                 t.add(column: "reviewedAt", .datetime)
                 t.add(column: "editedAt", .datetime)
             }
-            try rebuildBookTable(db, needsReview: """
-                reviewedAt IS NULL AND (coalesce(confidence < 0.8, 0) OR enrichmentStatus = 'review_needed'
-                    OR reviewReason IS NOT NULL)
-                """)
+            try rebuildBookTable(
+                db,
+                needsReview: """
+                    reviewedAt IS NULL AND (coalesce(confidence < 0.8, 0) OR enrichmentStatus = 'review_needed'
+                        OR reviewReason IS NOT NULL)
+                    """)
             // Backend books stored before this rule without a confidence were trusted silently.
-            try db.execute(sql: """
-                UPDATE book SET reviewReason = 'the backend gave no confidence'
-                WHERE source = 'backend' AND confidence IS NULL AND rawJSON IS NOT NULL
-                """)
+            try db.execute(
+                sql: """
+                    UPDATE book SET reviewReason = 'the backend gave no confidence'
+                    WHERE source = 'backend' AND confidence IS NULL AND rawJSON IS NOT NULL
+                    """)
         }
 
         // v5-match-key: a book's title + first author key (``BookMatchKey``) stored beside it and indexed, so the
@@ -204,30 +213,32 @@ extension AppDatabase {
             try db.create(table: "book_match_stale") { t in
                 t.primaryKey("bookId", .integer)
             }
-            try db.execute(sql: """
-                CREATE TRIGGER book_match_key_goes_stale
-                AFTER UPDATE OF title, authors ON book
-                WHEN NEW.matchTitle IS OLD.matchTitle AND NEW.matchAuthor IS OLD.matchAuthor
-                BEGIN
-                    INSERT OR IGNORE INTO book_match_stale (bookId) VALUES (NEW.id);
-                END;
-                CREATE TRIGGER book_match_stale_on_delete
-                AFTER DELETE ON book
-                BEGIN
-                    DELETE FROM book_match_stale WHERE bookId = OLD.id;
-                END
-                """)
+            try db.execute(
+                sql: """
+                    CREATE TRIGGER book_match_key_goes_stale
+                    AFTER UPDATE OF title, authors ON book
+                    WHEN NEW.matchTitle IS OLD.matchTitle AND NEW.matchAuthor IS OLD.matchAuthor
+                    BEGIN
+                        INSERT OR IGNORE INTO book_match_stale (bookId) VALUES (NEW.id);
+                    END;
+                    CREATE TRIGGER book_match_stale_on_delete
+                    AFTER DELETE ON book
+                    BEGIN
+                        DELETE FROM book_match_stale WHERE bookId = OLD.id;
+                    END
+                    """)
             // The full-text index follows the columns it holds, not every update of a book (a stored key, a
             // confidence): GRDB's trigger, narrowed to them.
-            try db.execute(sql: """
-                DROP TRIGGER "__book_ft_au";
-                CREATE TRIGGER "__book_ft_au" AFTER UPDATE OF id, title, authors, isbn13, isbn10 ON book BEGIN
-                    INSERT INTO book_ft (book_ft, rowid, title, authors, isbn13, isbn10)
-                        VALUES ('delete', old.id, old.title, old.authors, old.isbn13, old.isbn10);
-                    INSERT INTO book_ft (rowid, title, authors, isbn13, isbn10)
-                        VALUES (new.id, new.title, new.authors, new.isbn13, new.isbn10);
-                END
-                """)
+            try db.execute(
+                sql: """
+                    DROP TRIGGER "__book_ft_au";
+                    CREATE TRIGGER "__book_ft_au" AFTER UPDATE OF id, title, authors, isbn13, isbn10 ON book BEGIN
+                        INSERT INTO book_ft (book_ft, rowid, title, authors, isbn13, isbn10)
+                            VALUES ('delete', old.id, old.title, old.authors, old.isbn13, old.isbn10);
+                        INSERT INTO book_ft (rowid, title, authors, isbn13, isbn10)
+                            VALUES (new.id, new.title, new.authors, new.isbn13, new.isbn10);
+                    END
+                    """)
         }
 
         return migrator

@@ -3,7 +3,7 @@ import Logging
 import SwiftWingCore
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// A photo (or thumbnail) that is durable in the spool: the bytes are on disk and its name is in
@@ -70,7 +70,9 @@ public struct SpoolDirectory: Sendable {
         try write(bytes, fileName: Self.thumbnailFileName(for: id), consequence: "the thumbnail was not saved")
     }
 
-    private func write(_ bytes: some ContiguousBytes, fileName: String, consequence: String) throws(StoreError) -> SpooledImage {
+    private func write(_ bytes: some ContiguousBytes, fileName: String, consequence: String) throws(StoreError)
+        -> SpooledImage
+    {
         let finalPath = path(of: fileName)
         let temporaryPath = path(of: Self.temporaryPrefix + fileName + "." + FileOperations.randomSuffix())
         let result: Result<Int, SystemCallError> = bytes.withUnsafeBytes { raw in
@@ -106,8 +108,9 @@ public struct SpoolDirectory: Sendable {
             }
             return SpooledImage(fileName: fileName, path: imagePath, size: Int(info.st_size))
         } catch {
-            throw Self.classify(error, spool: path, stateDirectory: stateDirectoryPath,
-                                consequence: "the photo \(fileName) was not read")
+            throw Self.classify(
+                error, spool: path, stateDirectory: stateDirectoryPath,
+                consequence: "the photo \(fileName) was not read")
         }
     }
 
@@ -118,8 +121,9 @@ public struct SpoolDirectory: Sendable {
             try FileOperations.unlink(path(of: Self.thumbnailFileName(for: id)))
             try FileOperations.fsyncDirectory(path)
         } catch {
-            throw Self.classify(error, spool: path, stateDirectory: stateDirectoryPath,
-                                consequence: "the spool file of scan \(id.uuidString.lowercased()) remains")
+            throw Self.classify(
+                error, spool: path, stateDirectory: stateDirectoryPath,
+                consequence: "the spool file of scan \(id.uuidString.lowercased()) remains")
         }
     }
 
@@ -133,8 +137,9 @@ public struct SpoolDirectory: Sendable {
             if !stray.isEmpty { try FileOperations.fsyncDirectory(path) }
             return stray
         } catch {
-            throw Self.classify(error, spool: path, stateDirectory: stateDirectoryPath,
-                                consequence: "stray temporary files were not removed")
+            throw Self.classify(
+                error, spool: path, stateDirectory: stateDirectoryPath,
+                consequence: "stray temporary files were not removed")
         }
     }
 
@@ -144,10 +149,12 @@ public struct SpoolDirectory: Sendable {
         do {
             names = try FileOperations.directoryEntries(path)
         } catch {
-            throw Self.classify(error, spool: path, stateDirectory: stateDirectoryPath, consequence: "the spool was not read")
+            throw Self.classify(
+                error, spool: path, stateDirectory: stateDirectoryPath, consequence: "the spool was not read")
         }
         var result: [UUID: String] = [:]
-        for name in names where name.hasSuffix(Self.imageSuffix) && !name.hasSuffix(Self.thumbnailSuffix)
+        for name in names
+        where name.hasSuffix(Self.imageSuffix) && !name.hasSuffix(Self.thumbnailSuffix)
             && !name.hasPrefix(".")
         {
             if let id = UUID(uuidString: String(name.dropLast(Self.imageSuffix.count))) { result[id] = name }
@@ -164,8 +171,9 @@ public struct SpoolDirectory: Sendable {
             try FileOperations.fsyncDirectory(quarantinePath)
             try FileOperations.fsyncDirectory(path)
         } catch {
-            throw Self.classify(error, spool: path, stateDirectory: stateDirectoryPath,
-                                consequence: "\(fileName) stays in the spool")
+            throw Self.classify(
+                error, spool: path, stateDirectory: stateDirectoryPath,
+                consequence: "\(fileName) stays in the spool")
         }
         return destination
     }
@@ -176,7 +184,8 @@ public struct SpoolDirectory: Sendable {
         switch error.errno {
         case ENOSPC, EDQUOT, EROFS:
             // Space and mount state belong to the state directory's file system: name that.
-            return StoreError.fileSystem(error, directory: "the state directory \(stateDirectory)", consequence: consequence)
+            return StoreError.fileSystem(
+                error, directory: "the state directory \(stateDirectory)", consequence: consequence)
         default:
             return StoreError.fileSystem(error, directory: spool, consequence: consequence)
         }

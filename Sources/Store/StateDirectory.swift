@@ -1,7 +1,7 @@
 import SwiftWingCore
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Where the daemon keeps its state (`/var/lib/swiftwing` on a device) and the names inside it:

@@ -3,7 +3,7 @@ import GRDB
 import SwiftWingCore
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// What the daemon did on start with a database that failed its check: where the old file went,
@@ -28,7 +28,8 @@ public struct DatabaseRecovery: Codable, Hashable, Sendable, CustomStringConvert
     public var salvageProblem: String?
 
     public var description: String {
-        var text = "the database failed its check on start (\(problem)) and was rebuilt: the old file is kept at "
+        var text =
+            "the database failed its check on start (\(problem)) and was rebuilt: the old file is kept at "
             + "\(movedTo); \(scansRequeued) scan\(scansRequeued == 1 ? "" : "s") still in the spool queued again, "
             + "\(booksSalvaged) book\(booksSalvaged == 1 ? "" : "s") read back from the old file (best effort"
         if let salvageProblem { text += ": \(salvageProblem)" }
@@ -63,8 +64,9 @@ public struct DatabaseRecovery: Codable, Hashable, Sendable, CustomStringConvert
             }
         }
         if let failure {
-            throw StoreError.fileSystem(failure, directory: stateDirectory.path,
-                                        consequence: "the note of the rebuilt database was not saved")
+            throw StoreError.fileSystem(
+                failure, directory: stateDirectory.path,
+                consequence: "the note of the rebuilt database was not saved")
         }
     }
 }
@@ -151,7 +153,8 @@ extension AppDatabase {
             let findings = try connection.read { db in try String.fetchAll(db, sql: "PRAGMA quick_check(5)") }
             if findings == ["ok"] { return nil }
             return findings.isEmpty ? "quick_check returned nothing" : findings.joined(separator: "; ")
-        } catch let error as DatabaseError where error.resultCode == .SQLITE_CORRUPT
+        } catch let error as DatabaseError
+            where error.resultCode == .SQLITE_CORRUPT
             || error.resultCode == .SQLITE_NOTADB
         {
             return error.message ?? "\(error.resultCode)"

@@ -1,8 +1,8 @@
-import Synchronization
 import SwiftWingCore
+import Synchronization
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Exclusive use of a state directory by one daemon: an `flock(LOCK_EX)` on `<state>/swiftwing.lock`,

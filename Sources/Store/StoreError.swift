@@ -3,7 +3,7 @@ import GRDB
 import SwiftWingCore
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Everything that can go wrong in the Store, each case worded as advice: what happened, to which
@@ -65,66 +65,67 @@ public enum StoreError: Error, Sendable, Equatable, CustomStringConvertible {
 
     public var description: String {
         switch self {
-        case let .noSpace(directory, consequence):
+        case .noSpace(let directory, let consequence):
             return "\(directory) is full (no space left on its file system, ENOSPC): free space there or move the "
                 + "state directory to a larger disk; \(consequence)"
-        case let .lowSpace(directory, available, required):
+        case .lowSpace(let directory, let available, let required):
             return "only \(Self.megabytes(available)) free under \(directory), below the \(Self.megabytes(required)) "
                 + "the daemon keeps in reserve: free space there or move the state directory to a larger disk; "
                 + "new presses are refused until then"
-        case let .readOnlyFileSystem(directory, consequence):
+        case .readOnlyFileSystem(let directory, let consequence):
             return "\(directory) is on a read-only file system (EROFS): remount it read-write (an SD card with errors "
                 + "is remounted read-only by the kernel: check `dmesg`); \(consequence)"
-        case let .permissionDenied(path, consequence):
+        case .permissionDenied(let path, let consequence):
             return "permission denied on \(path): the daemon's user must own the state directory "
                 + "(e.g. `chown -R swiftwing: /var/lib/swiftwing`); \(consequence)"
-        case let .systemCall(error, consequence):
+        case .systemCall(let error, let consequence):
             return "\(error.description); \(consequence)"
-        case let .databaseMissing(path, stateDirectory):
+        case .databaseMissing(let path, let stateDirectory):
             return "no database at \(path): the daemon has not run with the state directory \(stateDirectory) yet; "
                 + "start it once (`systemctl start swiftwing` or `swiftwing run`) or pass the right --state-dir"
-        case let .databaseTooNew(path):
+        case .databaseTooNew(let path):
             return "\(path) was written by a newer SwiftWing: install that version again (downgrades cannot read it)"
-        case let .databaseNotMigrated(path):
+        case .databaseNotMigrated(let path):
             return "\(path) is older than this SwiftWing: start the daemon once so it migrates the database, "
                 + "then retry"
-        case let .databaseCorrupt(path, message):
+        case .databaseCorrupt(let path, let message):
             return "\(path) is damaged (\(message)): stop the daemon, move the file aside (keep it for recovery) "
                 + "and start again with an empty database; the spool images are re-queued on start"
-        case let .databaseBusy(path):
+        case .databaseBusy(let path):
             return "\(path) stayed locked by another process past the busy timeout: retry; if it persists, look for "
                 + "a stuck `sqlite3` shell or a second daemon"
-        case let .constraintViolated(message):
+        case .constraintViolated(let message):
             return "the database refused the change (\(message)): this is a bug in the caller, please report it"
-        case let .database(path, code, message):
+        case .database(let path, let code, let message):
             return "SQLite error \(code) on \(path): \(message)"
-        case let .scanNotFound(id):
+        case .scanNotFound(let id):
             return "no scan with id \(id.uuidString.lowercased()): list scans with `swiftwing queue`"
-        case let .invalidTransition(id, from, to):
+        case .invalidTransition(let id, let from, let to):
             return "scan \(id.uuidString.lowercased()) is \(from.rawValue) and cannot become \(to.rawValue)"
-        case let .scanAlreadyDone(id):
+        case .scanAlreadyDone(let id):
             return "scan \(id.uuidString.lowercased()) is already done: its books are in the library; nothing to change"
-        case let .invalidScanID(text):
+        case .invalidScanID(let text):
             return "\"\(text)\" is not a scan id: copy one from `swiftwing queue` (a UUID)"
-        case let .scanDiscarded(id):
+        case .scanDiscarded(let id):
             return "scan \(id.uuidString.lowercased()) was discarded: it cannot be retried"
-        case let .notRetryable(id, state):
+        case .notRetryable(let id, let state):
             return "scan \(id.uuidString.lowercased()) is \(state.rawValue), not failed: "
-                + (state == .done ? "its books are already in the library" : "it is still in the queue and is retried on its own")
-        case let .bookNotFound(id):
+                + (state == .done
+                    ? "its books are already in the library" : "it is still in the queue and is retried on its own")
+        case .bookNotFound(let id):
             return "no book with id \(id): list the books with `swiftwing library` (the id is the first column)"
-        case let .isbnTaken(isbn13, bookID):
+        case .isbnTaken(let isbn13, let bookID):
             return "book \(bookID) already has ISBN \(isbn13): check that one (`swiftwing library show \(bookID)`), "
                 + "then delete the duplicate (`swiftwing library delete ID`) or give a different ISBN"
-        case let .deviceIdentityUnreadable(path, reason):
+        case .deviceIdentityUnreadable(let path, let reason):
             return "\(path) does not hold a device id (\(reason)): the backend knows this device by that id, so it "
                 + "is not replaced silently; restore the file from a backup, or delete it to make the device a new one"
-        case let .stateDirectoryOwnedByAnotherUser(directory, name, uid):
+        case .stateDirectoryOwnedByAnotherUser(let directory, let name, let uid):
             let owner = name.map { "\($0) (uid \(uid))" } ?? "uid \(uid)"
             return "\(directory) belongs to \(owner), and this command runs as root: files it made there would belong "
                 + "to root, and the daemon (running as \(name ?? "uid \(uid)")) could not change them. Run the command "
                 + "as that user (`sudo -u \(name ?? "#\(uid)") swiftwing …`), or give root its own --state-dir"
-        case let .stateDirectoryLocked(directory, pid):
+        case .stateDirectoryLocked(let directory, let pid):
             let holder = pid.map { "process \($0)" } ?? "another process"
             return "\(directory) is in use by \(holder) (another swiftwing daemon?): stop it "
                 + "(`systemctl stop swiftwing`) or give this one its own --state-dir"
@@ -148,7 +149,8 @@ public enum StoreError: Error, Sendable, Equatable, CustomStringConvertible {
         switch error.errno {
         case ENOSPC, EDQUOT: .noSpace(directory: directory, consequence: consequence)
         case EROFS: .readOnlyFileSystem(directory: directory, consequence: consequence)
-        case EACCES, EPERM: .permissionDenied(path: error.subject.isEmpty ? directory : error.subject, consequence: consequence)
+        case EACCES, EPERM:
+            .permissionDenied(path: error.subject.isEmpty ? directory : error.subject, consequence: consequence)
         default: .systemCall(error, consequence: consequence)
         }
     }

@@ -129,7 +129,8 @@ public struct WebAccess: Sendable {
                 // The code is burnt too: after the lock a person makes a new one.
                 let until = seconds + Self.lockDuration
                 try db.execute(
-                    sql: "UPDATE pairing SET code = NULL, expiresAt = NULL, wrongCodes = 0, lockedUntil = ? WHERE id = 1",
+                    sql:
+                        "UPDATE pairing SET code = NULL, expiresAt = NULL, wrongCodes = 0, lockedUntil = ? WHERE id = 1",
                     arguments: [until])
                 return .locked(until: Date(timeIntervalSince1970: until))
             }
@@ -160,13 +161,15 @@ public struct WebAccess: Sendable {
     public func sessionCount(now: Date) throws(StoreError) -> Int {
         try read("the sessions were not counted") { db in
             try Int.fetchOne(
-                db, sql: "SELECT count(*) FROM session WHERE expiresAt > ?", arguments: [now.timeIntervalSince1970]) ?? 0
+                db, sql: "SELECT count(*) FROM session WHERE expiresAt > ?", arguments: [now.timeIntervalSince1970])
+                ?? 0
         }
     }
 
     /// Compares in time independent of where the strings differ.
     static func sameBytes(_ a: String, _ b: String) -> Bool {
-        let left = Array(a.utf8), right = Array(b.utf8)
+        let left = Array(a.utf8)
+        let right = Array(b.utf8)
         guard left.count == right.count else { return false }
         var difference: UInt8 = 0
         for index in left.indices { difference |= left[index] ^ right[index] }

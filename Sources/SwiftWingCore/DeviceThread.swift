@@ -2,7 +2,7 @@ import CLinux
 import Synchronization
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// A named POSIX thread for blocking work: a loop that owns its descriptors and waits in `poll`
@@ -65,15 +65,17 @@ public final class DeviceThread: @unchecked Sendable {
     }
 
     private static func create(_ handle: inout pthread_t, _ context: UnsafeMutableRawPointer) -> Int32 {
-        pthread_create(&handle, nil, { raw in
-            let start = Unmanaged<Start>.fromOpaque(raw!).takeRetainedValue()
-            _ = sw_thread_set_name(start.name)
-            if let priority = start.realtimePriority {
-                start.thread.schedulingResult.store(sw_thread_set_realtime(priority), ordering: .releasing)
-            }
-            start.body()
-            return nil
-        }, context)
+        pthread_create(
+            &handle, nil,
+            { raw in
+                let start = Unmanaged<Start>.fromOpaque(raw!).takeRetainedValue()
+                _ = sw_thread_set_name(start.name)
+                if let priority = start.realtimePriority {
+                    start.thread.schedulingResult.store(sw_thread_set_realtime(priority), ordering: .releasing)
+                }
+                start.body()
+                return nil
+            }, context)
     }
 
     deinit {

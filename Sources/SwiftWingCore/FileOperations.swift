@@ -2,9 +2,9 @@
 // call, each throwing SystemCallError with the path it acted on. EINTR is retried everywhere except
 // `close`.
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 public enum FileOperations {

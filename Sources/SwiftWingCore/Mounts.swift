@@ -1,7 +1,7 @@
 // Mounting, the mount table and whole-file locks: thin wrappers over `mount`, `umount2`, `flock` and
 // the text of `/proc/self/mountinfo`, each retried on EINTR as SystemCall.swift says.
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// One line of `/proc/self/mountinfo` (proc(5)): `36 35 98:0 /mnt1 /mnt2 rw,noatime master:1 - ext3

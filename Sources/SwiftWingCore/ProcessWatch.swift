@@ -1,7 +1,7 @@
 import CLinux
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Tells whether one process has ended, by a pidfd: a process id reused by a later process is never

@@ -1,7 +1,7 @@
 import CLinux
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// An eventfd that a device thread's poll loop watches beside its devices: `signal()`, from any

@@ -50,7 +50,8 @@ public struct YUV420Frame: Sendable {
 
     /// A frame in a fresh buffer of its own.
     public init(layout: YUV420Layout, timestamp: MonotonicInstant = .now(), sequence: UInt32 = 0) {
-        self.init(layout: layout, buffer: PixelBuffer(capacity: layout.byteCount), timestamp: timestamp, sequence: sequence)
+        self.init(
+            layout: layout, buffer: PixelBuffer(capacity: layout.byteCount), timestamp: timestamp, sequence: sequence)
     }
 
     public var width: Int { layout.width }

@@ -13,7 +13,8 @@ public enum JobStatus: Hashable, Sendable, CustomStringConvertible {
     public init(tolerating raw: String?) {
         switch raw?.lowercased().trimmed {
         case "queued", "initialized", "initialised", "pending", "accepted", "created": self = .queued
-        case "processing", "running", "analyzing", "analysing", "in_progress", "started", "enriching": self = .processing
+        case "processing", "running", "analyzing", "analysing", "in_progress", "started", "enriching":
+            self = .processing
         case "completed", "complete", "done", "succeeded", "success", "finished": self = .completed
         case "failed", "failure", "error": self = .failed
         case "canceled", "cancelled": self = .canceled
@@ -128,7 +129,8 @@ public struct UploadAccepted: Hashable, Sendable {
     /// Reads the upload response body. Every `data` shape of docs/protocol.md §1 is accepted, and a body
     /// without the `{success, data}` envelope too; `_links.stream` is used when `data` has no
     /// stream URL. Throws when the body is not JSON or carries no job id.
-    public static func decode(_ body: some Collection<UInt8>, base: URL) throws(TalariaDecodingError) -> UploadAccepted {
+    public static func decode(_ body: some Collection<UInt8>, base: URL) throws(TalariaDecodingError) -> UploadAccepted
+    {
         let what = "the upload response"
         let endpoints = TalariaEndpoints(base: base)
         let base = endpoints.base
@@ -243,7 +245,8 @@ public struct ProblemDetails: Hashable, Sendable, CustomStringConvertible {
         problem.code = inner["code"]?.stringValue ?? json["code"]?.stringValue
         problem.retryable = inner["retryable"]?.boolValue ?? json["retryable"]?.boolValue
         problem.retryAfterMilliseconds = inner["retryAfterMs"]?.doubleValue ?? json["retryAfterMs"]?.doubleValue
-        problem.retryAfterSeconds = json["details"]?["retryAfter"]?.doubleValue ?? inner["retryAfter"]?.doubleValue
+        problem.retryAfterSeconds =
+            json["details"]?["retryAfter"]?.doubleValue ?? inner["retryAfter"]?.doubleValue
             ?? json["retryAfter"]?.doubleValue
         if let list = json["errors"]?.arrayValue {
             problem.errors = list.map { item in
@@ -262,7 +265,9 @@ public struct ProblemDetails: Hashable, Sendable, CustomStringConvertible {
         if let code { parts.append(code) }
         if let text = detail ?? title { parts.append(text) }
         var line = parts.joined(separator: ": ")
-        if !errors.isEmpty { line += (line.isEmpty ? "" : " (") + errors.joined(separator: "; ") + (line.isEmpty ? "" : ")") }
+        if !errors.isEmpty {
+            line += (line.isEmpty ? "" : " (") + errors.joined(separator: "; ") + (line.isEmpty ? "" : ")")
+        }
         if line.isEmpty, let unreadableBody { line = "a body that is not JSON: \(unreadableBody)" }
         return line.isEmpty ? "no reason given" : line
     }
@@ -363,7 +368,8 @@ public struct JobStatusResponse: Hashable, Sendable {
         let data = json["data"].flatMap { $0.objectValue == nil ? nil : $0 } ?? json
         guard let raw = data["status"]?.stringValue else {
             throw .missingField(
-                what: "the job status response", field: "data.status", prefix: TalariaDecodingError.quotedPrefix(of: body))
+                what: "the job status response", field: "data.status",
+                prefix: TalariaDecodingError.quotedPrefix(of: body))
         }
         return JobStatusResponse(
             jobID: data.first("jobId", "id")?.stringValue, status: JobStatus(tolerating: raw),

@@ -165,7 +165,8 @@ public enum CatalogLookup: Hashable, Sendable {
         guard characters.count >= 4 else { return nil }
         for start in 0...(characters.count - 4) {
             let window = characters[start..<(start + 4)]
-            let bounded = (start == 0 || !characters[start - 1].isNumber)
+            let bounded =
+                (start == 0 || !characters[start - 1].isNumber)
                 && (start + 4 == characters.count || !characters[start + 4].isNumber)
             if bounded, window.allSatisfy({ $0.isASCII && $0.isNumber }) { return String(window) }
         }

@@ -158,8 +158,10 @@ public enum JSONValue: Hashable, Sendable {
             case 0x0D: out += [UInt8(ascii: "\\"), UInt8(ascii: "r")]
             case 0x09: out += [UInt8(ascii: "\\"), UInt8(ascii: "t")]
             case 0..<0x20:
-                out += [UInt8(ascii: "\\"), UInt8(ascii: "u"), UInt8(ascii: "0"), UInt8(ascii: "0"), hex[Int(byte >> 4)],
-                        hex[Int(byte & 0xF)]]
+                out += [
+                    UInt8(ascii: "\\"), UInt8(ascii: "u"), UInt8(ascii: "0"), UInt8(ascii: "0"), hex[Int(byte >> 4)],
+                    hex[Int(byte & 0xF)],
+                ]
             default: out.append(byte)
             }
         }
@@ -199,9 +201,11 @@ public enum TalariaDecodingError: Error, Hashable, Sendable, CustomStringConvert
     public var description: String {
         switch self {
         case .notJSON(let what, let prefix):
-            let looksHTML = prefix.lowercased().contains("<html") || prefix.lowercased().contains("<!doctype")
+            let looksHTML =
+                prefix.lowercased().contains("<html") || prefix.lowercased().contains("<!doctype")
                 || prefix.hasPrefix("\"<")
-            let advice = looksHTML
+            let advice =
+                looksHTML
                 ? "an HTML page answered instead of the Talaria API: check the backend URL, or a proxy or captive portal in between"
                 : "check that the backend URL points at a Talaria v3 server"
             return "\(what) is not JSON (it starts with \(prefix)); \(advice)"

@@ -109,7 +109,8 @@ public struct JobStream: Sendable {
         finished = true
         terminalEventID = parser.lastEventID
         return .pollStatus(
-            reason: "no terminal event \(Int(abandonAfter)) s after the stream opened; the job's status is polled instead")
+            reason:
+                "no terminal event \(Int(abandonAfter)) s after the stream opened; the job's status is polled instead")
     }
 
     private mutating func handle(_ event: SSEEvent, into actions: inout [Action]) {

@@ -97,7 +97,8 @@ public struct ScanUploadRequest: Sendable {
         ]
         if let apiKey, !apiKey.isEmpty { headers.append(("Authorization", "Bearer \(apiKey)")) }
         self.headers = headers.map { (name: $0.0, value: $0.1) }
-        bodyPrefix = Array("--\(boundary)\r\n".utf8)
+        bodyPrefix =
+            Array("--\(boundary)\r\n".utf8)
             + Array("Content-Disposition: form-data; name=\"photos[]\"; filename=\"spine.jpg\"\r\n".utf8)
             + Array("Content-Type: image/jpeg\r\n\r\n".utf8)
         bodySuffix = Array("\r\n--\(boundary)--\r\n".utf8)

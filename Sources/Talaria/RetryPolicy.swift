@@ -110,11 +110,13 @@ public struct RetryPolicy: Sendable {
     // MARK: Classification
 
     /// Classifies an outcome. `operation` names the request in reasons ("the upload", "the status poll").
-    public static func classify(_ outcome: TransferOutcome, operation: String = "the upload", now: Date) -> OutcomeClass {
+    public static func classify(_ outcome: TransferOutcome, operation: String = "the upload", now: Date) -> OutcomeClass
+    {
         switch outcome {
         case .connectFailed(let detail):
-            return .transient(reason: "\(operation) could not connect (\(detail)); the device is offline or the "
-                + "backend is down, and the scan waits in the queue")
+            return .transient(
+                reason: "\(operation) could not connect (\(detail)); the device is offline or the "
+                    + "backend is down, and the scan waits in the queue")
         case .timedOut(let detail):
             return .transient(reason: "\(operation) timed out (\(detail)); retried with backoff")
         case .connectionLost(let detail):
@@ -129,7 +131,8 @@ public struct RetryPolicy: Sendable {
                 let seconds = Int(until.timeIntervalSince(now).rounded(.up))
                 return .rateLimited(
                     until: until,
-                    reason: "the backend is rate limiting (\(said)); uploads pause for \(seconds) s, presses keep queueing")
+                    reason:
+                        "the backend is rate limiting (\(said)); uploads pause for \(seconds) s, presses keep queueing")
             case 401, 403:
                 return .unauthorized(
                     reason: "the backend refused the API key (\(said)); put the right key in the api-key credential "
@@ -161,7 +164,8 @@ public struct RetryPolicy: Sendable {
                 return .transient(reason: "the backend is still busy with this scan's earlier request (\(said))")
             default:
                 return .permanent(
-                    reason: "the backend refused the request (\(said)); the image is kept for `swiftwing queue retry ID`")
+                    reason:
+                        "the backend refused the request (\(said)); the image is kept for `swiftwing queue retry ID`")
             }
         }
     }

@@ -241,7 +241,8 @@ public struct SSEParser: Sendable {
             }
             data.append(contentsOf: value)
             data.append(Self.lf)
-        case 5 where line[0] == 0x65 && line[1] == 0x76 && line[2] == 0x65 && line[3] == 0x6E && line[4] == 0x74:  // event
+        // "event"
+        case 5 where line[0] == 0x65 && line[1] == 0x76 && line[2] == 0x65 && line[3] == 0x6E && line[4] == 0x74:
             eventType.removeAll(keepingCapacity: true)
             eventType.append(contentsOf: value)
         case 2 where line[0] == 0x69 && line[1] == 0x64:  // id
@@ -250,13 +251,17 @@ public struct SSEParser: Sendable {
                 lastEventIDBuffer.append(contentsOf: value)
                 lastEventIDChanged = true
             }
-        case 5 where line[0] == 0x72 && line[1] == 0x65 && line[2] == 0x74 && line[3] == 0x72 && line[4] == 0x79:  // retry
+        // "retry"
+        case 5 where line[0] == 0x72 && line[1] == 0x65 && line[2] == 0x74 && line[3] == 0x72 && line[4] == 0x79:
             guard !value.isEmpty, value.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) else { return }
             var milliseconds = 0
             for digit in value {
                 let (times10, overflow1) = milliseconds.multipliedReportingOverflow(by: 10)
                 let (sum, overflow2) = times10.addingReportingOverflow(Int(digit - 0x30))
-                if overflow1 || overflow2 { milliseconds = Int.max; break }
+                if overflow1 || overflow2 {
+                    milliseconds = Int.max
+                    break
+                }
                 milliseconds = sum
             }
             reconnectionTime = milliseconds

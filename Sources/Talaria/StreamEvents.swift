@@ -116,7 +116,8 @@ public struct TalariaStreamDecoder: Sendable {
             do {
                 json = try JSONValue.parse(sse.data, what: "event")
             } catch {
-                let what = "the \"\(sse.type)\" event (last event id \(sse.lastEventID.isEmpty ? "none" : sse.lastEventID))"
+                let what =
+                    "the \"\(sse.type)\" event (last event id \(sse.lastEventID.isEmpty ? "none" : sse.lastEventID))"
                 return Output(event: nil, warnings: [TalariaWarning("\(error.renamed(what)); event skipped")])
             }
         }
@@ -132,10 +133,11 @@ public struct TalariaStreamDecoder: Sendable {
             if let value = fraction {
                 fraction = percentScale ? (value <= 100 ? value / 100 : nil) : normaliseProgress(value)
             }
-            event = .progress(JobProgress(
-                status: json["status"]?.stringValue.map { JobStatus(tolerating: $0) }, fraction: fraction,
-                processedCount: json["processedCount"]?.intValue, totalCount: json["totalCount"]?.intValue,
-                message: json["message"]?.stringValue))
+            event = .progress(
+                JobProgress(
+                    status: json["status"]?.stringValue.map { JobStatus(tolerating: $0) }, fraction: fraction,
+                    processedCount: json["processedCount"]?.intValue, totalCount: json["totalCount"]?.intValue,
+                    message: json["message"]?.stringValue))
         case "result", "results", "book":
             let (books, found) = booksIn(json, singleBookAllowed: true)
             warnings += found
@@ -147,19 +149,22 @@ public struct TalariaStreamDecoder: Sendable {
             warnings += found
             let included = json.first("books", "results") != nil || json["data"]?.first("books", "results") != nil
             let resultsURL = ServerURL(json["resultsUrl"]?.stringValue, field: "resultsUrl", base: base)
-            event = .completed(JobCompletion(
-                status: json["status"]?.stringValue.map { JobStatus(tolerating: $0) } ?? .completed, books: books,
-                booksIncluded: included, resultsURL: resultsURL.url, refusal: resultsURL.refusal))
+            event = .completed(
+                JobCompletion(
+                    status: json["status"]?.stringValue.map { JobStatus(tolerating: $0) } ?? .completed, books: books,
+                    booksIncluded: included, resultsURL: resultsURL.url, refusal: resultsURL.refusal))
         case "failed", "error", "failure", "canceled", "cancelled":
             let problem = ProblemDetails.decode(json)
             var code = problem.code
             if code == nil, type.hasPrefix("cancel") { code = "CANCELED" }
-            event = .failed(JobFailure(
-                code: code, message: problem.detail ?? problem.title, retryable: problem.retryable ?? false))
+            event = .failed(
+                JobFailure(
+                    code: code, message: problem.detail ?? problem.title, retryable: problem.retryable ?? false))
         case "timeout":
             let problem = ProblemDetails.decode(json)
-            event = .timeout(JobFailure(
-                code: problem.code ?? "STREAM_TIMEOUT", message: problem.detail ?? problem.title, retryable: true))
+            event = .timeout(
+                JobFailure(
+                    code: problem.code ?? "STREAM_TIMEOUT", message: problem.detail ?? problem.title, retryable: true))
         case "ping", "heartbeat", "keepalive", "keep-alive":
             event = .ping
         case "enrichment_degraded":
@@ -184,7 +189,9 @@ public struct TalariaStreamDecoder: Sendable {
         if let list = container.first("books", "results") ?? json.first("books", "results") {
             guard let array = list.arrayValue else {
                 if list.objectValue != nil { return TalariaBook.decodeList([list]) }
-                return ([], [TalariaWarning("a book list that is not an array was skipped: \(list.jsonText.prefix(80))")])
+                return (
+                    [], [TalariaWarning("a book list that is not an array was skipped: \(list.jsonText.prefix(80))")]
+                )
             }
             return TalariaBook.decodeList(array)
         }

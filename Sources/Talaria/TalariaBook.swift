@@ -122,16 +122,18 @@ public struct TalariaBook: Hashable, Sendable {
             rejected.append(raw)
         }
         if isbn13 == nil, let bad = rejected.first {
-            warnings.append(TalariaWarning(
-                "book \"\(title.isEmpty ? "(no title)" : title)\": ISBN \"\(bad)\" is not a valid ISBN-10/13 "
-                    + "(wrong length or check digit); kept without ISBN, matched by title and author"))
+            warnings.append(
+                TalariaWarning(
+                    "book \"\(title.isEmpty ? "(no title)" : title)\": ISBN \"\(bad)\" is not a valid ISBN-10/13 "
+                        + "(wrong length or check digit); kept without ISBN, matched by title and author"))
         }
 
         // A title of the wrong type ({"title": {…}}) is still a book sighted, kept for a person to name.
         let titleGiven = field("title") != nil
         guard !title.isEmpty || isbn13 != nil || (titleGiven && !reasons.isEmpty) else {
-            warnings.append(TalariaWarning(
-                "a book with neither a title nor a valid ISBN was skipped: \(value.jsonText.prefix(120))"))
+            warnings.append(
+                TalariaWarning(
+                    "a book with neither a title nor a valid ISBN was skipped: \(value.jsonText.prefix(120))"))
             return (nil, warnings)
         }
 

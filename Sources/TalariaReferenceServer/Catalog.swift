@@ -20,38 +20,90 @@ public struct CatalogBook: Sendable, Equatable {
 public enum Catalog {
     /// Real books with their real ISBN-13 (each checked: ISBN-13 and ISBN-10 check digits agree).
     public static let books: [CatalogBook] = [
-        b("9780131103627", "The C Programming Language", ["Brian W. Kernighan", "Dennis M. Ritchie"], "Prentice Hall", 1988, .paperback, 272),
-        b("9780262510875", "Structure and Interpretation of Computer Programs", ["Harold Abelson", "Gerald Jay Sussman"], "MIT Press", 1996, .paperback, 657),
-        b("9780201633610", "Design Patterns: Elements of Reusable Object-Oriented Software", ["Erich Gamma", "Richard Helm", "Ralph Johnson", "John Vlissides"], "Addison-Wesley", 1994, .hardcover, 395),
-        b("9780201616224", "The Pragmatic Programmer: From Journeyman to Master", ["Andrew Hunt", "David Thomas"], "Addison-Wesley", 1999, .paperback, 352),
+        b(
+            "9780131103627", "The C Programming Language", ["Brian W. Kernighan", "Dennis M. Ritchie"], "Prentice Hall",
+            1988, .paperback, 272),
+        b(
+            "9780262510875", "Structure and Interpretation of Computer Programs",
+            ["Harold Abelson", "Gerald Jay Sussman"], "MIT Press", 1996, .paperback, 657),
+        b(
+            "9780201633610", "Design Patterns: Elements of Reusable Object-Oriented Software",
+            ["Erich Gamma", "Richard Helm", "Ralph Johnson", "John Vlissides"], "Addison-Wesley", 1994, .hardcover, 395),
+        b(
+            "9780201616224", "The Pragmatic Programmer: From Journeyman to Master", ["Andrew Hunt", "David Thomas"],
+            "Addison-Wesley", 1999, .paperback, 352),
         b("9780735619678", "Code Complete", ["Steve McConnell"], "Microsoft Press", 2004, .paperback, 960),
-        b("9780132350884", "Clean Code: A Handbook of Agile Software Craftsmanship", ["Robert C. Martin"], "Prentice Hall", 2008, .paperback, 464),
-        b("9780262033848", "Introduction to Algorithms", ["Thomas H. Cormen", "Charles E. Leiserson", "Ronald L. Rivest", "Clifford Stein"], "MIT Press", 2009, .hardcover, 1312),
-        b("9780201835953", "The Mythical Man-Month: Essays on Software Engineering", ["Frederick P. Brooks Jr."], "Addison-Wesley", 1995, .paperback, 336),
-        b("9780201485677", "Refactoring: Improving the Design of Existing Code", ["Martin Fowler"], "Addison-Wesley", 1999, .hardcover, 431),
-        b("9780201896831", "The Art of Computer Programming, Volume 1: Fundamental Algorithms", ["Donald E. Knuth"], "Addison-Wesley", 1997, .hardcover, 672),
-        b("9780465026562", "Gödel, Escher, Bach: An Eternal Golden Braid", ["Douglas R. Hofstadter"], "Basic Books", 1999, .paperback, 777),
-        b("9780321486813", "Compilers: Principles, Techniques, and Tools", ["Alfred V. Aho", "Monica S. Lam", "Ravi Sethi", "Jeffrey D. Ullman"], "Addison-Wesley", 2006, .hardcover, 1009),
+        b(
+            "9780132350884", "Clean Code: A Handbook of Agile Software Craftsmanship", ["Robert C. Martin"],
+            "Prentice Hall", 2008, .paperback, 464),
+        b(
+            "9780262033848", "Introduction to Algorithms",
+            ["Thomas H. Cormen", "Charles E. Leiserson", "Ronald L. Rivest", "Clifford Stein"], "MIT Press", 2009,
+            .hardcover, 1312),
+        b(
+            "9780201835953", "The Mythical Man-Month: Essays on Software Engineering", ["Frederick P. Brooks Jr."],
+            "Addison-Wesley", 1995, .paperback, 336),
+        b(
+            "9780201485677", "Refactoring: Improving the Design of Existing Code", ["Martin Fowler"], "Addison-Wesley",
+            1999, .hardcover, 431),
+        b(
+            "9780201896831", "The Art of Computer Programming, Volume 1: Fundamental Algorithms", ["Donald E. Knuth"],
+            "Addison-Wesley", 1997, .hardcover, 672),
+        b(
+            "9780465026562", "Gödel, Escher, Bach: An Eternal Golden Braid", ["Douglas R. Hofstadter"], "Basic Books",
+            1999, .paperback, 777),
+        b(
+            "9780321486813", "Compilers: Principles, Techniques, and Tools",
+            ["Alfred V. Aho", "Monica S. Lam", "Ravi Sethi", "Jeffrey D. Ullman"], "Addison-Wesley", 2006, .hardcover,
+            1009),
         b("9780201657883", "Programming Pearls", ["Jon Bentley"], "Addison-Wesley", 1999, .paperback, 256),
-        b("9780139376818", "The UNIX Programming Environment", ["Brian W. Kernighan", "Rob Pike"], "Prentice Hall", 1984, .paperback, 357),
-        b("9780321637734", "Advanced Programming in the UNIX Environment", ["W. Richard Stevens", "Stephen A. Rago"], "Addison-Wesley", 2013, .hardcover, 1032),
-        b("9780131177055", "Working Effectively with Legacy Code", ["Michael C. Feathers"], "Prentice Hall", 2004, .paperback, 456),
-        b("9780321125217", "Domain-Driven Design: Tackling Complexity in the Heart of Software", ["Eric Evans"], "Addison-Wesley", 2003, .hardcover, 560),
-        b("9781449373320", "Designing Data-Intensive Applications", ["Martin Kleppmann"], "O'Reilly Media", 2017, .paperback, 616),
-        b("9780262162098", "Types and Programming Languages", ["Benjamin C. Pierce"], "MIT Press", 2002, .hardcover, 648),
-        b("9780201615869", "The Practice of Programming", ["Brian W. Kernighan", "Rob Pike"], "Addison-Wesley", 1999, .paperback, 288),
-        b("9780596007126", "Head First Design Patterns", ["Eric Freeman", "Elisabeth Robson", "Bert Bates", "Kathy Sierra"], "O'Reilly Media", 2004, .paperback, 694),
-        b("9780596517748", "JavaScript: The Good Parts", ["Douglas Crockford"], "O'Reilly Media", 2008, .paperback, 176),
-        b("9780321146533", "Test Driven Development: By Example", ["Kent Beck"], "Addison-Wesley", 2002, .paperback, 240),
-        b("9780321127426", "Patterns of Enterprise Application Architecture", ["Martin Fowler"], "Addison-Wesley", 2002, .hardcover, 533),
-        b("9780137081073", "The Clean Coder: A Code of Conduct for Professional Programmers", ["Robert C. Martin"], "Prentice Hall", 2011, .paperback, 256),
+        b(
+            "9780139376818", "The UNIX Programming Environment", ["Brian W. Kernighan", "Rob Pike"], "Prentice Hall",
+            1984, .paperback, 357),
+        b(
+            "9780321637734", "Advanced Programming in the UNIX Environment", ["W. Richard Stevens", "Stephen A. Rago"],
+            "Addison-Wesley", 2013, .hardcover, 1032),
+        b(
+            "9780131177055", "Working Effectively with Legacy Code", ["Michael C. Feathers"], "Prentice Hall", 2004,
+            .paperback, 456),
+        b(
+            "9780321125217", "Domain-Driven Design: Tackling Complexity in the Heart of Software", ["Eric Evans"],
+            "Addison-Wesley", 2003, .hardcover, 560),
+        b(
+            "9781449373320", "Designing Data-Intensive Applications", ["Martin Kleppmann"], "O'Reilly Media", 2017,
+            .paperback, 616),
+        b(
+            "9780262162098", "Types and Programming Languages", ["Benjamin C. Pierce"], "MIT Press", 2002, .hardcover,
+            648),
+        b(
+            "9780201615869", "The Practice of Programming", ["Brian W. Kernighan", "Rob Pike"], "Addison-Wesley", 1999,
+            .paperback, 288),
+        b(
+            "9780596007126", "Head First Design Patterns",
+            ["Eric Freeman", "Elisabeth Robson", "Bert Bates", "Kathy Sierra"], "O'Reilly Media", 2004, .paperback, 694),
+        b(
+            "9780596517748", "JavaScript: The Good Parts", ["Douglas Crockford"], "O'Reilly Media", 2008, .paperback,
+            176),
+        b(
+            "9780321146533", "Test Driven Development: By Example", ["Kent Beck"], "Addison-Wesley", 2002, .paperback,
+            240),
+        b(
+            "9780321127426", "Patterns of Enterprise Application Architecture", ["Martin Fowler"], "Addison-Wesley",
+            2002, .hardcover, 533),
+        b(
+            "9780137081073", "The Clean Coder: A Code of Conduct for Professional Programmers", ["Robert C. Martin"],
+            "Prentice Hall", 2011, .paperback, 256),
         b("9780134685991", "Effective Java", ["Joshua Bloch"], "Addison-Wesley", 2018, .paperback, 412),
-        b("9780984782857", "Cracking the Coding Interview", ["Gayle Laakmann McDowell"], "CareerCup", 2015, .paperback, 687),
+        b(
+            "9780984782857", "Cracking the Coding Interview", ["Gayle Laakmann McDowell"], "CareerCup", 2015,
+            .paperback, 687),
         b("9780060935467", "To Kill a Mockingbird", ["Harper Lee"], "Harper Perennial", 2002, .paperback, 336),
         b("9780451524935", "1984", ["George Orwell"], "Signet Classic", 1961, .paperback, 328),
         b("9780743273565", "The Great Gatsby", ["F. Scott Fitzgerald"], "Scribner", 2004, .paperback, 180),
         b("9780141439518", "Pride and Prejudice", ["Jane Austen"], "Penguin Classics", 2002, .paperback, 480),
-        b("9780316769488", "The Catcher in the Rye", ["J. D. Salinger"], "Little, Brown and Company", 1991, .paperback, 277),
+        b(
+            "9780316769488", "The Catcher in the Rye", ["J. D. Salinger"], "Little, Brown and Company", 1991,
+            .paperback, 277),
         b("9780060850524", "Brave New World", ["Aldous Huxley"], "Harper Perennial", 2006, .paperback, 288),
         b("9781451673319", "Fahrenheit 451", ["Ray Bradbury"], "Simon & Schuster", 2012, .paperback, 249),
         b("9780547928227", "The Hobbit", ["J. R. R. Tolkien"], "Houghton Mifflin Harcourt", 2012, .paperback, 300),
@@ -64,7 +116,9 @@ public enum Catalog {
         b("9780679734505", "Crime and Punishment", ["Fyodor Dostoevsky"], "Vintage Classics", 1993, .paperback, 564),
         b("9780140268867", "The Odyssey", ["Homer"], "Penguin Classics", 1997, .paperback, 541),
         b("9780060934347", "Don Quixote", ["Miguel de Cervantes"], "Ecco", 2003, .paperback, 992),
-        b("9780060883287", "One Hundred Years of Solitude", ["Gabriel García Márquez"], "Harper Perennial Modern Classics", 2006, .paperback, 417),
+        b(
+            "9780060883287", "One Hundred Years of Solitude", ["Gabriel García Márquez"],
+            "Harper Perennial Modern Classics", 2006, .paperback, 417),
         b("9780307387899", "The Road", ["Cormac McCarthy"], "Vintage", 2007, .paperback, 287),
         b("9780441172719", "Dune", ["Frank Herbert"], "Ace", 1990, .paperback, 535),
         b("9780385333849", "Slaughterhouse-Five", ["Kurt Vonnegut"], "Dial Press", 1999, .paperback, 275),
@@ -74,14 +128,22 @@ public enum Catalog {
         b("9781400033416", "Beloved", ["Toni Morrison"], "Vintage", 2004, .paperback, 324),
         b("9780385490818", "The Handmaid's Tale", ["Margaret Atwood"], "Anchor Books", 1998, .paperback, 311),
         b("9780553380163", "A Brief History of Time", ["Stephen Hawking"], "Bantam", 1998, .paperback, 212),
-        b("9780062316097", "Sapiens: A Brief History of Humankind", ["Yuval Noah Harari"], "Harper", 2015, .hardcover, 443),
-        b("9780374275631", "Thinking, Fast and Slow", ["Daniel Kahneman"], "Farrar, Straus and Giroux", 2011, .hardcover, 499),
+        b(
+            "9780062316097", "Sapiens: A Brief History of Humankind", ["Yuval Noah Harari"], "Harper", 2015, .hardcover,
+            443),
+        b(
+            "9780374275631", "Thinking, Fast and Slow", ["Daniel Kahneman"], "Farrar, Straus and Giroux", 2011,
+            .hardcover, 499),
         b("9780199291151", "The Selfish Gene", ["Richard Dawkins"], "Oxford University Press", 2006, .paperback, 360),
-        b("9780590353427", "Harry Potter and the Sorcerer's Stone", ["J. K. Rowling"], "Scholastic", 1999, .paperback, 309),
+        b(
+            "9780590353427", "Harry Potter and the Sorcerer's Stone", ["J. K. Rowling"], "Scholastic", 1999, .paperback,
+            309),
         b("9780156012195", "The Little Prince", ["Antoine de Saint-Exupéry"], "Harcourt", 2000, .paperback, 96),
         b("9780143035008", "Anna Karenina", ["Leo Tolstoy"], "Penguin Classics", 2004, .paperback, 838),
         b("9781400079988", "War and Peace", ["Leo Tolstoy"], "Vintage Classics", 2008, .paperback, 1273),
-        b("9780374528379", "The Brothers Karamazov", ["Fyodor Dostoevsky"], "Farrar, Straus and Giroux", 2002, .paperback, 796),
+        b(
+            "9780374528379", "The Brothers Karamazov", ["Fyodor Dostoevsky"], "Farrar, Straus and Giroux", 2002,
+            .paperback, 796),
         b("9780743477123", "Hamlet", ["William Shakespeare"], "Simon & Schuster", 2003, .paperback, 342),
         b("9780684801223", "The Old Man and the Sea", ["Ernest Hemingway"], "Scribner", 1995, .paperback, 127),
         b("9780141439600", "A Tale of Two Cities", ["Charles Dickens"], "Penguin Classics", 2003, .paperback, 489),
@@ -92,9 +154,12 @@ public enum Catalog {
     ]
 
     private static func b(
-        _ isbn: String, _ title: String, _ authors: [String], _ publisher: String, _ year: Int, _ format: BookFormat, _ pages: Int
+        _ isbn: String, _ title: String, _ authors: [String], _ publisher: String, _ year: Int, _ format: BookFormat,
+        _ pages: Int
     ) -> CatalogBook {
-        CatalogBook(isbn13: isbn, title: title, authors: authors, publisher: publisher, year: year, format: format, pageCount: pages)
+        CatalogBook(
+            isbn13: isbn, title: title, authors: authors, publisher: publisher, year: year, format: format,
+            pageCount: pages)
     }
 
     /// Entries at these catalog positions give their ISBN as ISBN-10 (clients must normalise).
@@ -140,7 +205,8 @@ public enum Catalog {
             var mix = (hash ^ UInt64(index &* 0x9E37_79B9)) &* 0x100_0000_01b3
             mix ^= mix >> 29
             let confidence = Double(62 + Int(mix % 38)) / 100  // 0.62 ... 0.99
-            return RecognisedBook(catalogIndex: index, book: books[index], confidence: confidence, position: position, of: count)
+            return RecognisedBook(
+                catalogIndex: index, book: books[index], confidence: confidence, position: position, of: count)
         }
     }
 }

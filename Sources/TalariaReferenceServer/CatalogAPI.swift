@@ -35,7 +35,11 @@ extension Handlers {
         if let response = try await catalogFault(for: [], context) { return response }
         let docs = Catalog.search(query).prefix(max(0, limit)).map { book, _ in Self.openLibraryDoc(book) }
         return ReferenceServer.json(
-            200, ["numFound": .int(docs.count), "start": 0, "numFoundExact": true, "q": .string(query), "docs": .array(Array(docs))])
+            200,
+            [
+                "numFound": .int(docs.count), "start": 0, "numFoundExact": true, "q": .string(query),
+                "docs": .array(Array(docs)),
+            ])
     }
 
     static func openLibraryDoc(_ book: CatalogBook) -> JSONValue {
@@ -113,7 +117,8 @@ extension Handlers {
             "number_of_pages": .int(book.pageCount),
             "identifiers": .object(identifiers),
             "cover": [
-                "small": .string(cover + "-S.jpg"), "medium": .string(cover + "-M.jpg"), "large": .string(cover + "-L.jpg"),
+                "small": .string(cover + "-S.jpg"), "medium": .string(cover + "-M.jpg"),
+                "large": .string(cover + "-L.jpg"),
             ],
         ]
     }

@@ -85,12 +85,15 @@ public struct Fault: Sendable, Equatable, CustomStringConvertible {
     /// Every fault name per kind, as accepted by `parse` (`N`/`MS` are integers, `[:N]` optional).
     public static let catalog: [RequestKind: [String]] = [
         .upload: [
-            "429-ms[:MS]", "429-seconds[:N]", "429-date[:N]", "429-reset[:MS]", "429-legacy[:N]", "500", "503", "401", "413",
-            "400-invalid-file", "html", "slow:MS", "drop", "envelope:" + EnvelopeShape.allCases.map(\.rawValue).joined(separator: "|"),
+            "429-ms[:MS]", "429-seconds[:N]", "429-date[:N]", "429-reset[:MS]", "429-legacy[:N]", "500", "503", "401",
+            "413",
+            "400-invalid-file", "html", "slow:MS", "drop",
+            "envelope:" + EnvelopeShape.allCases.map(\.rawValue).joined(separator: "|"),
             "no-stream",
         ],
         .stream: [
-            "drop-after:N", "malformed", "duplicate-terminal", "results-key", "complete-alias", "stripped", "progress-100",
+            "drop-after:N", "malformed", "duplicate-terminal", "results-key", "complete-alias", "stripped",
+            "progress-100",
             "timeout-event", "never-end", "huge-line", "failed", "failed-retryable", "bad-isbn",
             "wrong-types", "slow:MS",
         ],
@@ -103,12 +106,16 @@ public struct Fault: Sendable, Equatable, CustomStringConvertible {
     public static func parse(_ spelling: String) throws(ParseError) -> Fault {
         let pieces = spelling.split(separator: ":", omittingEmptySubsequences: false).map(String.init)
         guard pieces.count >= 2, let kind = RequestKind(rawValue: pieces[0]) else {
-            throw .invalid(spelling, "expected KIND:NAME with KIND one of " + RequestKind.allCases.map(\.rawValue).joined(separator: ", "))
+            throw .invalid(
+                spelling,
+                "expected KIND:NAME with KIND one of " + RequestKind.allCases.map(\.rawValue).joined(separator: ", "))
         }
         let name = pieces[1]
         let arg: String? = pieces.count > 2 ? pieces[2...].joined(separator: ":") : nil
         func int() throws(ParseError) -> Int {
-            guard let arg, let n = Int(arg), n >= 0 else { throw .invalid(spelling, "\(name) needs a non-negative integer") }
+            guard let arg, let n = Int(arg), n >= 0 else {
+                throw .invalid(spelling, "\(name) needs a non-negative integer")
+            }
             return n
         }
         func optionalInt() throws(ParseError) -> Int? { arg == nil ? nil : try int() }
@@ -153,7 +160,8 @@ public struct Fault: Sendable, Equatable, CustomStringConvertible {
             action = .drop
         case (.upload, "envelope"):
             guard let arg, let shape = EnvelopeShape(rawValue: arg) else {
-                throw .invalid(spelling, "envelope needs one of " + EnvelopeShape.allCases.map(\.rawValue).joined(separator: ", "))
+                throw .invalid(
+                    spelling, "envelope needs one of " + EnvelopeShape.allCases.map(\.rawValue).joined(separator: ", "))
             }
             action = .envelope(shape)
         case (.upload, "no-stream"):
@@ -176,13 +184,16 @@ public struct Fault: Sendable, Equatable, CustomStringConvertible {
             case "failed-retryable": action = .failedRetryable
             case "bad-isbn": action = .badISBN
             case "wrong-types": action = .wrongTypes
-            default: throw .invalid(spelling, "unknown stream fault; known: " + (catalog[.stream] ?? []).joined(separator: ", "))
+            default:
+                throw .invalid(
+                    spelling, "unknown stream fault; known: " + (catalog[.stream] ?? []).joined(separator: ", "))
             }
         case (.status, "404"), (.results, "404"), (.cleanup, "404"):
             try none()
             action = .http404
         default:
-            throw .invalid(spelling, "unknown \(kind.rawValue) fault; known: " + (catalog[kind] ?? []).joined(separator: ", "))
+            throw .invalid(
+                spelling, "unknown \(kind.rawValue) fault; known: " + (catalog[kind] ?? []).joined(separator: ", "))
         }
         return Fault(kind: kind, action: action, spelling: spelling)
     }

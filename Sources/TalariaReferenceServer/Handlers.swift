@@ -14,7 +14,8 @@ struct Handlers: Sendable {
         ReferenceServer.json(
             status,
             Render.problem(
-                status: status, code: code, title: title, detail: detail, instance: request.uri.path, retryable: retryable,
+                status: status, code: code, title: title, detail: detail, instance: request.uri.path,
+                retryable: retryable,
                 retryAfterMs: retryAfterMs),
             contentType: plain ? "application/json" : "application/problem+json", headers: headers)
     }

@@ -64,7 +64,8 @@ public struct JPEGHeader: Sendable, Equatable {
     }
 
     /// Reads the header and refuses more than `maxPixels`.
-    public static func check(_ bytes: some RandomAccessCollection<UInt8>, maxPixels: Int) throws(Problem) -> JPEGHeader {
+    public static func check(_ bytes: some RandomAccessCollection<UInt8>, maxPixels: Int) throws(Problem) -> JPEGHeader
+    {
         let header = try read(bytes)
         guard header.pixels <= maxPixels else {
             throw .tooManyPixels(width: header.width, height: header.height, limit: maxPixels)

@@ -4,7 +4,9 @@ extension Handlers {
     // MARK: Status, results, cleanup, cancel
 
     private func jobFor(_ context: Context) async -> JobSnapshot? {
-        guard let id = context.parameters.get("id"), let job = await state.snapshot(id), !job.cleaned else { return nil }
+        guard let id = context.parameters.get("id"), let job = await state.snapshot(id), !job.cleaned else {
+            return nil
+        }
         return job
     }
 
@@ -18,10 +20,13 @@ extension Handlers {
         try await sleepSlow(faults)
         if faults.contains(.http404) { return notFound(request, "Job not found (yet)") }
         if faults.contains(.http500) {
-            return problem(500, "INTERNAL_ERROR", "Internal server error", "Status lookup failed", request, retryable: true)
+            return problem(
+                500, "INTERNAL_ERROR", "Internal server error", "Status lookup failed", request, retryable: true)
         }
         guard let job = await jobFor(context) else { return notFound(request) }
-        guard authorizedForJob(request, job) else { return problem(401, "UNAUTHORIZED", "Unauthorized", "Bad credentials", request) }
+        guard authorizedForJob(request, job) else {
+            return problem(401, "UNAUTHORIZED", "Unauthorized", "Bad credentials", request)
+        }
         var data: [String: JSONValue] = [
             "jobId": .string(job.id), "status": .string(job.status.rawValue),
             "progress": Render.progressValue(job.progress, percent: configuration.progressPercent),
@@ -41,11 +46,16 @@ extension Handlers {
         try await sleepSlow(faults)
         if faults.contains(.http404) { return notFound(request, "Results not found") }
         if faults.contains(.http500) {
-            return problem(500, "INTERNAL_ERROR", "Internal server error", "Results lookup failed", request, retryable: true)
+            return problem(
+                500, "INTERNAL_ERROR", "Internal server error", "Results lookup failed", request, retryable: true)
         }
         guard let job = await jobFor(context) else { return notFound(request) }
-        guard authorizedForJob(request, job) else { return problem(401, "UNAUTHORIZED", "Unauthorized", "Bad credentials", request) }
-        guard job.status.isFinished else { return notFound(request, "The job has not finished (status \(job.status.rawValue))") }
+        guard authorizedForJob(request, job) else {
+            return problem(401, "UNAUTHORIZED", "Unauthorized", "Bad credentials", request)
+        }
+        guard job.status.isFinished else {
+            return notFound(request, "The job has not finished (status \(job.status.rawValue))")
+        }
         var data: [String: JSONValue] = [
             "jobId": .string(job.id), "status": .string(job.status.rawValue),
             "results": .array(job.status == .completed ? Render.books(job) : []),
@@ -62,7 +72,8 @@ extension Handlers {
         try await sleepSlow(faults)
         if faults.contains(.http404) { return notFound(request, "Job not found") }
         if faults.contains(.http500) {
-            return problem(500, "INTERNAL_ERROR", "Internal server error", "Cleanup failed", request, retryable: true, plain: true)
+            return problem(
+                500, "INTERNAL_ERROR", "Internal server error", "Cleanup failed", request, retryable: true, plain: true)
         }
         guard let id = context.parameters.get("id") else { return notFound(request) }
         if let job = await state.snapshot(id), !job.cleaned, !authorizedForJob(request, job) {
@@ -76,13 +87,17 @@ extension Handlers {
 
     func cancel(_ request: Request, _ context: Context) async throws -> Response {
         guard let job = await jobFor(context) else { return notFound(request) }
-        guard authorizedForJob(request, job) else { return problem(401, "UNAUTHORIZED", "Unauthorized", "Bad credentials", request) }
+        guard authorizedForJob(request, job) else {
+            return problem(401, "UNAUTHORIZED", "Unauthorized", "Bad credentials", request)
+        }
         switch await state.cancel(job.id) {
         case .notFound: return notFound(request)
         case .alreadyFinished(let status):
-            return problem(409, "JOB_FINISHED", "Conflict", "The job has already finished (status \(status.rawValue))", request)
+            return problem(
+                409, "JOB_FINISHED", "Conflict", "The job has already finished (status \(status.rawValue))", request)
         case .canceled:
-            return ReferenceServer.json(200, ["success": true, "data": ["jobId": .string(job.id), "status": "canceled"]])
+            return ReferenceServer.json(
+                200, ["success": true, "data": ["jobId": .string(job.id), "status": "canceled"]])
         }
     }
 }

@@ -18,7 +18,10 @@ public struct BoundingBox: Sendable, Equatable {
     }
 
     var json: JSONValue {
-        ["x": .double(round4(x)), "y": .double(round4(y)), "width": .double(round4(width)), "height": .double(round4(height))]
+        [
+            "x": .double(round4(x)), "y": .double(round4(y)), "width": .double(round4(width)),
+            "height": .double(round4(height)),
+        ]
     }
 }
 
@@ -51,7 +54,8 @@ public struct FoundBook: Sendable, Equatable {
     /// The book as docs/protocol.md §3 spells it.
     public var json: JSONValue {
         var fields: [String: JSONValue] = [
-            "isbn": isbn.map { .string($0) } ?? .null, "title": .string(title), "authors": .array(authors.map { .string($0) }),
+            "isbn": isbn.map { .string($0) } ?? .null, "title": .string(title),
+            "authors": .array(authors.map { .string($0) }),
             "confidence": .double(round4(confidence)),
             "enrichmentStatus": .string(confidence < 0.8 ? "review_needed" : "success"),
         ]
@@ -167,7 +171,8 @@ final class RecognitionRace: Sendable {
     private let state = Mutex(State())
 
     static func run(
-        timeout: Duration, clock: any Clock<Duration>, _ recognize: @escaping @Sendable () async throws -> PhotoRecognition
+        timeout: Duration, clock: any Clock<Duration>,
+        _ recognize: @escaping @Sendable () async throws -> PhotoRecognition
     ) async -> RecognitionOutcome {
         let race = RecognitionRace()
         let work = Task {
@@ -179,7 +184,9 @@ final class RecognitionRace: Sendable {
                 race.resolve(.failed(.cancelled))
             } catch {
                 race.resolve(
-                    .failed(JobFailure(code: "RECOGNIZER_ERROR", message: "The recognizer failed: \(error)", retryable: true)))
+                    .failed(
+                        JobFailure(
+                            code: "RECOGNIZER_ERROR", message: "The recognizer failed: \(error)", retryable: true)))
             }
         }
         let timer = Task {
@@ -187,7 +194,8 @@ final class RecognitionRace: Sendable {
             race.resolve(
                 .failed(
                     JobFailure(
-                        code: "RECOGNIZER_TIMEOUT", message: "The recognizer did not answer within \(timeout); the photo can be sent again",
+                        code: "RECOGNIZER_TIMEOUT",
+                        message: "The recognizer did not answer within \(timeout); the photo can be sent again",
                         retryable: true)))
         }
         race.hold([work, timer])
@@ -203,12 +211,13 @@ final class RecognitionRace: Sendable {
             if state.outcome == nil { state.tasks = tasks }
             return state.outcome != nil
         }
-        if resolved { tasks.forEach { $0.cancel() } }
+        if resolved { for task in tasks { task.cancel() } }
     }
 
     /// The first outcome wins; the tasks still running are cancelled.
     private func resolve(_ outcome: RecognitionOutcome) {
-        let (continuation, tasks) = state.withLock { state -> (CheckedContinuation<RecognitionOutcome, Never>?, [Task<Void, Never>]) in
+        let (continuation, tasks) = state.withLock {
+            state -> (CheckedContinuation<RecognitionOutcome, Never>?, [Task<Void, Never>]) in
             guard state.outcome == nil else { return (nil, []) }
             state.outcome = outcome
             defer {
@@ -217,7 +226,7 @@ final class RecognitionRace: Sendable {
             }
             return (state.continuation, state.tasks)
         }
-        tasks.forEach { $0.cancel() }
+        for task in tasks { task.cancel() }
         continuation?.resume(returning: outcome)
     }
 

@@ -16,13 +16,16 @@ public enum ReferenceServer {
         let router = makeRouter(configuration: configuration, state: state)
         return Application(
             router: router,
-            configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: configuration.serverName),
+            configuration: .init(
+                address: .hostname(configuration.host, port: configuration.port), serverName: configuration.serverName),
             onServerRunning: { channel in await onRunning(channel.localAddress?.port ?? 0) },
             logger: logger
         )
     }
 
-    public static func makeRouter(configuration: ReferenceConfiguration, state: ReferenceState) -> Router<ReferenceRequestContext> {
+    public static func makeRouter(configuration: ReferenceConfiguration, state: ReferenceState) -> Router<
+        ReferenceRequestContext
+    > {
         let router = Router(context: ReferenceRequestContext.self)
         router.middlewares.add(RequestLogMiddleware())
         let handlers = Handlers(configuration: configuration, state: state)
@@ -44,16 +47,22 @@ public enum ReferenceServer {
         router.get("/search.json") { request, context in try await handlers.openLibrarySearch(request, context) }
         router.get("/books/v1/volumes") { request, context in try await handlers.googleBooksVolumes(request, context) }
         let health = JSONValue.object(
-            configuration.healthDetails.mapValues { .string($0) }.merging(["status": "ok", "service": .string(configuration.serverName)]) {
+            configuration.healthDetails.mapValues { .string($0) }.merging([
+                "status": "ok", "service": .string(configuration.serverName),
+            ]) {
                 _, fixed in fixed
             })
         router.get("/health") { _, _ in json(200, health) }
         return router
     }
 
-    static func json(_ status: Int, _ value: JSONValue, contentType: String = "application/json", headers: HTTPFields = [:]) -> Response {
+    static func json(
+        _ status: Int, _ value: JSONValue, contentType: String = "application/json", headers: HTTPFields = [:]
+    ) -> Response {
         var fields = headers
         fields[.contentType] = contentType
-        return Response(status: .init(code: status), headers: fields, body: .init(byteBuffer: ByteBuffer(string: value.serialized())))
+        return Response(
+            status: .init(code: status), headers: fields,
+            body: .init(byteBuffer: ByteBuffer(string: value.serialized())))
     }
 }

@@ -7,7 +7,9 @@ enum Render {
     static func resultsPath(_ id: String) -> String { "/v3/jobs/scans/\(id)/results" }
 
     /// The 202 body of an upload.
-    static func envelope(_ job: JobSnapshot, shape: EnvelopeShape, noStream: Bool, base: String, requestID: String) -> JSONValue {
+    static func envelope(_ job: JobSnapshot, shape: EnvelopeShape, noStream: Bool, base: String, requestID: String)
+        -> JSONValue
+    {
         let statusURL = jobPath(job.id)
         let streamURL = streamPath(job.id)
         let data: JSONValue
@@ -24,11 +26,15 @@ enum Render {
                 links = ["self": .string(base + statusURL), "stream": .string(base + streamURL)]
             case .sseRelative:
                 data = [
-                    "jobId": .string(job.id), "sseUrl": .string(streamURL), "authToken": .string(job.token), "statusUrl": .string(statusURL),
+                    "jobId": .string(job.id), "sseUrl": .string(streamURL), "authToken": .string(job.token),
+                    "statusUrl": .string(statusURL),
                 ]
                 links["stream"] = .string(streamURL)
             case .streamToken:
-                data = ["jobId": .string(job.id), "status": "queued", "streamUrl": .string(streamURL), "token": .string(job.token)]
+                data = [
+                    "jobId": .string(job.id), "status": "queued", "streamUrl": .string(streamURL),
+                    "token": .string(job.token),
+                ]
                 links["stream"] = .string(streamURL)
             case .statusOnly:
                 data = ["jobId": .string(job.id), "status": "queued"]
@@ -70,7 +76,8 @@ enum Render {
         let confidences = job.books.map(\.confidence)
         let average = confidences.isEmpty ? 0 : confidences.reduce(0, +) / Double(confidences.count)
         return [
-            "totalBooks": .int(job.books.count), "unmatchedSpines": .int(job.unmatched.count), "needsReview": .int(confidences.filter { $0 < 0.8 }.count),
+            "totalBooks": .int(job.books.count), "unmatchedSpines": .int(job.unmatched.count),
+            "needsReview": .int(confidences.filter { $0 < 0.8 }.count),
             "averageConfidence": .double(round2(average)),
             "processingTimeMs": .int(Int(job.updatedAt.timeIntervalSince(job.createdAt) * 1000)),
         ]
@@ -103,14 +110,19 @@ enum Render {
             return (
                 "enrichment_degraded",
                 [
-                    "isbn": book.isbn13.map { .string($0) } ?? .null, "title": .string(book.title), "reason": "circuit_open",
+                    "isbn": book.isbn13.map { .string($0) } ?? .null, "title": .string(book.title),
+                    "reason": "circuit_open",
                     "fallbackSource": "cache",
                 ]
             )
         case .statusResult(let status, let message):
-            return ("result", ["jobId": .string(job.id), "status": .string(status.rawValue), "message": .string(message)])
+            return (
+                "result", ["jobId": .string(job.id), "status": .string(status.rawValue), "message": .string(message)]
+            )
         case .completed:
-            var fields: [String: JSONValue] = ["jobId": .string(job.id), "status": "completed", "summary": summary(job)]
+            var fields: [String: JSONValue] = [
+                "jobId": .string(job.id), "status": "completed", "summary": summary(job),
+            ]
             if job.sticky.contains(.stripped) {
                 fields["resultsUrl"] = .string(resultsPath(job.id))
             } else {
@@ -138,7 +150,8 @@ enum Render {
     }
 
     static func problem(
-        status: Int, code: String, title: String, detail: String, instance: String, retryable: Bool, retryAfterMs: Int? = nil
+        status: Int, code: String, title: String, detail: String, instance: String, retryable: Bool,
+        retryAfterMs: Int? = nil
     ) -> JSONValue {
         var fields: [String: JSONValue] = [
             "type": .string(

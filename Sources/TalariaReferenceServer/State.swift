@@ -192,7 +192,11 @@ public actor ReferenceState {
             job.timeline = startRecognition(id: id, photo: image)
         }
         jobs[id] = job
-        append(id, .progress(status: .queued, progress: 0, processed: 0, total: job.books.count, message: nil, timestamp: isoTimestamp()))
+        append(
+            id,
+            .progress(
+                status: .queued, progress: 0, processed: 0, total: job.books.count, message: nil,
+                timestamp: isoTimestamp()))
         return (snapshot(jobs[id]!), true)
     }
 
@@ -200,8 +204,10 @@ public actor ReferenceState {
 
     private func snapshot(_ job: Job) -> JobSnapshot {
         JobSnapshot(
-            id: job.id, token: job.token, status: job.status, progress: job.progress, processed: job.processed, books: job.books,
-            unmatched: job.unmatched, sticky: job.sticky, events: job.events, cleaned: job.cleaned, createdAt: job.createdAt, updatedAt: job.updatedAt)
+            id: job.id, token: job.token, status: job.status, progress: job.progress, processed: job.processed,
+            books: job.books,
+            unmatched: job.unmatched, sticky: job.sticky, events: job.events, cleaned: job.cleaned,
+            createdAt: job.createdAt, updatedAt: job.updatedAt)
     }
 
     /// The rest of the job's life after the first progress event, spread evenly over the recognition delay.
@@ -214,12 +220,18 @@ public actor ReferenceState {
     }
 
     private func startTimeline(id: String, books: [JobBook]) -> Task<Void, Never> {
-        var steps: [Step] = [.progress(0.1, processed: 0, message: "Detecting book spines"), .progress(0.3, processed: 0, message: "Reading spines")]
+        var steps: [Step] = [
+            .progress(0.1, processed: 0, message: "Detecting book spines"),
+            .progress(0.3, processed: 0, message: "Reading spines"),
+        ]
         for (i, book) in books.enumerated() {
             steps.append(.result(i))
             // Books the recogniser is unsure of sometimes come with an informational event clients must ignore.
             if book.sendsDegradedEvent { steps.append(.degraded(i)) }
-            steps.append(.progress(round2(0.3 + 0.6 * Double(i + 1) / Double(books.count)), processed: i + 1, message: "Recognised \(book.title)"))
+            steps.append(
+                .progress(
+                    round2(0.3 + 0.6 * Double(i + 1) / Double(books.count)), processed: i + 1,
+                    message: "Recognised \(book.title)"))
         }
         steps.append(.statusResult("Enrichment complete"))
         steps.append(.complete)
@@ -237,13 +249,19 @@ public actor ReferenceState {
     private func advance(_ id: String, _ step: Step) -> Bool {
         guard let job = jobs[id], !job.status.isFinished else { return false }
         if let failure = job.pendingFailure {
-            finish(id, .failed(status: .failed, code: failure.code, message: failure.message, retryable: failure.retryable))
+            finish(
+                id, .failed(status: .failed, code: failure.code, message: failure.message, retryable: failure.retryable)
+            )
             return false
         }
         let total = job.books.count
         switch step {
         case .progress(let p, let processed, let message):
-            append(id, .progress(status: .processing, progress: p, processed: processed, total: total, message: message, timestamp: isoTimestamp()))
+            append(
+                id,
+                .progress(
+                    status: .processing, progress: p, processed: processed, total: total, message: message,
+                    timestamp: isoTimestamp()))
         case .result(let i):
             append(id, .result(bookIndex: i))
         case .degraded(let i):
@@ -280,19 +298,27 @@ public actor ReferenceState {
         guard let job = jobs[id], !job.status.isFinished else { return }
         // 0.05–0.9 of the job: the books and the terminal event make up the rest.
         let progress = round2(0.05 + 0.85 * min(max(fraction, 0), 1))
-        append(id, .progress(status: .processing, progress: max(progress, job.progress), processed: 0, total: 0, message: stage, timestamp: isoTimestamp()))
+        append(
+            id,
+            .progress(
+                status: .processing, progress: max(progress, job.progress), processed: 0, total: 0, message: stage,
+                timestamp: isoTimestamp()))
     }
 
     private func recognitionFinished(_ id: String, _ outcome: RecognitionOutcome) {
         guard let job = jobs[id], !job.status.isFinished, !job.cleaned else { return }
         if let failure = job.pendingFailure {
-            finish(id, .failed(status: .failed, code: failure.code, message: failure.message, retryable: failure.retryable))
+            finish(
+                id, .failed(status: .failed, code: failure.code, message: failure.message, retryable: failure.retryable)
+            )
             return
         }
         switch outcome {
         case .failed(let failure):
             stats.recognitionsFailed += 1
-            finish(id, .failed(status: .failed, code: failure.code, message: failure.message, retryable: failure.retryable))
+            finish(
+                id, .failed(status: .failed, code: failure.code, message: failure.message, retryable: failure.retryable)
+            )
         case .recognized(let recognition):
             let books = recognition.books.map(JobBook.init)
             jobs[id]?.books = books
@@ -302,7 +328,8 @@ public actor ReferenceState {
                 append(
                     id,
                     .progress(
-                        status: .processing, progress: round2(0.9 + 0.1 * Double(i + 1) / Double(books.count + 1)), processed: i + 1,
+                        status: .processing, progress: round2(0.9 + 0.1 * Double(i + 1) / Double(books.count + 1)),
+                        processed: i + 1,
                         total: books.count, message: "Recognised \(book.title)", timestamp: isoTimestamp()))
             }
             finish(id, .completed(timestamp: isoTimestamp()))
@@ -350,13 +377,20 @@ public actor ReferenceState {
             : (code: "PROVIDER_ERROR", message: "The recognition provider rejected the image", retryable: false)
     }
 
-    enum CancelOutcome { case notFound, alreadyFinished(JobStatus), canceled }
+    enum CancelOutcome {
+        case notFound
+        case alreadyFinished(JobStatus)
+        case canceled
+    }
 
     func cancel(_ id: String) -> CancelOutcome {
         guard let job = jobs[id], !job.cleaned else { return .notFound }
         if job.status.isFinished { return .alreadyFinished(job.status) }
         stats.cancels += 1
-        finish(id, .failed(status: .canceled, code: "CANCELED", message: "The job was cancelled by the client", retryable: false))
+        finish(
+            id,
+            .failed(
+                status: .canceled, code: "CANCELED", message: "The job was cancelled by the client", retryable: false))
         return .canceled
     }
 
@@ -405,7 +439,8 @@ public actor ReferenceState {
             "cleanups": .array(stats.cleanups.map { .string($0) }),
             "cleanupsNotFound": .array(stats.cleanupsNotFound.map { .string($0) }),
             "cancels": .int(stats.cancels),
-            "booksByJob": .object(jobs.mapValues { job in .array(job.books.compactMap { $0.isbn13.map { .string($0) } }) }),
+            "booksByJob": .object(
+                jobs.mapValues { job in .array(job.books.compactMap { $0.isbn13.map { .string($0) } }) }),
             "jobStatus": .object(jobs.mapValues { .string($0.status.rawValue) }),
             "faultsApplied": .array(stats.faultsApplied.map { .string($0) }),
             "faultsPending": .array(faultQueue.map { .string($0.spelling) }),

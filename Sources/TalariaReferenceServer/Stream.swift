@@ -10,14 +10,17 @@ extension Handlers {
         guard let id = context.parameters.get("id"), let job = await state.snapshot(id), !job.cleaned else {
             return ReferenceServer.json(
                 404,
-                Render.problem(status: 404, code: "NOT_FOUND", title: "Not found", detail: "No such job", instance: request.uri.path, retryable: false),
+                Render.problem(
+                    status: 404, code: "NOT_FOUND", title: "Not found", detail: "No such job",
+                    instance: request.uri.path, retryable: false),
                 contentType: "application/problem+json")
         }
         guard bearer(request) == job.token else {
             return ReferenceServer.json(
                 401,
                 Render.problem(
-                    status: 401, code: "UNAUTHORIZED", title: "Unauthorized", detail: "The stream needs Authorization: Bearer <job token>",
+                    status: 401, code: "UNAUTHORIZED", title: "Unauthorized",
+                    detail: "The stream needs Authorization: Bearer <job token>",
                     instance: request.uri.path, retryable: false),
                 contentType: "application/problem+json")
         }
@@ -58,7 +61,8 @@ extension Handlers {
             do {
                 try await withGracefulShutdownHandler {
                     try await writeStream(
-                        to: &writer, jobID: id, lastEventID: lastEventID, plan: finalPlan, state: state, configuration: configuration,
+                        to: &writer, jobID: id, lastEventID: lastEventID, plan: finalPlan, state: state,
+                        configuration: configuration,
                         shutdown: shutdown)
                 } onGracefulShutdown: {
                     shutdown.set()
@@ -143,7 +147,10 @@ private func writeStream(
             if plan.timeoutEvent, sent == 2 {
                 let data: JSONValue = [
                     "jobId": .string(job.id),
-                    "error": ["code": "STREAM_TIMEOUT", "message": "The stream timed out; the job continues", "retryable": true],
+                    "error": [
+                        "code": "STREAM_TIMEOUT", "message": "The stream timed out; the job continues",
+                        "retryable": true,
+                    ],
                 ]
                 try await write(Render.sseText(name: "timeout", data: data.serialized(), id: nil), to: &writer)
                 return
@@ -158,9 +165,11 @@ private func writeStream(
             }
             if !malformedDone, case .result = event.event {
                 malformedDone = true
-                try await write("event: result\ndata: {\"jobId\":\"\(job.id)\",\"book\":{\"isbn\":\"97801\n\n", to: &writer)
+                try await write(
+                    "event: result\ndata: {\"jobId\":\"\(job.id)\",\"book\":{\"isbn\":\"97801\n\n", to: &writer)
                 let badBook: JSONValue = [
-                    "isbn": 9_780_000_000_000, "title": ["not", "a", "string"], "authors": "nobody", "confidence": "high",
+                    "isbn": 9_780_000_000_000, "title": ["not", "a", "string"], "authors": "nobody",
+                    "confidence": "high",
                     "format": 7, "pageCount": "many", "boundingBox": "none",
                 ]
                 let goodBook = Render.books(job).first ?? .null

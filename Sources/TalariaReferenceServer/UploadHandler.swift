@@ -16,7 +16,9 @@ extension Handlers {
             throw ConnectionDropped()
         }
         if let apiKey = configuration.apiKey, bearer(request) != apiKey {
-            return problem(401, "UNAUTHORIZED", "Unauthorized", "A valid API key is required (Authorization: Bearer <key>)", request)
+            return problem(
+                401, "UNAUTHORIZED", "Unauthorized", "A valid API key is required (Authorization: Bearer <key>)",
+                request)
         }
         guard let deviceID = request.headers[.deviceID], !deviceID.isEmpty else {
             return problem(400, "INVALID_REQUEST", "Invalid request", "The X-Device-ID header is required", request)
@@ -30,7 +32,9 @@ extension Handlers {
         do {
             body = try await request.body.collect(upTo: configuration.maxImageBytes + 1_048_576)
         } catch is NIOTooManyBytesError {
-            return problem(413, "FILE_TOO_LARGE", "File too large", "An image may have at most \(configuration.maxImageBytes) bytes", request)
+            return problem(
+                413, "FILE_TOO_LARGE", "File too large",
+                "An image may have at most \(configuration.maxImageBytes) bytes", request)
         }
         let parts: [UploadForm.Part]
         do {
@@ -43,12 +47,15 @@ extension Handlers {
             let names = parts.compactMap(\.name).map { "'\($0)'" }.joined(separator: ", ")
             return problem(
                 400, "INVALID_REQUEST", "Invalid request",
-                "The image must be sent in a part named 'photos[]' (got: \(names.isEmpty ? "no named parts" : names))", request)
+                "The image must be sent in a part named 'photos[]' (got: \(names.isEmpty ? "no named parts" : names))",
+                request)
         }
-        let mediaType = photo.contentType?.split(separator: ";").first?.trimmingCharacters(in: .whitespaces).lowercased()
+        let mediaType = photo.contentType?.split(separator: ";").first?.trimmingCharacters(in: .whitespaces)
+            .lowercased()
         guard mediaType == "image/jpeg" else {
             return problem(
-                400, "INVALID_FILE", "Invalid file", "The 'photos[]' part must have Content-Type image/jpeg (got: \(photo.contentType ?? "none"))",
+                400, "INVALID_FILE", "Invalid file",
+                "The 'photos[]' part must have Content-Type image/jpeg (got: \(photo.contentType ?? "none"))",
                 request)
         }
         let image = photo.body.readableBytesView
@@ -74,7 +81,8 @@ extension Handlers {
         }
         let (job, created) = await state.job(forKey: key, deviceID: deviceID, image: Array(image))
         context.logger.info(
-            "\(created ? "created" : "existing") job \(job.id) (\(job.books.count) books)", metadata: ["idempotency-key": "\(key)"])
+            "\(created ? "created" : "existing") job \(job.id) (\(job.books.count) books)",
+            metadata: ["idempotency-key": "\(key)"])
         var shape = configuration.envelope
         var noStream = false
         for fault in faults {
@@ -83,7 +91,9 @@ extension Handlers {
         }
         let requestID = "req_" + UUID().uuidString.lowercased().prefix(8)
         return ReferenceServer.json(
-            202, Render.envelope(job, shape: shape, noStream: noStream, base: baseURL(request), requestID: String(requestID)))
+            202,
+            Render.envelope(job, shape: shape, noStream: noStream, base: baseURL(request), requestID: String(requestID))
+        )
     }
 
     /// The response of an upload fault that answers instead of the real handler, if any.
@@ -93,7 +103,9 @@ extension Handlers {
             switch fault {
             case .rateLimitMs(let ms):
                 let ms = ms ?? 1500
-                return problem(429, "RATE_LIMIT_EXCEEDED", "Too many requests", "Rate limit exceeded; retry after \(ms) ms", request, retryable: true, retryAfterMs: ms)
+                return problem(
+                    429, "RATE_LIMIT_EXCEEDED", "Too many requests", "Rate limit exceeded; retry after \(ms) ms",
+                    request, retryable: true, retryAfterMs: ms)
             case .rateLimitSeconds(let seconds):
                 let seconds = seconds ?? 2
                 return problem(
@@ -113,17 +125,25 @@ extension Handlers {
                 let seconds = seconds ?? 2
                 return ReferenceServer.json(
                     429,
-                    ["error": "Too many requests, please slow down", "code": "RATE_LIMIT_EXCEEDED", "details": ["retryAfter": .int(seconds)]])
+                    [
+                        "error": "Too many requests, please slow down", "code": "RATE_LIMIT_EXCEEDED",
+                        "details": ["retryAfter": .int(seconds)],
+                    ])
             case .http500:
-                return problem(500, "INTERNAL_ERROR", "Internal server error", "An unexpected error occurred", request, retryable: true, plain: true)
+                return problem(
+                    500, "INTERNAL_ERROR", "Internal server error", "An unexpected error occurred", request,
+                    retryable: true, plain: true)
             case .http503:
                 return problem(
-                    503, "CIRCUIT_OPEN", "Service unavailable", "The recognition provider is unavailable", request, retryable: true,
+                    503, "CIRCUIT_OPEN", "Service unavailable", "The recognition provider is unavailable", request,
+                    retryable: true,
                     retryAfterMs: 1000)
             case .http401:
                 return problem(401, "UNAUTHORIZED", "Unauthorized", "The API key was rejected", request)
             case .http413:
-                return problem(413, "FILE_TOO_LARGE", "File too large", "An image may have at most \(configuration.maxImageBytes) bytes", request)
+                return problem(
+                    413, "FILE_TOO_LARGE", "File too large",
+                    "An image may have at most \(configuration.maxImageBytes) bytes", request)
             case .invalidFile:
                 return problem(400, "INVALID_FILE", "Invalid file", "The image could not be decoded", request)
             case .html:
@@ -131,7 +151,9 @@ extension Handlers {
                     status: .badGateway, headers: [.contentType: "text/html; charset=utf-8"],
                     body: .init(
                         byteBuffer: ByteBuffer(
-                            string: "<html><head><title>502 Bad Gateway</title></head><body><center><h1>502 Bad Gateway</h1></center><hr><center>nginx</center></body></html>\n")))
+                            string:
+                                "<html><head><title>502 Bad Gateway</title></head><body><center><h1>502 Bad Gateway</h1></center><hr><center>nginx</center></body></html>\n"
+                        )))
             default:
                 continue
             }

@@ -38,9 +38,11 @@ final class BackendLink: Sendable {
     }
 
     func rateLimited(until: Date, reason: String) {
-        logger.warning("uploads paused: the backend is rate limiting", metadata: [
-            "until": "\(until)", "reason": "\(reason)",
-        ])
+        logger.warning(
+            "uploads paused: the backend is rate limiting",
+            metadata: [
+                "until": "\(until)", "reason": "\(reason)",
+            ])
         apply { $0.rateLimited(until: until, reason: reason, at: $1) }
     }
 
@@ -69,9 +71,11 @@ final class BackendLink: Sendable {
     private func apply(_ input: (inout ConnectivityTracker, Date) -> ConnectivityTracker.Change?) {
         let now = clock.now
         guard let change = tracker.withLock({ input(&$0, now) }) else { return }
-        logger.notice("backend connectivity changed", metadata: [
-            "connectivity": "\(change.connectivity)", "problem": "\(change.problem ?? "")",
-        ])
+        logger.notice(
+            "backend connectivity changed",
+            metadata: [
+                "connectivity": "\(change.connectivity)", "problem": "\(change.problem ?? "")",
+            ])
         events(.connectivityChanged(change.connectivity))
         if change.cameBack { onReturn() }
     }

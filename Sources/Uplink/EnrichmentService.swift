@@ -82,9 +82,11 @@ public final class EnrichmentService: Service, Sendable {
     }
 
     public func run() async throws {
-        logger.info("enrichment started", metadata: [
-            "provider": "\(settings.provider.rawValue)", "catalogue": "\(UplinkLog.redacted(settings.base))",
-        ])
+        logger.info(
+            "enrichment started",
+            metadata: [
+                "provider": "\(settings.provider.rawValue)", "catalogue": "\(UplinkLog.redacted(settings.base))",
+            ])
         await cancelWhenGracefulShutdown {
             await self.lookupLoop()
         }
@@ -169,9 +171,11 @@ public final class EnrichmentService: Service, Sendable {
         case .done:
             return true
         case .retry(let at, let next):
-            logger.notice("catalogue lookup failed; retrying", metadata: [
-                "isbn": "\(isbn)", "attempt": "\(attempt)", "reason": "\(verdict.reason ?? "")",
-            ])
+            logger.notice(
+                "catalogue lookup failed; retrying",
+                metadata: [
+                    "isbn": "\(isbn)", "attempt": "\(attempt)", "reason": "\(verdict.reason ?? "")",
+                ])
             pacing.withLock {
                 $0.attempt[id] = next
                 $0.notBefore[id] = at
@@ -185,9 +189,11 @@ public final class EnrichmentService: Service, Sendable {
             await giveUpRound(id, isbn: isbn, until: settings.retry.nextRoundStart(after: now), reason: reason)
             return true
         case .pauseAll(let until, let reason):
-            logger.warning("catalogue lookups paused: the catalogue is rate limiting", metadata: [
-                "until": "\(until)", "reason": "\(reason)",
-            ])
+            logger.warning(
+                "catalogue lookups paused: the catalogue is rate limiting",
+                metadata: [
+                    "until": "\(until)", "reason": "\(reason)",
+                ])
             pacing.withLock {
                 $0.gate.pause(until: until)
                 $0.notBefore[id] = until
@@ -198,9 +204,11 @@ public final class EnrichmentService: Service, Sendable {
 
     /// The round is used up: the book is marked `error` and waits for the next round.
     private func giveUpRound(_ id: Int64, isbn: String, until: Date, reason: String) async {
-        logger.notice("catalogue lookup round over; the book is looked up again later", metadata: [
-            "isbn": "\(isbn)", "next_round": "\(until)", "reason": "\(reason)",
-        ])
+        logger.notice(
+            "catalogue lookup round over; the book is looked up again later",
+            metadata: [
+                "isbn": "\(isbn)", "next_round": "\(until)", "reason": "\(reason)",
+            ])
         pacing.withLock {
             $0.attempt[id] = nil
             $0.notBefore[id] = until
@@ -214,9 +222,11 @@ public final class EnrichmentService: Service, Sendable {
             $0.notBefore[id] = nil
         }
         if let saved = await record(id, status: status, completion: completion) {
-            logger.info("book looked up in the catalogue", metadata: [
-                "isbn": "\(isbn)", "status": "\(status.rawValue)", "title": "\(saved.title)",
-            ])
+            logger.info(
+                "book looked up in the catalogue",
+                metadata: [
+                    "isbn": "\(isbn)", "status": "\(status.rawValue)", "title": "\(saved.title)",
+                ])
         }
     }
 
@@ -231,9 +241,11 @@ public final class EnrichmentService: Service, Sendable {
             return saved
         } catch {
             // Not recorded: the book stays owed and is looked up again after a pause.
-            logger.error("a catalogue lookup's result was not saved; the book is looked up again in 30 s", metadata: [
-                "book_id": "\(id)", "error": "\(error)",
-            ])
+            logger.error(
+                "a catalogue lookup's result was not saved; the book is looked up again in 30 s",
+                metadata: [
+                    "book_id": "\(id)", "error": "\(error)",
+                ])
             let until = now.addingTimeInterval(30)
             pacing.withLock { $0.notBefore[id] = until }
             return nil

@@ -22,8 +22,10 @@ extension ScanJourney {
             return
         }
         if let problem = jobIDProblem(jobID) {
-            try await fail(scan.id, reason: "the stored job id \(jobID.debugDescription.prefix(80)) is not followed: "
-                + "\(problem), so it is not one path segment; `swiftwing queue retry` sends the photo as a new job")
+            try await fail(
+                scan.id,
+                reason: "the stored job id \(jobID.debugDescription.prefix(80)) is not followed: "
+                    + "\(problem), so it is not one path segment; `swiftwing queue retry` sends the photo as a new job")
             return
         }
         if let url = stream.url {
@@ -31,9 +33,11 @@ extension ScanJourney {
             case .finished:
                 return
             case .poll(let reason):
-                logger.notice("following the job by polling", metadata: [
-                    "scan_id": "\(scan.idString)", "job_id": "\(jobID)", "reason": "\(reason)",
-                ])
+                logger.notice(
+                    "following the job by polling",
+                    metadata: [
+                        "scan_id": "\(scan.idString)", "job_id": "\(jobID)", "reason": "\(reason)",
+                    ])
             }
         }
         try await poll(scan, jobID: jobID)
@@ -115,9 +119,11 @@ extension ScanJourney {
                             case .pollStatus(let reason):
                                 return .poll(reason: reason)
                             case .warning(let warning):
-                                logger.warning("skipped part of the progress stream", metadata: [
-                                    "scan_id": "\(scan.idString)", "job_id": "\(jobID)", "warning": "\(warning)",
-                                ])
+                                logger.warning(
+                                    "skipped part of the progress stream",
+                                    metadata: [
+                                        "scan_id": "\(scan.idString)", "job_id": "\(jobID)", "warning": "\(warning)",
+                                    ])
                             }
                         }
                     }
@@ -137,10 +143,13 @@ extension ScanJourney {
             }
             let backoff = failures > 1 ? settings.retry.delay(afterFailure: failures - 1) : 0
             let wait = min(stream.reconnectDelay, 30) + backoff
-            logger.notice("progress stream dropped; resuming", metadata: [
-                "scan_id": "\(scan.idString)", "job_id": "\(jobID)", "last_event_id": "\(stream.lastEventID ?? "-")",
-                "in_s": "\(String(format: "%.1f", wait))", "reason": "\(problem ?? "closed by the server")",
-            ])
+            logger.notice(
+                "progress stream dropped; resuming",
+                metadata: [
+                    "scan_id": "\(scan.idString)", "job_id": "\(jobID)",
+                    "last_event_id": "\(stream.lastEventID ?? "-")",
+                    "in_s": "\(String(format: "%.1f", wait))", "reason": "\(problem ?? "closed by the server")",
+                ])
             try await clock.sleep(for: wait)
         }
     }
@@ -148,7 +157,8 @@ extension ScanJourney {
     /// Polls the job's status (≥ ``UplinkSettings/pollInterval`` apart) until it is terminal.
     private func poll(_ scan: ScanRecord, jobID: String) async throws {
         let (queue, clock) = (self.queue, self.clock)
-        let statusURL = ServerURL(scan.statusURL, field: "the status URL", base: settings.endpoints.base).url
+        let statusURL =
+            ServerURL(scan.statusURL, field: "the status URL", base: settings.endpoints.base).url
             ?? settings.endpoints.job(jobID)
         var resultsMissingSince: Date?
         var failures = 0
@@ -167,9 +177,11 @@ extension ScanJourney {
                 missingJobs.found(scan.id)
                 failures = 0
                 guard let report = try? JobStatusResponse.decode(body) else {
-                    logger.warning("the job's status reply was not understood; polling on", metadata: [
-                        "scan_id": "\(scan.idString)", "job_id": "\(jobID)", "body": "\(UplinkLog.preview(body))",
-                    ])
+                    logger.warning(
+                        "the job's status reply was not understood; polling on",
+                        metadata: [
+                            "scan_id": "\(scan.idString)", "job_id": "\(jobID)", "body": "\(UplinkLog.preview(body))",
+                        ])
                     break
                 }
                 switch report.status {
@@ -201,17 +213,21 @@ extension ScanJourney {
                 let since = missingJobs.missing(scan.id, at: now)
                 if now.timeIntervalSince(since) >= settings.jobLostAfter {
                     missingJobs.found(scan.id)
-                    try await restart(scan, reason: "the backend no longer knows job \(jobID) (HTTP 404 for "
-                        + "\(Int(settings.jobLostAfter)) s)")
+                    try await restart(
+                        scan,
+                        reason: "the backend no longer knows job \(jobID) (HTTP 404 for "
+                            + "\(Int(settings.jobLostAfter)) s)")
                     return
                 }
                 // Perhaps lost (a backend restarted), perhaps not there yet: about ten more checks, each
                 // from a slot taken only for the check, so new presses go out meanwhile.
                 let recheck = max(settings.pollInterval, settings.jobLostAfter / 10)
-                logger.notice("the backend does not know the job; checked again without holding a slot", metadata: [
-                    "scan_id": "\(scan.idString)", "job_id": "\(jobID)",
-                    "missing_s": "\(Int(now.timeIntervalSince(since)))",
-                ])
+                logger.notice(
+                    "the backend does not know the job; checked again without holding a slot",
+                    metadata: [
+                        "scan_id": "\(scan.idString)", "job_id": "\(jobID)",
+                        "missing_s": "\(Int(now.timeIntervalSince(since)))",
+                    ])
                 throw Deferred(until: now.addingTimeInterval(recheck))
             case .response(429, let headers, let body):
                 let until = RetryAfter.resumeInstant(problem: ProblemDetails.decode(body), headers: headers, now: now)
@@ -233,25 +249,31 @@ extension ScanJourney {
         let outcome = await client.get(url, bearer: bearer)
         try Task.checkCancellation()
         guard case .response(let status, _, let body) = outcome, (200..<300).contains(status) else {
-            logger.notice("the job's results are not available yet", metadata: [
-                "scan_id": "\(scan.idString)", "job_id": "\(jobID)", "outcome": "\(UplinkLog.summary(outcome))",
-            ])
+            logger.notice(
+                "the job's results are not available yet",
+                metadata: [
+                    "scan_id": "\(scan.idString)", "job_id": "\(jobID)", "outcome": "\(UplinkLog.summary(outcome))",
+                ])
             return false
         }
         let results: JobResultsResponse
         do throws(TalariaDecodingError) {
             results = try JobResultsResponse.decode(body)
         } catch {
-            logger.warning("the job's results were not understood; polling on", metadata: [
-                "scan_id": "\(scan.idString)", "job_id": "\(jobID)", "error": "\(error)",
-                "body": "\(UplinkLog.preview(body))",
-            ])
+            logger.warning(
+                "the job's results were not understood; polling on",
+                metadata: [
+                    "scan_id": "\(scan.idString)", "job_id": "\(jobID)", "error": "\(error)",
+                    "body": "\(UplinkLog.preview(body))",
+                ])
             return false
         }
         for warning in results.warnings {
-            logger.warning("skipped part of the job's results", metadata: [
-                "job_id": "\(jobID)", "warning": "\(warning)",
-            ])
+            logger.warning(
+                "skipped part of the job's results",
+                metadata: [
+                    "job_id": "\(jobID)", "warning": "\(warning)",
+                ])
         }
         try await complete(scan, jobID: jobID, books: results.books)
         return true

@@ -34,8 +34,13 @@ extension TalariaBook {
         var index: [BookIdentity: Int] = [:]
         for book in books {
             // A book known by ISBN is also indexed by its title key, so an ISBN-less duplicate finds it.
-            let keys = [book.identity, book.isbn13 == nil ? nil : BookMatchKey(title: book.title, authors: book.authors)
-                .map(BookIdentity.titleAndAuthor)].compactMap { $0 }
+            let keys = [
+                book.identity,
+                book.isbn13 == nil
+                    ? nil
+                    : BookMatchKey(title: book.title, authors: book.authors)
+                        .map(BookIdentity.titleAndAuthor),
+            ].compactMap { $0 }
             if let position = keys.lazy.compactMap({ index[$0] }).first,
                 out[position].isbn13 == nil || book.isbn13 == nil || out[position].isbn13 == book.isbn13
             {

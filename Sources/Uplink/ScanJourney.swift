@@ -75,7 +75,8 @@ struct ScanJourney: Sendable {
                 return
             }
             guard photo.size <= ScanUploadRequest.maximumImageBytes else {
-                let reason = "the photo is \(photo.size) bytes, over the backend's "
+                let reason =
+                    "the photo is \(photo.size) bytes, over the backend's "
                     + "\(ScanUploadRequest.maximumImageBytes)-byte limit; it is kept: lower imaging.jpeg_quality or "
                     + "imaging.max_long_edge, then `swiftwing queue retry`"
                 try await fail(scan.id, reason: reason)
@@ -116,11 +117,13 @@ struct ScanJourney: Sendable {
                 }
                 if let accepted {
                     link.answered()
-                    logger.info("scan uploaded", metadata: [
-                        "scan_id": "\(scan.idString)", "job_id": "\(accepted.jobID)", "status": "\(status)",
-                        "bytes": "\(photo.size)", "ms": "\(clock.milliseconds(since: started))",
-                        "follow": "\(accepted.needsPolling ? "polling" : "stream")",
-                    ])
+                    logger.info(
+                        "scan uploaded",
+                        metadata: [
+                            "scan_id": "\(scan.idString)", "job_id": "\(accepted.jobID)", "status": "\(status)",
+                            "bytes": "\(photo.size)", "ms": "\(clock.milliseconds(since: started))",
+                            "follow": "\(accepted.needsPolling ? "polling" : "stream")",
+                        ])
                     // The job is durable before its stream opens: a restart follows it, never re-sends.
                     let job = try await store.run { () throws(StoreError) in
                         try queue.recordJob(
@@ -143,9 +146,11 @@ struct ScanJourney: Sendable {
             case .done:
                 return
             case .retry(let at, let next):
-                logger.notice("upload failed; retrying", metadata: [
-                    "scan_id": "\(scan.idString)", "attempt": "\(attempt)", "reason": "\(verdict.reason ?? "")",
-                ])
+                logger.notice(
+                    "upload failed; retrying",
+                    metadata: [
+                        "scan_id": "\(scan.idString)", "attempt": "\(attempt)", "reason": "\(verdict.reason ?? "")",
+                    ])
                 try await record(scan.id) { () throws(StoreError) in
                     try queue.requeue(scan.id, reason: reason, notBefore: at, now: clock.now)
                 }
@@ -153,9 +158,11 @@ struct ScanJourney: Sendable {
                 attempt = next
             case .nextRound(let notBefore, let reason):
                 let roundStart = max(notBefore, settings.retry.nextRoundStart(after: finished))
-                logger.notice("upload round over; the scan waits for the network or the next round", metadata: [
-                    "scan_id": "\(scan.idString)", "next_round": "\(roundStart)", "reason": "\(reason)",
-                ])
+                logger.notice(
+                    "upload round over; the scan waits for the network or the next round",
+                    metadata: [
+                        "scan_id": "\(scan.idString)", "next_round": "\(roundStart)", "reason": "\(reason)",
+                    ])
                 try await record(scan.id) { () throws(StoreError) in
                     try queue.requeue(scan.id, reason: reason, notBefore: roundStart, now: clock.now)
                 }
@@ -180,7 +187,8 @@ struct ScanJourney: Sendable {
         try await record(scan.id) { () throws(StoreError) in
             try queue.markNeedsAttention(
                 scan.id,
-                reason: "its photo cannot be read (\(error)); discard it with `swiftwing queue discard \(scan.idString)`",
+                reason:
+                    "its photo cannot be read (\(error)); discard it with `swiftwing queue discard \(scan.idString)`",
                 now: clock.now)
         }
     }
@@ -199,24 +207,31 @@ struct ScanJourney: Sendable {
         let (done, saved) = try await store.run { () throws(StoreError) in
             try database.completeScanMatchingTitles(scan.id, books: records, now: now)
         }
-        logger.info("books landed in the library", metadata: [
-            "scan_id": "\(scan.idString)", "job_id": "\(jobID)", "books": "\(saved.count)",
-            "titles": "\(saved.map(\.title).joined(separator: " | "))",
-        ])
-        for book in saved {
-            logger.info("book in the library", metadata: [
-                "scan_id": "\(scan.idString)", "job_id": "\(jobID)", "isbn": "\(book.isbn13 ?? book.isbn10 ?? "none")",
-                "title": "\(book.title)",
+        logger.info(
+            "books landed in the library",
+            metadata: [
+                "scan_id": "\(scan.idString)", "job_id": "\(jobID)", "books": "\(saved.count)",
+                "titles": "\(saved.map(\.title).joined(separator: " | "))",
             ])
+        for book in saved {
+            logger.info(
+                "book in the library",
+                metadata: [
+                    "scan_id": "\(scan.idString)", "job_id": "\(jobID)",
+                    "isbn": "\(book.isbn13 ?? book.isbn10 ?? "none")",
+                    "title": "\(book.title)",
+                ])
         }
         events(.booksLanded(scanID: scan.id, books: saved))
         do {
             try await store.run { () throws(StoreError) in try spool.remove(scan: scan.id) }
         } catch {
             // The next start's reconciliation removes the photo of a done scan.
-            logger.warning("the photo of a done scan was not deleted", metadata: [
-                "scan_id": "\(scan.idString)", "error": "\(error)",
-            ])
+            logger.warning(
+                "the photo of a done scan was not deleted",
+                metadata: [
+                    "scan_id": "\(scan.idString)", "error": "\(error)",
+                ])
         }
         if done.cleanupPending {
             await sendCleanup(done)
@@ -230,9 +245,11 @@ struct ScanJourney: Sendable {
         let (queue, clock) = (self.queue, self.clock)
         // A job id stored before ids were checked is not sent (it might aim at another path): nothing is owed.
         guard jobIDProblem(jobID) == nil else {
-            logger.warning("no cleanup for a job id that is not one path segment", metadata: [
-                "scan_id": "\(scan.idString)", "job_id": "\(jobID.debugDescription.prefix(80))",
-            ])
+            logger.warning(
+                "no cleanup for a job id that is not one path segment",
+                metadata: [
+                    "scan_id": "\(scan.idString)", "job_id": "\(jobID.debugDescription.prefix(80))",
+                ])
             _ = try? await store.run { () throws(StoreError) in
                 try queue.recordCleanup(scan.id, acknowledged: true, now: clock.now)
             }
@@ -253,14 +270,18 @@ struct ScanJourney: Sendable {
                 _ = try queue.recordCleanup(scan.id, acknowledged: acknowledged, now: clock.now)
             }
         } catch {
-            logger.warning("a cleanup's outcome was not recorded", metadata: [
-                "scan_id": "\(scan.idString)", "job_id": "\(jobID)", "error": "\(error)",
-            ])
+            logger.warning(
+                "a cleanup's outcome was not recorded",
+                metadata: [
+                    "scan_id": "\(scan.idString)", "job_id": "\(jobID)", "error": "\(error)",
+                ])
         }
         if !acknowledged {
-            logger.notice("the backend's cleanup failed; retried later", metadata: [
-                "scan_id": "\(scan.idString)", "job_id": "\(jobID)", "outcome": "\(UplinkLog.summary(outcome))",
-            ])
+            logger.notice(
+                "the backend's cleanup failed; retried later",
+                metadata: [
+                    "scan_id": "\(scan.idString)", "job_id": "\(jobID)", "outcome": "\(UplinkLog.summary(outcome))",
+                ])
         }
     }
 
@@ -268,7 +289,8 @@ struct ScanJourney: Sendable {
         if failure.retryable, !failure.isCanceled {
             try await restart(scan, reason: "the backend failed job \(jobID) (\(failure)); sent again as a new job")
         } else {
-            let reason = failure.isCanceled
+            let reason =
+                failure.isCanceled
                 ? "job \(jobID) was cancelled at the backend; the photo is kept: "
                     + "`swiftwing queue retry \(scan.idString)` sends it again"
                 : "the backend could not recognise the photo (\(failure)); it is kept: `swiftwing queue retry "
@@ -281,9 +303,11 @@ struct ScanJourney: Sendable {
     func restart(_ scan: ScanRecord, reason: String) async throws {
         let (queue, now) = (self.queue, clock.now)
         let notBefore = now.addingTimeInterval(settings.retry.delay(afterFailure: 1))
-        logger.notice("the job is sent again as a new one", metadata: [
-            "scan_id": "\(scan.idString)", "reason": "\(reason)",
-        ])
+        logger.notice(
+            "the job is sent again as a new one",
+            metadata: [
+                "scan_id": "\(scan.idString)", "reason": "\(reason)",
+            ])
         try await record(scan.id) { () throws(StoreError) in
             try queue.restartJob(scan.id, reason: reason, notBefore: notBefore, now: now)
         }
@@ -296,9 +320,11 @@ struct ScanJourney: Sendable {
         try await record(scan.id) { () throws(StoreError) in
             try queue.markNeedsAttention(scan.id, reason: "job \(jobID): " + reason, now: now)
         }
-        logger.error("the job's result was refused; its photo is kept", metadata: [
-            "scan_id": "\(scan.idString)", "job_id": "\(jobID)", "reason": "\(reason)",
-        ])
+        logger.error(
+            "the job's result was refused; its photo is kept",
+            metadata: [
+                "scan_id": "\(scan.idString)", "job_id": "\(jobID)", "reason": "\(reason)",
+            ])
     }
 
     func fail(_ id: UUID, reason: String) async throws {
@@ -306,9 +332,11 @@ struct ScanJourney: Sendable {
         try await record(id) { () throws(StoreError) in
             try queue.markFailed(id, reason: reason, retryable: false, now: now)
         }
-        logger.error("scan failed; its photo is kept", metadata: [
-            "scan_id": "\(id.uuidString.lowercased())", "reason": "\(reason)",
-        ])
+        logger.error(
+            "scan failed; its photo is kept",
+            metadata: [
+                "scan_id": "\(id.uuidString.lowercased())", "reason": "\(reason)",
+            ])
         events(.scanFailed(scanID: id, reason: reason))
     }
 

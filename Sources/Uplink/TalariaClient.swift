@@ -37,22 +37,30 @@ struct TalariaClient: Sendable {
 
     /// A `GET` of status or results; `bearer` is the API key (or the job token when there is none).
     func get(_ url: URL, bearer: String?) async -> TransferOutcome {
-        await send(HTTPRequest(method: .get, url: url, headers: headers(bearer: bearer, accept: "application/json"),
-                               timeouts: settings.requestTimeouts))
+        await send(
+            HTTPRequest(
+                method: .get, url: url, headers: headers(bearer: bearer, accept: "application/json"),
+                timeouts: settings.requestTimeouts))
     }
 
     /// A `DELETE` (cleanup, cancel).
     func delete(_ url: URL, bearer: String?) async -> TransferOutcome {
-        await send(HTTPRequest(method: .delete, url: url, headers: headers(bearer: bearer, accept: "application/json"),
-                               timeouts: settings.requestTimeouts))
+        await send(
+            HTTPRequest(
+                method: .delete, url: url, headers: headers(bearer: bearer, accept: "application/json"),
+                timeouts: settings.requestTimeouts))
     }
 
     /// The progress stream, resumed after `lastEventID` when given.
-    func openStream(_ url: URL, token: String?, lastEventID: String?) -> AsyncThrowingStream<HTTPStreamPart, any Error> {
+    func openStream(_ url: URL, token: String?, lastEventID: String?) -> AsyncThrowingStream<HTTPStreamPart, any Error>
+    {
         var headers = headers(bearer: token, accept: "text/event-stream")
         headers.append(HTTPHeader(name: "Cache-Control", value: "no-cache"))
-        if let lastEventID, !lastEventID.isEmpty { headers.append(HTTPHeader(name: "Last-Event-ID", value: lastEventID)) }
-        return transport.stream(HTTPRequest(method: .get, url: url, headers: headers, timeouts: settings.streamTimeouts))
+        if let lastEventID, !lastEventID.isEmpty {
+            headers.append(HTTPHeader(name: "Last-Event-ID", value: lastEventID))
+        }
+        return transport.stream(
+            HTTPRequest(method: .get, url: url, headers: headers, timeouts: settings.streamTimeouts))
     }
 
     private func headers(bearer: String?, accept: String) -> [HTTPHeader] {
@@ -73,7 +81,8 @@ struct TalariaClient: Sendable {
     private func response(to request: HTTPRequest) async throws(HTTPError) -> TransferOutcome {
         let response = try await transport.send(request)
         return .response(
-            status: response.status, headers: HTTPFields(response.head.headers.map { (name: $0.name, value: $0.value) }),
+            status: response.status,
+            headers: HTTPFields(response.head.headers.map { (name: $0.name, value: $0.value) }),
             body: response.body)
     }
 

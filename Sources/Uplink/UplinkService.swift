@@ -133,9 +133,11 @@ public final class UplinkService: Service, Sendable {
             let bearer = settings.endpoints.bearer(
                 for: url, apiKey: (try? settings.apiKey.read()) ?? nil, jobToken: nil, preferJobToken: false)
             let outcome = await client.delete(url, bearer: bearer)
-            logger.info("asked the backend to cancel the discarded scan's job", metadata: [
-                "scan_id": "\(record.idString)", "job_id": "\(jobID)", "outcome": "\(UplinkLog.summary(outcome))",
-            ])
+            logger.info(
+                "asked the backend to cancel the discarded scan's job",
+                metadata: [
+                    "scan_id": "\(record.idString)", "job_id": "\(jobID)", "outcome": "\(UplinkLog.summary(outcome))",
+                ])
         }
         events(.scanChanged(scanID: id))
         return record
@@ -144,10 +146,12 @@ public final class UplinkService: Service, Sendable {
     // MARK: Service
 
     public func run() async throws {
-        logger.info("uplink started", metadata: [
-            "backend": "\(UplinkLog.redacted(settings.endpoints.base))", "concurrency": "\(settings.concurrency)",
-            "api_key": "\(settings.apiKey.path == nil ? "none configured" : "from a credential file")",
-        ])
+        logger.info(
+            "uplink started",
+            metadata: [
+                "backend": "\(UplinkLog.redacted(settings.endpoints.base))", "concurrency": "\(settings.concurrency)",
+                "api_key": "\(settings.apiKey.path == nil ? "none configured" : "from a credential file")",
+            ])
         checkKeyAtStart()
         await withDiscardingTaskGroup { group in
             group.addTask { await self.cleanupLoop() }
@@ -229,14 +233,18 @@ public final class UplinkService: Service, Sendable {
         } catch let deferred as ScanJourney.Deferred {
             slots.withLock { $0.notBefore[id] = deferred.until }
         } catch let error as StoreError {
-            logger.error("the uplink could not record a scan's progress; it is tried again in 30 s", metadata: [
-                "scan_id": "\(id.uuidString.lowercased())", "error": "\(error)",
-            ])
+            logger.error(
+                "the uplink could not record a scan's progress; it is tried again in 30 s",
+                metadata: [
+                    "scan_id": "\(id.uuidString.lowercased())", "error": "\(error)",
+                ])
             coolDown(id)
         } catch {
-            logger.error("unexpected uplink error", metadata: [
-                "scan_id": "\(id.uuidString.lowercased())", "error": "\(error)",
-            ])
+            logger.error(
+                "unexpected uplink error",
+                metadata: [
+                    "scan_id": "\(id.uuidString.lowercased())", "error": "\(error)",
+                ])
             coolDown(id)
         }
     }

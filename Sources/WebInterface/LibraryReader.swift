@@ -63,7 +63,8 @@ final class LibraryReader: Sendable {
     /// The latest scans not discarded, newest first.
     func scans(limit count: Int) throws -> [ScanRecord] {
         try database().writer.read { db in
-            try ScanRecord.filter(ScanRecord.Columns.discardedAt == nil).order(Column.rowID.desc).limit(count).fetchAll(db)
+            try ScanRecord.filter(ScanRecord.Columns.discardedAt == nil).order(Column.rowID.desc).limit(count).fetchAll(
+                db)
         }
     }
 

@@ -59,7 +59,8 @@ struct AccessMiddleware: RouterMiddleware {
                 body = try await request.collectBody(upTo: app.settings.limits.bodyBytes)
             } catch {
                 return app.message(
-                    "Too large", "The form is larger than \(app.settings.limits.bodyBytes) bytes.", status: .contentTooLarge,
+                    "Too large", "The form is larger than \(app.settings.limits.bodyBytes) bytes.",
+                    status: .contentTooLarge,
                     paired: false)
             }
             context.form = FormFields(parsing: String(buffer: body))
@@ -72,7 +73,9 @@ struct AccessMiddleware: RouterMiddleware {
         let token = request.headers[.cookie].flatMap(Session.token(inCookieHeader:))
         var paired = false
         if let token {
-            paired = (try? await blocking { try access.isValidSession(tokenHash: Session.storedHash(of: token), now: now) }) ?? false
+            paired =
+                (try? await blocking { try access.isValidSession(tokenHash: Session.storedHash(of: token), now: now) })
+                ?? false
         }
         guard let token, paired else {
             if request.method == .post {
@@ -86,7 +89,8 @@ struct AccessMiddleware: RouterMiddleware {
         if request.method == .post {
             guard let sent = context.form["csrf"], Session.same(sent, Session.csrfToken(for: token)) else {
                 return app.message(
-                    "Refused", "The form did not carry this browser's check token (it is out of date, or came from "
+                    "Refused",
+                    "The form did not carry this browser's check token (it is out of date, or came from "
                         + "another site): reload the page and try again.", status: .forbidden)
             }
         }

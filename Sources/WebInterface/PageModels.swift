@@ -118,15 +118,19 @@ struct BookModel {
             ("Pages", book.pageCount.map(String.init), false), ("Cover", book.coverURL, false),
             ("Confidence", book.confidence.map { String(format: "%.2f", $0) }, true),
             ("Enrichment", book.enrichmentStatus.rawValue, false), ("Found by", book.source.rawValue, false),
-            ("Added", UTCDateParts(book.addedAt).iso8601, true), ("Updated", UTCDateParts(book.updatedAt).iso8601, true),
+            ("Added", UTCDateParts(book.addedAt).iso8601, true),
+            ("Updated", UTCDateParts(book.updatedAt).iso8601, true),
             ("Reviewed", book.reviewedAt.map { UTCDateParts($0).iso8601 }, true),
             ("Scan", book.scanID?.uuidString.lowercased(), true),
         ]
         fields = rows.map { FieldRow(name: $0.0, value: $0.1 ?? "–", mono: $0.2) }
         needsReview = book.needsReview
         review = book.needsReview ? (book.reviewReason ?? LibraryReport.lowConfidence(book)) : nil
-        raw = LibraryEntry.indented(book.rawJSON).map { Self.unindented($0) } ?? "(none: the backend did not send this book)"
-        form = BookForm(title: book.title, authors: book.authors.joined(separator: "\n"), isbn: book.isbn13 ?? book.isbn10 ?? "")
+        raw =
+            LibraryEntry.indented(book.rawJSON).map { Self.unindented($0) }
+            ?? "(none: the backend did not send this book)"
+        form = BookForm(
+            title: book.title, authors: book.authors.joined(separator: "\n"), isbn: book.isbn13 ?? book.isbn10 ?? "")
     }
 
     /// ``LibraryEntry/indented(_:)`` indents for the terminal; the page has its own margin.

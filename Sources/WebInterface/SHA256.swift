@@ -21,21 +21,27 @@ enum SHA256 {
         let bitLength = UInt64(bytes.count) * 8
         bytes.append(0x80)
         while bytes.count % 64 != 56 { bytes.append(0) }
-        for shift in stride(from: 56, through: 0, by: -8) { bytes.append(UInt8(truncatingIfNeeded: bitLength >> shift)) }
+        for shift in stride(from: 56, through: 0, by: -8) {
+            bytes.append(UInt8(truncatingIfNeeded: bitLength >> shift))
+        }
         var schedule = [UInt32](repeating: 0, count: 64)
         for block in stride(from: 0, to: bytes.count, by: 64) {
             for index in 0..<16 {
                 let offset = block + index * 4
-                schedule[index] = UInt32(bytes[offset]) << 24 | UInt32(bytes[offset + 1]) << 16
+                schedule[index] =
+                    UInt32(bytes[offset]) << 24 | UInt32(bytes[offset + 1]) << 16
                     | UInt32(bytes[offset + 2]) << 8 | UInt32(bytes[offset + 3])
             }
             for index in 16..<64 {
-                let early = schedule[index - 15], late = schedule[index - 2]
+                let early = schedule[index - 15]
+                let late = schedule[index - 2]
                 let sigma0 = early.rotatedRight(7) ^ early.rotatedRight(18) ^ (early >> 3)
                 let sigma1 = late.rotatedRight(17) ^ late.rotatedRight(19) ^ (late >> 10)
                 schedule[index] = schedule[index - 16] &+ sigma0 &+ schedule[index - 7] &+ sigma1
             }
-            var (a, b, c, d, e, f, g, h) = (state[0], state[1], state[2], state[3], state[4], state[5], state[6], state[7])
+            var (a, b, c, d, e, f, g, h) = (
+                state[0], state[1], state[2], state[3], state[4], state[5], state[6], state[7]
+            )
             for index in 0..<64 {
                 let sum1 = e.rotatedRight(6) ^ e.rotatedRight(11) ^ e.rotatedRight(25)
                 let choice = (e & f) ^ (~e & g)

@@ -41,7 +41,8 @@ enum Session {
 
     /// Equal strings, compared in time independent of where they differ.
     static func same(_ a: String, _ b: String) -> Bool {
-        let left = Array(a.utf8), right = Array(b.utf8)
+        let left = Array(a.utf8)
+        let right = Array(b.utf8)
         guard left.count == right.count else { return false }
         var difference: UInt8 = 0
         for index in left.indices { difference |= left[index] ^ right[index] }

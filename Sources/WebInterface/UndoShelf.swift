@@ -43,6 +43,8 @@ final class UndoShelf: Sendable {
 
     /// Puts a book back after a failed restore, so the person can try again.
     func putBack(_ book: BookRecord, token: String, now: Date) {
-        entries.withLock { entries in entries[token] = Entry(book: book, until: now.addingTimeInterval(Self.keepSeconds)) }
+        entries.withLock { entries in
+            entries[token] = Entry(book: book, until: now.addingTimeInterval(Self.keepSeconds))
+        }
     }
 }

@@ -77,7 +77,9 @@ public final class WebApp: Sendable {
     }
 
     /// The server, bounded as ``WebSettings/Limits`` says. `onRunning` gets the port it listens on.
-    public func makeApplication(onRunning: @escaping @Sendable (Int) async -> Void = { _ in }) -> some ApplicationProtocol {
+    public func makeApplication(onRunning: @escaping @Sendable (Int) async -> Void = { _ in })
+        -> some ApplicationProtocol
+    {
         let limits = settings.limits
         let decoder = HTTP1Channel.Configuration.DecoderConfiguration(
             maxHeaderFieldSize: limits.headerFieldBytes, maxHeaderListSize: limits.headerListBytes,
@@ -136,13 +138,15 @@ public final class WebApp: Sendable {
     ) -> Response {
         let body = render(template, object)
         let html = render(
-            "layout", LayoutModel(title: title, showNav: paired, nav: paired ? NavItem.all(current: current) : [], body: body))
+            "layout",
+            LayoutModel(title: title, showNav: paired, nav: paired ? NavItem.all(current: current) : [], body: body))
         return Self.html(html, status: status)
     }
 
     static func html(_ text: String, status: HTTPResponse.Status = .ok) -> Response {
         Response(
-            status: status, headers: [.contentType: "text/html; charset=utf-8"], body: .init(byteBuffer: ByteBuffer(string: text)))
+            status: status, headers: [.contentType: "text/html; charset=utf-8"],
+            body: .init(byteBuffer: ByteBuffer(string: text)))
     }
 
     static func asset(_ text: String, type: String) -> Response {
@@ -167,7 +171,9 @@ public final class WebApp: Sendable {
     }
 
     func message(_ heading: String, _ text: String, status: HTTPResponse.Status, paired: Bool = true) -> Response {
-        page(heading, current: nil, "message", MessageModel(heading: heading, text: publicText(text)), status: status, paired: paired)
+        page(
+            heading, current: nil, "message", MessageModel(heading: heading, text: publicText(text)), status: status,
+            paired: paired)
     }
 
     /// An error's words without the device's paths (the state directory, the control socket): a page must not
@@ -176,7 +182,8 @@ public final class WebApp: Sendable {
         var text = text
         let configuration = settings.configuration
         for (path, name) in [
-            (configuration.controlSocket, "the daemon's control socket"), (configuration.stateDirectory, "the state directory"),
+            (configuration.controlSocket, "the daemon's control socket"),
+            (configuration.stateDirectory, "the state directory"),
         ] where !path.isEmpty {
             text = text.replacingOccurrences(of: path, with: name)
         }
@@ -188,13 +195,16 @@ public final class WebApp: Sendable {
     func pair(_ context: WebRequestContext) async throws -> Response {
         let code = (context.form["code"] ?? "").filter { !$0.isWhitespace }
         guard code.count == 6, code.allSatisfy({ $0.isASCII && $0.isNumber }) else {
-            return page("Pair", current: nil, "pair", PairModel(problem: "The code is the 6 digits the device shows."),
-                        status: .badRequest, paired: false)
+            return page(
+                "Pair", current: nil, "pair", PairModel(problem: "The code is the 6 digits the device shows."),
+                status: .badRequest, paired: false)
         }
         let token = Session.newToken()
         let now = clock.now()
         let access = self.access
-        let result = try await blocking { try access.redeem(code: code, tokenHash: Session.storedHash(of: token), now: now) }
+        let result = try await blocking {
+            try access.redeem(code: code, tokenHash: Session.storedHash(of: token), now: now)
+        }
         let problem: String
         switch result {
         case .paired:
@@ -205,10 +215,12 @@ public final class WebApp: Sendable {
         case .noCode:
             problem = "No code is waiting, or it expired (a code works 5 minutes): make a new one on the device."
         case .wrong(let remaining):
-            problem = "That is not the code. \(remaining) more wrong \(remaining == 1 ? "code locks" : "codes lock") pairing for 5 minutes."
+            problem =
+                "That is not the code. \(remaining) more wrong \(remaining == 1 ? "code locks" : "codes lock") pairing for 5 minutes."
         case .locked(let until):
             logger.warning("web: pairing locked after wrong codes")
-            problem = "Pairing is locked after \(WebAccess.wrongCodesBeforeLock) wrong codes, until "
+            problem =
+                "Pairing is locked after \(WebAccess.wrongCodesBeforeLock) wrong codes, until "
                 + "\(UTCDateParts(until).iso8601). Then make a new code on the device."
         }
         return page("Pair", current: nil, "pair", PairModel(problem: problem), status: .forbidden, paired: false)
@@ -244,16 +256,19 @@ public final class WebApp: Sendable {
             }
         } else {
             state = ("DAEMON STOPPED", "problem")
-            connectivity = "The daemon does not answer: scanning is off until it runs again (systemctl status swiftwing)"
+            connectivity =
+                "The daemon does not answer: scanning is off until it runs again (systemctl status swiftwing)"
         }
         let camera = (daemon ?? nil)?.cameraAvailability
         return StatusModel(
             state: state.0, stateClass: state.1, connectivity: connectivity, countdown: countdown, camera: camera,
-            counts: CountsModel(active: counts.active, stuck: counts.stuck, books: counts.books, needsReview: counts.needsReview),
+            counts: CountsModel(
+                active: counts.active, stuck: counts.stuck, books: counts.books, needsReview: counts.needsReview),
             scans: (library?.1 ?? []).map { scanRow($0, csrf: csrf) },
             books: (library?.2 ?? []).map {
-                BookLine(id: $0.id ?? 0, title: $0.title.isEmpty ? ($0.isbn13 ?? "(no title yet)") : $0.title,
-                         authors: $0.authors.isEmpty ? nil : $0.authors.joined(separator: ", "))
+                BookLine(
+                    id: $0.id ?? 0, title: $0.title.isEmpty ? ($0.isbn13 ?? "(no title yet)") : $0.title,
+                    authors: $0.authors.isEmpty ? nil : $0.authors.joined(separator: ", "))
             })
     }
 
@@ -275,7 +290,8 @@ public final class WebApp: Sendable {
         ScanRow(
             id: scan.idString, shortID: String(scan.idString.prefix(8)), stateLabel: scan.state.label,
             stateClass: scan.state.rawValue, when: UTCDateParts(scan.createdAt).iso8601,
-            reason: scan.lastError.map(publicText), thumbnail: scan.thumbnailPath == nil ? nil : "/scans/\(scan.idString)/thumbnail",
+            reason: scan.lastError.map(publicText),
+            thumbnail: scan.thumbnailPath == nil ? nil : "/scans/\(scan.idString)/thumbnail",
             actionable: scan.state == .failed || scan.state == .needsAttention, csrf: csrf)
     }
 
@@ -288,14 +304,16 @@ public final class WebApp: Sendable {
 
     func shutter(_ context: WebRequestContext) async -> Response {
         guard settings.configuration.web.shutterButton else {
-            return message("Shutter", "The shutter button is off in this device's configuration ([web] shutter_button).",
-                           status: .forbidden)
+            return message(
+                "Shutter", "The shutter button is off in this device's configuration ([web] shutter_button).",
+                status: .forbidden)
         }
         let socket = settings.configuration.controlSocket
         do {
             let reply = try await blocking { try ControlClient.send(ControlRequest(command: .shutter), to: socket) }
             if reply.ok {
-                return await nowPage(context, notice: "Pressed: scan \(reply.scanId.map { String($0.prefix(8)) } ?? "") is queued.")
+                return await nowPage(
+                    context, notice: "Pressed: scan \(reply.scanId.map { String($0.prefix(8)) } ?? "") is queued.")
             }
             return await nowPage(context, problem: publicText(reply.error ?? "the daemon refused the press"))
         } catch {
@@ -330,7 +348,8 @@ public final class WebApp: Sendable {
                 while ContinuousClock.now < end, !stopping.load(ordering: .relaxed) {
                     let model = await self.statusModel(csrf: "")
                     if model != last {
-                        let lines = self.render("now-status", model).split(separator: "\n", omittingEmptySubsequences: false)
+                        let lines = self.render("now-status", model).split(
+                            separator: "\n", omittingEmptySubsequences: false)
                         let event = "event: status\n" + lines.map { "data: " + $0 }.joined(separator: "\n") + "\n\n"
                         try await writer.write(ByteBuffer(string: event))
                         last = model
@@ -378,11 +397,13 @@ public final class WebApp: Sendable {
             summary = text.isEmpty ? "No books yet: press the shutter on the device." : "No book matches “\(text)”."
         } else {
             let range = shown == 0 ? "none" : "\(first + 1)–\(first + shown)"
-            summary = text.isEmpty
+            summary =
+                text.isEmpty
                 ? "\(found.total) books, \(range) shown." : "\(found.total) books match “\(text)”, \(range) shown."
         }
         let grid = GridModel(
-            summary: summary, books: found.books.map(BookTile.init), previous: pageNumber > 0 ? link(pageNumber - 1) : nil,
+            summary: summary, books: found.books.map(BookTile.init),
+            previous: pageNumber > 0 ? link(pageNumber - 1) : nil,
             next: found.hasMore ? link(pageNumber + 1) : nil)
         let shownOrder = sort ?? (text.isEmpty ? .added : .relevance)
         let orders: [(LibraryReader.Sort, String)] = [
@@ -391,7 +412,8 @@ public final class WebApp: Sendable {
         let sorts = orders.map { SortOption(value: $0.0.rawValue, label: $0.1, selected: $0.0 == shownOrder) }
         var offer: UndoOffer?
         if let token = query["deleted"], let book = undo.peek(token, now: clock.now()) {
-            offer = UndoOffer(token: token, title: book.title.isEmpty ? (book.isbn13 ?? "a book") : book.title, csrf: context.csrf)
+            offer = UndoOffer(
+                token: token, title: book.title.isEmpty ? (book.isbn13 ?? "a book") : book.title, csrf: context.csrf)
         }
         return LibraryModel(query: text, sorts: sorts, grid: grid, undo: offer)
     }
@@ -409,7 +431,8 @@ public final class WebApp: Sendable {
         do {
             return Self.html(render("grid", try await libraryModel(request, context).grid))
         } catch {
-            return Self.html(render("message", MessageModel(heading: "", text: publicText("\(error)"))), status: .serviceUnavailable)
+            return Self.html(
+                render("message", MessageModel(heading: "", text: publicText("\(error)"))), status: .serviceUnavailable)
         }
     }
 
@@ -459,7 +482,8 @@ public final class WebApp: Sendable {
         do {
             _ = try await blocking {
                 try LibraryManagement.edit(
-                    id: id, title: title, authors: authors, isbn: isbn, keepForReview: false, configuration: configuration)
+                    id: id, title: title, authors: authors, isbn: isbn, keepForReview: false,
+                    configuration: configuration)
             }
         } catch {
             var model = BookModel(book, csrf: context.csrf)
@@ -497,8 +521,9 @@ public final class WebApp: Sendable {
     func undoDelete(_ context: WebRequestContext) async throws -> Response {
         let now = clock.now()
         guard let token = context.form["token"], let book = undo.take(token, now: now) else {
-            return message("Undo", "There is nothing to undo any more (a deletion can be undone for 15 minutes).",
-                           status: .gone)
+            return message(
+                "Undo", "There is nothing to undo any more (a deletion can be undone for 15 minutes).",
+                status: .gone)
         }
         let configuration = settings.configuration
         do {
@@ -528,7 +553,9 @@ public final class WebApp: Sendable {
                 reason: $0.reviewReason ?? LibraryReport.lowConfidence($0), csrf: csrf)
         }
         let approved = FormFields(parsing: request.uri.query ?? "")["approved"].flatMap { Int64($0) }
-        return page("Review", current: "/review", "review", ReviewModel(books: rows, notice: approved.map { "Approved book \($0)." }))
+        return page(
+            "Review", current: "/review", "review",
+            ReviewModel(books: rows, notice: approved.map { "Approved book \($0)." }))
     }
 
     func queuePage(_ request: Request, _ context: WebRequestContext, notice: String? = nil, problem: String? = nil)
@@ -617,7 +644,9 @@ public final class WebApp: Sendable {
         let name = format.fileName(day: LibraryExport.day(clock.now()))
         return Response(
             status: .ok,
-            headers: [.contentType: "text/csv; charset=utf-8", .contentDisposition: "attachment; filename=\"\(name)\""],
+            headers: [
+                .contentType: "text/csv; charset=utf-8", .contentDisposition: "attachment; filename=\"\(name)\"",
+            ],
             body: .init(byteBuffer: ByteBuffer(bytes: bytes)))
     }
 }

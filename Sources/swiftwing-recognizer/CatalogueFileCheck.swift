@@ -15,7 +15,8 @@ enum CatalogueFileCheck {
             throw Failure(
                 description: exists
                     ? "\(path): cannot be read by this user; make it readable (chmod 0644, or owned by the service's user)"
-                    : "\(path): no such file; import a catalogue (catalogue.csv, a Goodreads or SwiftWing export) there")
+                    : "\(path): no such file; import a catalogue (catalogue.csv, a Goodreads or SwiftWing export) there"
+            )
         }
         guard let text = String(data: data, encoding: .utf8) else {
             throw Failure(description: "\(path): not UTF-8 text; save the catalogue as UTF-8 CSV")
@@ -23,12 +24,15 @@ enum CatalogueFileCheck {
         let rows = rows(of: text)
         guard let header = rows.first, header.fields.contains(where: { !$0.isEmpty }) else {
             throw Failure(
-                description: "\(path):1: the catalogue is empty; it needs a header line (e.g. title,author,isbn) and one book per line")
+                description:
+                    "\(path):1: the catalogue is empty; it needs a header line (e.g. title,author,isbn) and one book per line"
+            )
         }
         let columns = header.fields.map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
         guard columns.contains("title") else {
             throw Failure(
-                description: "\(path):1: the header has no 'title' column (it has: \(columns.joined(separator: ", "))); "
+                description:
+                    "\(path):1: the header has no 'title' column (it has: \(columns.joined(separator: ", "))); "
                     + "use the dataset's catalogue.csv, a Goodreads export or `swiftwing export`")
         }
         var books = 0
@@ -37,7 +41,8 @@ enum CatalogueFileCheck {
             if row.fields.allSatisfy(\.isEmpty) { continue }
             guard row.fields.count <= columns.count else {
                 throw Failure(
-                    description: "\(path):\(row.line): \(row.fields.count) fields where the header has \(columns.count); "
+                    description:
+                        "\(path):\(row.line): \(row.fields.count) fields where the header has \(columns.count); "
                         + "quote fields holding commas (\"Surname, Forename\")")
             }
             books += 1
@@ -105,7 +110,9 @@ enum CatalogueFileCheck {
             case "\"" where field.isEmpty && !afterQuote:
                 quoted = true
             default:
-                if afterQuote, problem == nil { problem = "text after a closing quote; double the quotes inside a quoted field" }
+                if afterQuote, problem == nil {
+                    problem = "text after a closing quote; double the quotes inside a quoted field"
+                }
                 field.append(c)
             }
         }

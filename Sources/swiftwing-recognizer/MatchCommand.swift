@@ -12,7 +12,10 @@ struct MatchCommand: ParsableCommand {
     @Option(help: "The catalogue CSV: the Library Dataset's, a Goodreads export or a SwiftWing export.")
     var catalogue: String
 
-    @Flag(help: "Write JSON lines {\"image\", \"text\", \"title\", \"authors\", \"isbn\", \"score\"} (the only output form).")
+    @Flag(
+        help:
+            "Write JSON lines {\"image\", \"text\", \"title\", \"authors\", \"isbn\", \"score\"} (the only output form)."
+    )
     var json = false
 
     @Flag(help: "Ignore the catalogue's call number tags (a home owner's catalogue has none on its spines).")
@@ -104,7 +107,8 @@ struct MatchCommand: ParsableCommand {
                 sorted.isEmpty ? 0 : sorted[min(sorted.count - 1, Int(share * Double(sorted.count)))]
             }
             let source = catalogueIndex.built ? "built" : "reused"
-            let report = "entries \(catalogueIndex.entryCount), index \(catalogueIndex.path) (\(source)), "
+            let report =
+                "entries \(catalogueIndex.entryCount), index \(catalogueIndex.path) (\(source)), "
                 + "open \(String(format: "%.3f", openTime.seconds)) s, \(inputs.count) spines, "
                 + "\(String(format: "%.3f", perSpine * 1000)) ms per spine, "
                 + "median \(String(format: "%.3f", percentile(0.5) * 1000)) ms, "

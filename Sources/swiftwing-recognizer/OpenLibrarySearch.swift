@@ -1,6 +1,7 @@
 import Foundation
+
 #if canImport(FoundationNetworking)
-import FoundationNetworking
+    import FoundationNetworking
 #endif
 
 /// A book found by an open-set lookup of one spine's text.
@@ -55,6 +56,8 @@ struct OpenLibrarySearch: OpenLibrarySearching {
         struct Answer: Decodable {
             struct Doc: Decodable {
                 var title: String?
+                // swift-format-ignore: AlwaysUseLowerCamelCase
+                // Open Library's field name.
                 var author_name: [String]?
                 var isbn: [String]?
             }
@@ -75,7 +78,9 @@ struct OpenLibrarySearch: OpenLibrarySearching {
             let share = Double(wanted.intersection(held).count) / Double(wanted.count)
             guard share >= minimumShare, share > (best?.share ?? 0) else { continue }
             let isbn = (doc.isbn ?? []).first { $0.count == 13 } ?? doc.isbn?.first
-            best = (share, OpenSetMatch(isbn: isbn, title: title, authors: authors, confidence: min(0.75, 0.5 + share / 4)))
+            best = (
+                share, OpenSetMatch(isbn: isbn, title: title, authors: authors, confidence: min(0.75, 0.5 + share / 4))
+            )
         }
         return best?.match
     }

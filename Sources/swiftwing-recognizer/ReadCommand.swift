@@ -26,15 +26,17 @@ struct ReadCommand: AsyncParsableCommand {
     @Flag(help: "Match without the catalogue's call numbers (a home owner's catalogue has none).")
     var ignoreTags = false
 
-    @Option(help: ArgumentHelp(
-        "Debugging: write the lines the OCR worker read on each photo to DIR/NAME.json (NAME: the photo's file name).",
-        valueName: "DIR"))
+    @Option(
+        help: ArgumentHelp(
+            "Debugging: write the lines the OCR worker read on each photo to DIR/NAME.json (NAME: the photo's file name).",
+            valueName: "DIR"))
     var saveOcr: String?
 
-    @Option(help: ArgumentHelp(
-        "Debugging: take each photo's lines from DIR/NAME.json (written by --save-ocr) instead of running the OCR "
-            + "worker, so grouping and matching can be tried again in seconds.",
-        valueName: "DIR"))
+    @Option(
+        help: ArgumentHelp(
+            "Debugging: take each photo's lines from DIR/NAME.json (written by --save-ocr) instead of running the OCR "
+                + "worker, so grouping and matching can be tried again in seconds.",
+            valueName: "DIR"))
     var ocrFrom: String?
 
     @Argument(help: "JPEG or PNG photos of shelves.")
@@ -72,7 +74,8 @@ struct ReadCommand: AsyncParsableCommand {
             let started = ContinuousClock.now
             let reader: any TextReading
             if let supervisor {
-                reader = saveOcr.map { SavingTextReader(reader: supervisor, file: savedLinesFile(in: $0, for: file)) }
+                reader =
+                    saveOcr.map { SavingTextReader(reader: supervisor, file: savedLinesFile(in: $0, for: file)) }
                     ?? supervisor
             } else {
                 reader = SavedTextReader(file: savedLinesFile(in: ocrFrom!, for: file))

@@ -25,9 +25,11 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "Open Library's base URL for spines the catalogue does not match, e.g. https://openlibrary.org.")
     var openLibrary: String?
     @Option(help: "Write the bound port to this file once listening.") var portFile: String?
-    @Option(help: "Require 'Authorization: Bearer <key>' on uploads, the key read from this file.") var apiKeyFile: String?
+    @Option(help: "Require 'Authorization: Bearer <key>' on uploads, the key read from this file.") var apiKeyFile:
+        String?
     @Option(help: "Photos with more pixels are refused before decoding, in megapixels.") var maxMegapixels = 40
-    @Option(help: "A photo not read within this many seconds fails its job (retryable).") var recognitionTimeoutSeconds = 120
+    @Option(help: "A photo not read within this many seconds fails its job (retryable).")
+    var recognitionTimeoutSeconds = 120
     @Option(help: "Log level: trace, debug, info, notice, warning, error, critical.") var logLevel = "info"
     @Flag(help: "Check the catalogue and the recognizer (OCR worker included), print whether they are ready, and exit.")
     var check = false
@@ -41,14 +43,17 @@ struct ServeCommand: AsyncParsableCommand {
         }
         var openLibraryURL: URL?
         if let openLibrary {
-            guard let url = URL(string: openLibrary), url.scheme == "http" || url.scheme == "https", url.host != nil else {
-                throw ValidationError("--open-library must be an http(s) URL such as https://openlibrary.org (got \(openLibrary))")
+            guard let url = URL(string: openLibrary), url.scheme == "http" || url.scheme == "https", url.host != nil
+            else {
+                throw ValidationError(
+                    "--open-library must be an http(s) URL such as https://openlibrary.org (got \(openLibrary))")
             }
             openLibraryURL = url
         }
         var apiKey: String?
         if let apiKeyFile {
-            let key = try String(contentsOfFile: apiKeyFile, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
+            let key = try String(contentsOfFile: apiKeyFile, encoding: .utf8).trimmingCharacters(
+                in: .whitespacesAndNewlines)
             guard !key.isEmpty else { throw ValidationError("--api-key-file \(apiKeyFile) is empty") }
             apiKey = key
         }
@@ -76,7 +81,8 @@ struct ServeCommand: AsyncParsableCommand {
             shelf: shelf, openLibrary: openLibraryURL.map { OpenLibrarySearch(base: $0) }, logger: logger)
         let host = self.host
         let portFile = self.portFile
-        let app = RecognitionService.makeApplication(settings: settings, recognizer: recognizer, logger: logger) { port in
+        let app = RecognitionService.makeApplication(settings: settings, recognizer: recognizer, logger: logger) {
+            port in
             if let portFile { try? "\(port)\n".write(toFile: portFile, atomically: true, encoding: .utf8) }
             // Unbuffered: scripts and tests wait for exactly this line.
             FileHandle.standardOutput.write(Data("swiftwing-recognizer listening on http://\(host):\(port)\n".utf8))
@@ -117,17 +123,20 @@ enum RecognitionService {
         configuration.pingIntervalMs = 15000
         configuration.faultEndpoints = false
         configuration.healthDetails = [
-            "catalogue": URL(fileURLWithPath: settings.catalogue).lastPathComponent, "catalogueBooks": String(settings.books),
+            "catalogue": URL(fileURLWithPath: settings.catalogue).lastPathComponent,
+            "catalogueBooks": String(settings.books),
         ]
         return configuration
     }
 
     static func makeApplication(
-        settings: Settings, recognizer: any PhotoRecognizing, clock: any Clock<Duration> = ContinuousClock(), logger: Logger,
+        settings: Settings, recognizer: any PhotoRecognizing, clock: any Clock<Duration> = ContinuousClock(),
+        logger: Logger,
         onRunning: @escaping @Sendable (Int) async -> Void = { _ in }
     ) -> some ApplicationProtocol {
         let configuration = configuration(settings)
         let state = ReferenceState(configuration: configuration, recognizer: recognizer, clock: clock)
-        return ReferenceServer.makeApplication(configuration: configuration, state: state, logger: logger, onRunning: onRunning)
+        return ReferenceServer.makeApplication(
+            configuration: configuration, state: state, logger: logger, onRunning: onRunning)
     }
 }

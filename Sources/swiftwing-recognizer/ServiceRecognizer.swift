@@ -36,18 +36,21 @@ struct ServiceRecognizer: PhotoRecognizing {
         for (index, spine) in recognition.unmatched.enumerated() {
             try Task.checkCancellation()
             if let openLibrary {
-                await progress(shelfShare + (1 - shelfShare) * Double(index) / Double(recognition.unmatched.count), "looking up")
+                await progress(
+                    shelfShare + (1 - shelfShare) * Double(index) / Double(recognition.unmatched.count), "looking up")
                 do {
                     if let found = try await openLibrary.bestMatch(for: spine.text) {
                         books.append(
                             FoundBook(
-                                isbn: found.isbn, title: found.title, authors: found.authors, confidence: found.confidence,
+                                isbn: found.isbn, title: found.title, authors: found.authors,
+                                confidence: found.confidence,
                                 boundingBox: BoundingBox(spine.box), text: spine.text, source: "openlibrary"))
                         continue
                     }
                 } catch {
                     // Offline or refused: the spine stays unmatched (with its text), nothing else is lost.
-                    logger.notice("open library lookup failed; the spine stays unmatched", metadata: ["error": "\(error)"])
+                    logger.notice(
+                        "open library lookup failed; the spine stays unmatched", metadata: ["error": "\(error)"])
                 }
             }
             unmatched.append(UnmatchedSpine(text: spine.text, boundingBox: BoundingBox(spine.box)))

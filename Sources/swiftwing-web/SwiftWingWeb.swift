@@ -28,7 +28,9 @@ struct SwiftWingWeb: AsyncParsableCommand {
     func run() async throws {
         var overrides: [(key: String, value: String, flag: String)] = []
         if let stateDirectory { overrides.append(("daemon.state_directory", absolute(stateDirectory), "--state-dir")) }
-        if let controlSocket { overrides.append(("daemon.control_socket", absolute(controlSocket), "--control-socket")) }
+        if let controlSocket {
+            overrides.append(("daemon.control_socket", absolute(controlSocket), "--control-socket"))
+        }
         var configuration: ApplianceConfiguration
         do {
             configuration = try ConfigurationLoader.load(
@@ -41,7 +43,8 @@ struct SwiftWingWeb: AsyncParsableCommand {
         logger.logLevel = configuration.logLevel
         guard configuration.web.enabled else {
             logger.notice(
-                "the library in a browser is off: set `enabled = true` under [web] in the configuration file to serve it")
+                "the library in a browser is off: set `enabled = true` under [web] in the configuration file to serve it"
+            )
             print("swiftwing-web: off ([web] enabled = false); nothing to serve")
             return
         }

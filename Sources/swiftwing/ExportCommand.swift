@@ -17,7 +17,10 @@ extension SwiftWingCommand {
 
         @OptionGroup var common: CommonOptions
 
-        @Option(help: "swiftwing (every column) or goodreads (a Goodreads library export). Default: swiftwing; with --device both.")
+        @Option(
+            help:
+                "swiftwing (every column) or goodreads (a Goodreads library export). Default: swiftwing; with --device both."
+        )
         var format: ExportFormat?
 
         @Option(help: "Write the CSV to this file (replaced whole, never left half-written).")
@@ -68,7 +71,8 @@ extension SwiftWingCommand {
         func exportToStick(device: String, configuration: ApplianceConfiguration) throws {
             let socket = configuration.controlSocket
             let name = device.split(separator: "/").last.map(String.init) ?? device
-            let work = runtimeDirectory ?? ProcessInfo.processInfo.environment["RUNTIME_DIRECTORY"]
+            let work =
+                runtimeDirectory ?? ProcessInfo.processInfo.environment["RUNTIME_DIRECTORY"]
                 ?? "/run/swiftwing-export/\(name)"
             let stick = StickExport(
                 device: device, workDirectory: work, formats: format.map { [$0] } ?? ExportFormat.allCases,
@@ -89,7 +93,9 @@ extension SwiftWingCommand {
                 // The pid: the panel's "do not remove" stays until this process has ended.
                 tell(.exportStarted(books: books.count, device: name, pid: getpid()), socket: socket)
                 let result = try stick.run(books: books)
-                print("exported \(result.books) books to \(name): \(result.files.joined(separator: ", ")) — safe to remove")
+                print(
+                    "exported \(result.books) books to \(name): \(result.files.joined(separator: ", ")) — safe to remove"
+                )
                 tell(.exportFinished(books: result.books, file: result.files[0], device: name), socket: socket)
             } catch let error as ExportError {
                 tell(.exportFailed(reason: error.panelText, device: name), socket: socket)

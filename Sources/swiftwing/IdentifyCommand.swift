@@ -88,11 +88,13 @@ struct IdentifyReport: Codable {
 
     static func text(file: String, _ identification: Identification, thresholds: QualityThresholds) -> String {
         let quality = identification.quality
-        let codes = identification.barcodes.isEmpty
+        let codes =
+            identification.barcodes.isEmpty
             ? "no barcode" : identification.barcodes.map { "\($0.format.rawValue) \($0.text)" }.joined(separator: ", ")
         let isbns = identification.isbns.isEmpty ? "" : "  ISBN \(identification.isbns.joined(separator: ", "))"
         return "\(file): \(codes)\(isbns)\n  \(identification.verdict.rawValue): sharpness "
-            + String(format: "%.1f (min %.0f), mean level %.1f, clipped shadows %.1f%%, highlights %.1f%%, %.1f ms",
+            + String(
+                format: "%.1f (min %.0f), mean level %.1f, clipped shadows %.1f%%, highlights %.1f%%, %.1f ms",
                 quality.sharpness, thresholds.minimumSharpness, quality.exposure.mean,
                 quality.exposure.shadows * 100, quality.exposure.highlights * 100, identification.milliseconds)
     }

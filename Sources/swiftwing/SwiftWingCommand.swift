@@ -10,7 +10,8 @@ struct SwiftWingCommand: AsyncParsableCommand {
         abstract: "Book-scanning kiosk: press the shutter, the shelf becomes a library.",
         version: ApplianceInfo.version,
         subcommands: [
-            Run.self, Shutter.self, Status.self, Queue.self, Library.self, Export.self, Doctor.self, IdentifyPictures.self,
+            Run.self, Shutter.self, Status.self, Queue.self, Library.self, Export.self, Doctor.self,
+            IdentifyPictures.self,
             Web.self,
         ]
     )
@@ -39,7 +40,9 @@ struct CommonOptions: ParsableArguments {
     func load(extra: [(key: String, value: String, flag: String)] = []) throws -> ApplianceConfiguration {
         var overrides = extra
         if let stateDirectory { overrides.append(("daemon.state_directory", absolute(stateDirectory), "--state-dir")) }
-        if let controlSocket { overrides.append(("daemon.control_socket", absolute(controlSocket), "--control-socket")) }
+        if let controlSocket {
+            overrides.append(("daemon.control_socket", absolute(controlSocket), "--control-socket"))
+        }
         do {
             return try ConfigurationLoader.load(
                 path: config, environment: ProcessInfo.processInfo.environment, overrides: overrides)
@@ -80,7 +83,9 @@ extension SwiftWingCommand {
 
         func run() async throws {
             var extra: [(key: String, value: String, flag: String)] = []
-            if let camera { extra.append(("camera.device", camera.hasPrefix("synthetic") ? camera : absolute(camera), "--camera")) }
+            if let camera {
+                extra.append(("camera.device", camera.hasPrefix("synthetic") ? camera : absolute(camera), "--camera"))
+            }
             if let backend { extra.append(("backend.url", backend, "--backend")) }
             if let panel { extra.append(("panel.output", panel, "--panel")) }
             if let logLevel { extra.append(("daemon.log_level", logLevel, "--log-level")) }
@@ -172,7 +177,8 @@ extension SwiftWingCommand {
             }
 
             func run() async throws {
-                let reply = try await perform(ControlRequest(command: .retry, scanId: id, all: all ? true : nil), common)
+                let reply = try await perform(
+                    ControlRequest(command: .retry, scanId: id, all: all ? true : nil), common)
                 if let ids = reply.scanIds {
                     print(ids.isEmpty ? "no failed scans" : ids.joined(separator: "\n"))
                 } else if let id = reply.scanId {
@@ -183,7 +189,8 @@ extension SwiftWingCommand {
 
         struct Discard: AsyncParsableCommand {
             static let configuration = CommandConfiguration(
-                abstract: "Give up on a scan: its work stops and its photo is deleted (the row stays, marked discarded).")
+                abstract:
+                    "Give up on a scan: its work stops and its photo is deleted (the row stays, marked discarded).")
 
             @OptionGroup var common: CommonOptions
 
@@ -220,7 +227,9 @@ extension SwiftWingCommand {
 
         func run() throws {
             var extra: [(key: String, value: String, flag: String)] = []
-            if let camera { extra.append(("camera.device", camera.hasPrefix("synthetic") ? camera : absolute(camera), "--camera")) }
+            if let camera {
+                extra.append(("camera.device", camera.hasPrefix("synthetic") ? camera : absolute(camera), "--camera"))
+            }
             let configuration = try common.load(extra: extra)
             let report = DoctorReport.run(configuration: configuration)
             print(report.text())

@@ -9,7 +9,8 @@ extension SwiftWingCommand {
 
         struct Pair: ParsableCommand {
             static let configuration = CommandConfiguration(
-                abstract: "Print a 6-digit code (valid 5 minutes, once) that pairs one browser, and the page's address.")
+                abstract: "Print a 6-digit code (valid 5 minutes, once) that pairs one browser, and the page's address."
+            )
 
             @OptionGroup var common: CommonOptions
 

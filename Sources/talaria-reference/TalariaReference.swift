@@ -18,9 +18,12 @@ struct TalariaReference: AsyncParsableCommand {
     @Option(help: "Address to bind.") var host = "127.0.0.1"
     @Option(help: "Port to bind (0 = a free port).") var port = 8787
     @Option(help: "Write the bound port to this file once listening.") var portFile: String?
-    @Option(help: "Require 'Authorization: Bearer <key>' on uploads, the key read from this file.") var apiKeyFile: String?
-    @Option(help: "Upload envelope: sse-absolute, sse-relative, stream-token, status-only.") var envelope = "sse-relative"
-    @Option(help: "A fault applied to every matching request (repeatable), e.g. upload:429-seconds, stream:drop-after:2.")
+    @Option(help: "Require 'Authorization: Bearer <key>' on uploads, the key read from this file.") var apiKeyFile:
+        String?
+    @Option(help: "Upload envelope: sse-absolute, sse-relative, stream-token, status-only.") var envelope =
+        "sse-relative"
+    @Option(
+        help: "A fault applied to every matching request (repeatable), e.g. upload:429-seconds, stream:drop-after:2.")
     var fault: [String] = []
     @Option(help: "Time from upload to the terminal event, in ms.") var recognitionDelayMs = 3000
     @Option(help: "The 'retry:' value sent at the start of each stream, in ms.") var retryMs = 5000
@@ -36,7 +39,8 @@ struct TalariaReference: AsyncParsableCommand {
         config.host = host
         config.port = port
         guard let shape = EnvelopeShape(rawValue: envelope) else {
-            throw ValidationError("--envelope must be one of " + EnvelopeShape.allCases.map(\.rawValue).joined(separator: ", "))
+            throw ValidationError(
+                "--envelope must be one of " + EnvelopeShape.allCases.map(\.rawValue).joined(separator: ", "))
         }
         config.envelope = shape
         do {
@@ -45,7 +49,8 @@ struct TalariaReference: AsyncParsableCommand {
             throw ValidationError(error.description)
         }
         if let apiKeyFile {
-            let key = try String(contentsOfFile: apiKeyFile, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
+            let key = try String(contentsOfFile: apiKeyFile, encoding: .utf8).trimmingCharacters(
+                in: .whitespacesAndNewlines)
             guard !key.isEmpty else { throw ValidationError("--api-key-file \(apiKeyFile) is empty") }
             config.apiKey = key
         }

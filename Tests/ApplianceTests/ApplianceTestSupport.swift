@@ -3,6 +3,7 @@ import Logging
 import SwiftWingCore
 import Synchronization
 import Testing
+
 @testable import Appliance
 
 /// Runs a blocking call (a socket client) on a thread of its own, never on the cooperative pool:

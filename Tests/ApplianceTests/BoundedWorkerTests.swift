@@ -3,6 +3,7 @@ import Logging
 import SwiftWingCore
 import Synchronization
 import Testing
+
 @testable import Appliance
 
 @Suite struct BoundedWorkerTests {

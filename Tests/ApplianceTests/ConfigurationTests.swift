@@ -1,9 +1,13 @@
 import Foundation
 import Testing
+
 @testable import Appliance
 
 @Suite struct ConfigurationTests {
-    private func load(_ toml: String, environment: [String: String] = [:], overrides: [(key: String, value: String, flag: String)] = []) throws(ConfigurationError) -> ApplianceConfiguration {
+    private func load(
+        _ toml: String, environment: [String: String] = [:],
+        overrides: [(key: String, value: String, flag: String)] = []
+    ) throws(ConfigurationError) -> ApplianceConfiguration {
         let path = NSTemporaryDirectory() + "swiftwing-config-\(UUID().uuidString).toml"
         _ = FileManager.default.createFile(atPath: path, contents: Data(toml.utf8))
         defer { try? FileManager.default.removeItem(atPath: path) }
@@ -28,7 +32,9 @@ import Testing
 
     @Test func theLostJobLimitIsASettingWithABoundedRange() throws {
         #expect(try load("[backend]\njob_lost_after_seconds = 45.0\n").backend.jobLostAfterSeconds == 45)
-        #expect(try load("", environment: ["SWIFTWING_BACKEND_JOB_LOST_AFTER_SECONDS": "600"]).backend.jobLostAfterSeconds == 600)
+        #expect(
+            try load("", environment: ["SWIFTWING_BACKEND_JOB_LOST_AFTER_SECONDS": "600"]).backend.jobLostAfterSeconds
+                == 600)
         #expect(error("[backend]\njob_lost_after_seconds = 1.0\n")?.key == "backend.job_lost_after_seconds")
     }
 
@@ -55,7 +61,10 @@ import Testing
 
     @Test func aWrongTypeNamesTheFileLineKeyAndFix() throws {
         let problem = try #require(error("# comment\n[camera]\nframes_per_second = 15\nwidth = \"1920\"\n"))
-        guard case .file(_, let line) = problem.origin else { Issue.record("origin \(problem.origin)"); return }
+        guard case .file(_, let line) = problem.origin else {
+            Issue.record("origin \(problem.origin)")
+            return
+        }
         #expect(line == 4)
         #expect(problem.key == "camera.width")
         #expect(problem.problem.contains("expected an integer, found a string"))
@@ -66,7 +75,10 @@ import Testing
         let problem = try #require(error("[imaging]\njpeg_qualty = 90\n"))
         #expect(problem.key == "imaging.jpeg_qualty")
         #expect(problem.fix.contains("did you mean `jpeg_quality`"))
-        guard case .file(_, 2) = problem.origin else { Issue.record("line: \(problem.origin)"); return }
+        guard case .file(_, 2) = problem.origin else {
+            Issue.record("line: \(problem.origin)")
+            return
+        }
     }
 
     @Test func anUnknownSectionAndATopLevelKeyAreErrors() throws {
@@ -92,7 +104,10 @@ import Testing
 
     @Test func invalidTOMLReportsTheLine() throws {
         let problem = try #require(error("[camera]\nwidth = = 3\n"))
-        guard case .file(_, 2) = problem.origin else { Issue.record("origin \(problem.origin)"); return }
+        guard case .file(_, 2) = problem.origin else {
+            Issue.record("origin \(problem.origin)")
+            return
+        }
     }
 
     @Test func anExplicitMissingFileIsAnErrorButAMissingDefaultIsNot() throws {

@@ -3,10 +3,11 @@ import Logging
 import SwiftWingCore
 import Synchronization
 import Testing
+
 @testable import Appliance
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// What a client can cost the daemon through the control socket: who may talk, how many at once,
@@ -24,7 +25,9 @@ import Glibc
             raw[path.utf8.count] = 0
         }
         let result = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+            }
         }
         guard result == 0 else { throw SystemCallError("connect", subject: path, errno: errno) }
         return fd
@@ -105,7 +108,8 @@ import Glibc
         let client = try rawConnection(path)
         defer { close(client) }
         server.serve()  // returns when the ninth pause says stop
-        #expect(pauses.withLock { $0 } == [10, 20, 40, 80, 160, 320, 640, 1000, 1000].map { Duration.milliseconds($0) })
+        #expect(
+            pauses.withLock { $0 } == [10, 20, 40, 80, 160, 320, 640, 1000, 1000].map { Duration.milliseconds($0) })
         #expect(attempts.load(ordering: .relaxed) == 9)
     }
 
@@ -180,7 +184,9 @@ import Glibc
             return
         }
         #expect(notText.description.contains("UTF-8"))
-        let long = Array(#"{"command":"shutter","reason":""#.utf8) + [UInt8](repeating: 0x61, count: 70_000) + Array(#""}"#.utf8)
+        let long =
+            Array(#"{"command":"shutter","reason":""#.utf8) + [UInt8](repeating: 0x61, count: 70_000)
+            + Array(#""}"#.utf8)
         guard case .failure(let tooLong) = ControlRequest.parse(long) else {
             Issue.record("accepted \(long.count) bytes")
             return

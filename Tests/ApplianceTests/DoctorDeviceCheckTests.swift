@@ -56,8 +56,9 @@ struct DoctorDeviceCheckTests {
         // Through systemd's credentials directory, as the service sees it.
         let credentials = directory.appendingPathComponent("credentials")
         try? FileManager.default.createDirectory(at: credentials, withIntermediateDirectories: true)
-        #expect(FileManager.default.createFile(
-            atPath: credentials.appendingPathComponent("api-key").path, contents: Data(secret.utf8)))
+        #expect(
+            FileManager.default.createFile(
+                atPath: credentials.appendingPathComponent("api-key").path, contents: Data(secret.utf8)))
         let service = DoctorReport.credentialCheck(
             configuration, environment: ["CREDENTIALS_DIRECTORY": credentials.path])
         #expect(service.ok && !service.detail.contains(secret))

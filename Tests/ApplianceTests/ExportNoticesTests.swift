@@ -4,6 +4,7 @@ import Logging
 import Panel
 import Synchronization
 import Testing
+
 @testable import Appliance
 
 /// The export's messages to the daemon, over a real Unix socket, into the panel and the buzzer.
@@ -29,7 +30,8 @@ import Testing
         defer { server.stop() }
 
         for request in [
-            ControlRequest.exportStarted(books: 412), .exportFinished(books: 412, file: "SwiftWing_Library_2026-11-23.csv"),
+            ControlRequest.exportStarted(books: 412),
+            .exportFinished(books: 412, file: "SwiftWing_Library_2026-11-23.csv"),
             .exportFailed(reason: "The stick is full (1.2 MB needed). Free some space."),
         ] {
             let reply = try await offThePool { try ControlClient.send(request, to: path) }
@@ -39,7 +41,8 @@ import Testing
         #expect(shown.count == 2)
         #expect(shown[0] == .exportFinished(books: 412, safeToRemove: true))
         #expect(shown[0].detail == "Exported 412 books — safe to remove")
-        #expect(shown[1] == .message(title: "EXPORT FAILED", detail: "The stick is full (1.2 MB needed). Free some space."))
+        #expect(
+            shown[1] == .message(title: "EXPORT FAILED", detail: "The stick is full (1.2 MB needed). Free some space."))
         #expect(recorder.notices.withLock { $0 } == [.exportDone])
 
         let refused = notices.handle(ControlRequest(command: .shutter))
@@ -82,7 +85,8 @@ import Testing
         #expect(recorder.shown.withLock { $0 }.isEmpty)
 
         // Its own end takes it down.
-        #expect(notices.handle(.exportFinished(books: 412, file: "SwiftWing_Library_2026-11-23.csv", device: "sda1")).ok)
+        #expect(
+            notices.handle(.exportFinished(books: 412, file: "SwiftWing_Library_2026-11-23.csv", device: "sda1")).ok)
         #expect(notices.current() == nil)
         #expect(recorder.shown.withLock { $0 } == [.exportFinished(books: 412, safeToRemove: true)])
     }

@@ -4,10 +4,11 @@ import Foundation
 import Identify
 import Imaging
 import Store
-import Synchronization
 import SwiftWingCore
 import SwiftWingTesting
+import Synchronization
 import Testing
+
 @testable import Appliance
 
 /// The press path identifying its frame on the worker: the fake camera shows a barcode photo from
@@ -61,8 +62,9 @@ import Testing
         let book = try #require(try rig.database.library.book(isbn13: isbn))
         #expect(book.source == .barcode && book.enrichmentStatus == .pending && book.scanID == record.id)
         #expect(try rig.database.queue.pending().isEmpty, "nothing for the uplink to send")
-        #expect(!FileManager.default.fileExists(atPath: SpoolDirectory(rig.state).path(of: record.imagePath)),
-                "the photo of a done scan is deleted")
+        #expect(
+            !FileManager.default.fileExists(atPath: SpoolDirectory(rig.state).path(of: record.imagePath)),
+            "the photo of a done scan is deleted")
         #expect(rig.feedback.log == ["accepted", "saved", "books-landed"], "the success pattern")
         #expect(display.log == ["isbn \(isbn)"])
         await rig.tearDown()
@@ -102,8 +104,9 @@ import Testing
         #expect(record.quality?.verdict == .blurry)
         #expect(record.lastError?.contains("blurry — hold still and press again") == true)
         #expect(try rig.database.queue.pending().isEmpty, "a poor frame is not uploaded")
-        #expect(FileManager.default.fileExists(atPath: SpoolDirectory(rig.state).path(of: record.imagePath)),
-                "its photo is kept")
+        #expect(
+            FileManager.default.fileExists(atPath: SpoolDirectory(rig.state).path(of: record.imagePath)),
+            "its photo is kept")
         #expect(rig.feedback.log == ["accepted", "saved", "scan-failed"], "the error pattern")
         #expect(display.log == ["poor blurry"])
 

@@ -4,6 +4,7 @@ import Logging
 import SwiftWingCore
 import Synchronization
 import Testing
+
 @testable import Appliance
 
 @Suite struct JournalFieldTests {
@@ -44,9 +45,10 @@ import Testing
             level: .info, message: "book in the library", metadata: ["scan_id": "abc", "job_id": "j1", "isbn": "978"],
             source: nil, file: "F.swift", function: "f()", line: 7)
         let fields = JournalLogHandler.journalFields(event, label: "uplink", metadata: event.metadata ?? [:])
-        for expected in ["SYSLOG_IDENTIFIER=swiftwing", "COMPONENT=uplink", "SCAN_ID=abc", "JOB_ID=j1", "ISBN=978",
-            "MESSAGE=book in the library", "PRIORITY=6"]
-        {
+        for expected in [
+            "SYSLOG_IDENTIFIER=swiftwing", "COMPONENT=uplink", "SCAN_ID=abc", "JOB_ID=j1", "ISBN=978",
+            "MESSAGE=book in the library", "PRIORITY=6",
+        ] {
             #expect(fields.contains(expected), "missing \(expected) in \(fields)")
         }
     }
@@ -62,7 +64,10 @@ import Testing
             feedback: rig.feedback, logger: Logger(label: "pipeline") { SharedRecorder(label: $0, entries: entries) })
         let outcome = await pipeline.press(ShutterPress(time: .now(), source: .controlSocket))
         await rig.tearDown()
-        guard case .saved(let record) = outcome else { Issue.record("refused: \(outcome)"); return }
+        guard case .saved(let record) = outcome else {
+            Issue.record("refused: \(outcome)")
+            return
+        }
         let lines = entries.all.withLock { $0 }
         let messages = lines.compactMap { $0.first { $0.hasPrefix("MESSAGE=") } }
         #expect(messages == ["MESSAGE=shutter pressed", "MESSAGE=scan saved", "MESSAGE=scan queued for the backend"])

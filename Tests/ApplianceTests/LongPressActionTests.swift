@@ -3,10 +3,11 @@ import Foundation
 import Logging
 import Panel
 import Store
-import Synchronization
 import SwiftWingCore
 import SwiftWingTesting
+import Synchronization
 import Testing
+
 @testable import Appliance
 
 /// The long press from an input (the fake GPIO shutter of SwiftWingTesting, delivering events as the
@@ -63,12 +64,17 @@ import Testing
         await until { !record.shown.withLock { $0 }.isEmpty && !record.presses.withLock { $0 }.isEmpty }
 
         #expect(record.retries.load(ordering: .relaxed) == 1)
-        #expect(record.presses.withLock { $0 } == [press], "the press before the long press is one scan, the long press none")
+        #expect(
+            record.presses.withLock { $0 } == [press],
+            "the press before the long press is one scan, the long press none")
         let shown = record.shown.withLock { $0 }
         #expect(shown.count == 1)
         #expect(shown.first?.1 == .seconds(10))
-        #expect(shown.first?.0 == .message(
-            title: "THIS DEVICE", detail: "swiftwing-test · 192.168.1.20 (eth0) · 5 queued · 2 failed scans retried"))
+        #expect(
+            shown.first?.0
+                == .message(
+                    title: "THIS DEVICE",
+                    detail: "swiftwing-test · 192.168.1.20 (eth0) · 5 queued · 2 failed scans retried"))
     }
 
     @Test func aPlainPressNeverRetries() async throws {

@@ -1,5 +1,5 @@
-import Foundation
 import Controls
+import Foundation
 import Imaging
 import Logging
 import Panel
@@ -8,6 +8,7 @@ import SwiftWingCore
 import SwiftWingTesting
 import Synchronization
 import Testing
+
 @testable import Appliance
 
 @Suite("Panel feeder")
@@ -30,12 +31,15 @@ struct PanelFeederTests {
         let frame = YUV420Frame(layout: YUV420Layout(width: 64, height: 48))
         for i in 0..<frame.buffer.capacity { frame.buffer.bytes[i] = 128 }
         let jpeg = try JPEGEncoder().encode(frame)
-        let older = UUID(), newer = UUID()
+        let older = UUID()
+        let newer = UUID()
         for id in [older, newer] {
             let image = try spool.write(jpeg: jpeg, for: id)
             let thumbnail = id == newer ? try spool.write(thumbnail: jpeg, for: id) : nil
             _ = try database.queue.enqueue(
-                NewScan(id: id, pressedAt: .now(), pressedWallAt: Date(), frameAt: .now(), image: image, width: 64, height: 48, thumbnail: thumbnail))
+                NewScan(
+                    id: id, pressedAt: .now(), pressedWallAt: Date(), frameAt: .now(), image: image, width: 64,
+                    height: 48, thumbnail: thumbnail))
         }
         _ = try database.queue.markUploading(older)
         // and a camera that cannot start (still in its first attempt: the supervisor is not running)
@@ -69,7 +73,10 @@ struct PanelFeederTests {
         #expect(!PanelFeeder.cameraIsUnavailable("/dev/video9: streaming, 1920x1080 YU12"))
 
         // When a book lands
-        _ = try database.library.upsert(BookRecord(isbn13: "9780465050659", title: "The Design of Everyday Things", authors: ["Don Norman"], confidence: 0.7))
+        _ = try database.library.upsert(
+            BookRecord(
+                isbn13: "9780465050659", title: "The Design of Everyday Things", authors: ["Don Norman"],
+                confidence: 0.7))
         feeder.refresh()
         model = panel.model
         #expect(model.library == 1)
@@ -91,16 +98,18 @@ struct PanelFeederTests {
     private func idleFeeder(
         connectivity: @escaping @Sendable () -> Connectivity = { .offline },
         exportHold: @escaping @Sendable () -> PanelNotice? = { nil }, clock: ManualClock = ManualClock()
-    ) throws -> (panel: StatusPanel, feeder: PanelFeeder, directory: String)
-    {
+    ) throws -> (panel: StatusPanel, feeder: PanelFeeder, directory: String) {
         let directory = NSTemporaryDirectory() + "panel-feeder-\(UUID().uuidString)"
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         let state = StateDirectory(path: directory)
         try state.create()
-        let camera = CameraSupervisor(device: "/dev/video9", logger: Logger(label: "test")) { throw ApplianceError("no camera") }
+        let camera = CameraSupervisor(device: "/dev/video9", logger: Logger(label: "test")) {
+            throw ApplianceError("no camera")
+        }
         let panel = try StatusPanel(sink: NullSink(), clock: clock, logger: Logger(label: "test"))
         let feeder = PanelFeeder(
-            panel: panel, database: try AppDatabase.inMemory(), stateDirectory: state, camera: camera, cameraName: "/dev/video9",
+            panel: panel, database: try AppDatabase.inMemory(), stateDirectory: state, camera: camera,
+            cameraName: "/dev/video9",
             settings: PanelFeeder.Settings(), logger: Logger(label: "test"), connectivity: connectivity,
             exportHold: exportHold, clock: clock, wallClock: clock.wallClock())
         return (panel, feeder, directory)
@@ -109,7 +118,8 @@ struct PanelFeederTests {
     @Test("an export's \"do not remove\" stays over any other notice until the export lets go")
     func exportHoldOutranksOtherNotices() throws {
         let hold = Mutex<PanelNotice?>(.message(title: "EXPORTING", detail: "do not remove it"))
-        let (panel, feeder, directory) = try idleFeeder(connectivity: { .unauthorized }, exportHold: { hold.withLock { $0 } })
+        let (panel, feeder, directory) = try idleFeeder(
+            connectivity: { .unauthorized }, exportHold: { hold.withLock { $0 } })
         defer { try? FileManager.default.removeItem(atPath: directory) }
         feeder.show(.message(title: "THIS DEVICE", detail: "swiftwing"), for: .seconds(60))
         feeder.refresh()

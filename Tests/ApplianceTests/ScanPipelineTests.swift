@@ -4,10 +4,11 @@ import Foundation
 import Imaging
 import Logging
 import Store
-import Synchronization
 import SwiftWingCore
 import SwiftWingTesting
+import Synchronization
 import Testing
+
 @testable import Appliance
 
 /// The press path with the fake camera (the same FrameSource protocol as the real ones), a real
@@ -70,7 +71,11 @@ import Testing
         let rig = try await Rig(identify: .init(uploadPoorFrames: true))
         let press = ShutterPress(time: .now(), source: .controlSocket)
         let outcome = await rig.pipeline.press(press)
-        guard case .saved(let record) = outcome else { Issue.record("refused: \(outcome)"); await rig.tearDown(); return }
+        guard case .saved(let record) = outcome else {
+            Issue.record("refused: \(outcome)")
+            await rig.tearDown()
+            return
+        }
         #expect(record.state == .queued)
         #expect(record.quality?.verdict == .blurry, "its quality is recorded all the same")
         #expect(record.width == 1920 && record.height == 1440, "2592x1944 scaled to a 1920 long edge")
@@ -96,11 +101,19 @@ import Testing
         let outcome = await rig.pipeline.press(ShutterPress(time: .now(), source: .controlSocket))
 
         // Then it is refused while the first still waits (no frame was emitted yet)
-        guard case .refused(let reason) = outcome else { Issue.record("not refused: \(outcome)"); await rig.tearDown(); return }
+        guard case .refused(let reason) = outcome else {
+            Issue.record("not refused: \(outcome)")
+            await rig.tearDown()
+            return
+        }
         #expect(reason.contains("processing queue is full"))
         #expect(rig.camera.pendingCaptures == 1)
         _ = rig.camera.emit()
-        guard case .saved = await first.value else { Issue.record("the first press was lost"); await rig.tearDown(); return }
+        guard case .saved = await first.value else {
+            Issue.record("the first press was lost")
+            await rig.tearDown()
+            return
+        }
         #expect(rig.feedback.log.filter { $0 == "accepted" }.count == 2, "both presses got the click first")
         await rig.tearDown()
     }
@@ -108,7 +121,11 @@ import Testing
     @Test func aCameraThatCannotStartRefusesWithItsReason() async throws {
         let rig = try await Rig(failingCamera: "/dev/video7")
         let outcome = await rig.pipeline.press(ShutterPress(time: .now(), source: .controlSocket))
-        guard case .refused(let reason) = outcome else { Issue.record("not refused"); await rig.tearDown(); return }
+        guard case .refused(let reason) = outcome else {
+            Issue.record("not refused")
+            await rig.tearDown()
+            return
+        }
         #expect(reason.contains("/dev/video7"))
         #expect(rig.feedback.log == ["accepted", "refused"])
         #expect(try rig.database.queue.counts()[.queued] == 0)
@@ -135,8 +152,10 @@ import Testing
         let frame = YUV420Frame(layout: YUV420Layout(width: 640, height: 480))
         memset(frame.buffer.bytes.baseAddress!, 128, frame.layout.byteCount)
         let processed = try ScanPipeline.process(
-            frame, settings: .init(maxLongEdge: 1920, jpegQuality: 85, thumbnailLongEdge: 160, rotation: .clockwise90,
-                                  captureTimeout: .seconds(1), minimumFreeBytes: 0)
+            frame,
+            settings: .init(
+                maxLongEdge: 1920, jpegQuality: 85, thumbnailLongEdge: 160, rotation: .clockwise90,
+                captureTimeout: .seconds(1), minimumFreeBytes: 0)
         ) { jpeg in Array(jpeg) }
         #expect(processed.width == 480 && processed.height == 640)
         let info = try JPEGInfo(processed.saved)

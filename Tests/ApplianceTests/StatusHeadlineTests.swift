@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import Appliance
 
 /// The STATUS= line and the first line of `swiftwing status`: words a person reads at a glance.
@@ -23,13 +24,15 @@ import Testing
     }
 
     @Test func onlineWithScansWaiting() {
-        let line = report(uplink: uplink("online"), queue: ["queued": 2, "uploading": 1, "done": 9], books: 412).headline
+        let line = report(uplink: uplink("online"), queue: ["queued": 2, "uploading": 1, "done": 9], books: 412)
+            .headline
         #expect(line == "Online · 3 queued · 412 books")
     }
 
     @Test func offlineForWantOfAKeyOrABackend() {
-        #expect(report(uplink: uplink("unauthorized", keyMissing: true), queue: ["queued": 2], books: 40).headline
-            == "Offline (no API key) · 2 queued · 40 books")
+        #expect(
+            report(uplink: uplink("unauthorized", keyMissing: true), queue: ["queued": 2], books: 40).headline
+                == "Offline (no API key) · 2 queued · 40 books")
         #expect(report(uplink: nil, books: 1).headline == "Offline (no backend.url) · 0 queued · 1 book")
         #expect(report(uplink: uplink("unauthorized")).headline.hasPrefix("Unauthorized (API key refused)"))
     }
@@ -42,6 +45,8 @@ import Testing
     }
 
     @Test func noDaemonSaysSo() {
-        #expect(StatusReport(stateDirectory: "/x", daemon: .init(running: false, reason: "no socket")).headline == "Not running")
+        #expect(
+            StatusReport(stateDirectory: "/x", daemon: .init(running: false, reason: "no socket")).headline
+                == "Not running")
     }
 }

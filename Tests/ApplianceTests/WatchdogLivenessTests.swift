@@ -1,10 +1,11 @@
 import Camera
 import Foundation
 import Logging
-import Synchronization
 import SwiftWingCore
 import SwiftWingTesting
+import Synchronization
 import Testing
+
 @testable import Appliance
 
 /// When the daemon pings systemd's watchdog: only while every part beats or is excused.
@@ -28,7 +29,10 @@ import Testing
         #expect(check.check() == .alive(excused: []), "19 s of silence is within the 20 s limit")
 
         clock.advance(by: .seconds(2))
-        guard case .stale(let stale) = check.check() else { Issue.record("21 s of silence went unnoticed"); return }
+        guard case .stale(let stale) = check.check() else {
+            Issue.record("21 s of silence went unnoticed")
+            return
+        }
         #expect(stale.map(\.name) == ["the processing worker"], "only the silent part is named")
         #expect(stale.first?.silentFor == .seconds(21))
 
@@ -54,9 +58,11 @@ import Testing
         #expect(first.ping == false)
         #expect(first.report == .stale("the uplink (no sign of life for 25 s)"))
         #expect(gate.decide(stale) == .init(ping: false, report: nil), "the same stall is not logged again")
-        let worse = gate.decide(.stale([
-            .init(name: "the uplink", silentFor: .seconds(30)), .init(name: "the processing worker", silentFor: .seconds(21)),
-        ]))
+        let worse = gate.decide(
+            .stale([
+                .init(name: "the uplink", silentFor: .seconds(30)),
+                .init(name: "the processing worker", silentFor: .seconds(21)),
+            ]))
         #expect(worse.ping == false && worse.report != nil, "another part going silent is news")
         #expect(gate.decide(.alive(excused: [])) == .init(ping: true, report: .recovered))
         #expect(gate.decide(.alive(excused: [])) == .init(ping: true, report: nil))
@@ -68,7 +74,10 @@ import Testing
         }
         let missingRun = Task { try? await missing.run() }
         try await waitUntil { missing.availability == "missing" }
-        guard case .excused(let reason) = missing.liveness else { Issue.record("a missing camera counted as wedged"); return }
+        guard case .excused(let reason) = missing.liveness else {
+            Issue.record("a missing camera counted as wedged")
+            return
+        }
         #expect(reason.contains("not available"))
         missingRun.cancel()
         _ = await missingRun.value
@@ -87,7 +96,10 @@ import Testing
 
         fake.disconnect()
         #expect(supervisor.availability == "reopening")
-        guard case .excused = supervisor.liveness else { Issue.record("a reopening camera counted as wedged"); return }
+        guard case .excused = supervisor.liveness else {
+            Issue.record("a reopening camera counted as wedged")
+            return
+        }
         running.cancel()
         _ = await running.value
     }

@@ -25,6 +25,9 @@ import Testing
 
     @Test func customLimits() {
         var backoff = Backoff(initial: .milliseconds(100), maximum: .milliseconds(250))
-        #expect([backoff.next(), backoff.next(), backoff.next()] == [.milliseconds(100), .milliseconds(200), .milliseconds(250)])
+        #expect(
+            [backoff.next(), backoff.next(), backoff.next()] == [
+                .milliseconds(100), .milliseconds(200), .milliseconds(250),
+            ])
     }
 }

@@ -26,7 +26,8 @@ import Testing
     @Test func outOfRangeIsClampedToTheRangeAndStepWithANote() {
         let plan = ControlPlan(controls: CameraControls(focusAbsolute: 999), rotation: .none, available: uvcLike)
         #expect(plan.settings.last == ControlPlan.Setting(control: .focusAbsolute, value: 250))
-        let note = ControlPlan.Note.clamped(.focusAbsolute, requested: 999, applied: 250, range: uvcLike[.focusAbsolute]!)
+        let note = ControlPlan.Note.clamped(
+            .focusAbsolute, requested: 999, applied: 250, range: uvcLike[.focusAbsolute]!)
         #expect(plan.notes == [note])
         #expect(note.description.contains("0…250 in steps of 5"))
         let stepped = ControlPlan(controls: CameraControls(focusAbsolute: 42), rotation: .none, available: uvcLike)

@@ -43,7 +43,8 @@ import Testing
     func theFirstFrameComesAtOnceNotOnePeriodLate() async throws {
         // At 1 fps a first frame one period late would come a whole second after the start.
         let camera = try SyntheticCamera(
-            configuration: SyntheticCameraConfiguration(folder: Self.fixtures, width: 640, height: 480, framesPerSecond: 1))
+            configuration: SyntheticCameraConfiguration(
+                folder: Self.fixtures, width: 640, height: 480, framesPerSecond: 1))
         try await camera.start()
         let started = MonotonicInstant.now()
         // Counted, not captured: a capture asked for after start() returns can miss a frame made at

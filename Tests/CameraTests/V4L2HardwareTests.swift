@@ -37,7 +37,9 @@ import Testing
             let t0 = MonotonicInstant.now()
             let frame = try await camera.capture(after: t0, timeout: .seconds(5))
             let latency = Double(MonotonicInstant.now().nanoseconds(since: t0)) / 1e6
-            print("[\(access)] frame \(frame.sequence) \(frame.width)x\(frame.height) at \(frame.timestamp), \(latency) ms after the press")
+            print(
+                "[\(access)] frame \(frame.sequence) \(frame.width)x\(frame.height) at \(frame.timestamp), \(latency) ms after the press"
+            )
             #expect(frame.timestamp >= t0)
             #expect(frame.width == format.layout.width && frame.height == format.layout.height)
             let luma = UnsafeRawBufferPointer(frame.luma)

@@ -39,7 +39,10 @@ import Testing
         let clock = ManualClock()
         let feedback = BuzzerFeedback(player: PatternPlayer(buzzer: FakeOutput(clock: clock), clock: clock))
         let any: any PressFeedback = feedback
-        for (notice, name) in [(FeedbackNotice.booksLanded, "success"), (.rateLimited, "rate-limited"), (.exportDone, "export-done"), (.scanFailed, "error")] {
+        for (notice, name) in [
+            (FeedbackNotice.booksLanded, "success"), (.rateLimited, "rate-limited"), (.exportDone, "export-done"),
+            (.scanFailed, "error"),
+        ] {
             any.notice(notice)
             #expect(feedback.player.snapshot.pattern == name)
         }

@@ -1,8 +1,8 @@
 import Controls
 import Foundation
-import Synchronization
 import SwiftWingCore
 import SwiftWingTesting
+import Synchronization
 import Testing
 
 /// Collects events from an input's thread.

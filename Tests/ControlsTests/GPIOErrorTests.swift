@@ -1,8 +1,8 @@
 import Controls
 import Foundation
-import Synchronization
 import SwiftWingCore
 import SwiftWingTesting
+import Synchronization
 import Testing
 
 @Suite struct GPIOErrorTests {
@@ -19,7 +19,9 @@ import Testing
     @Test func errorsReadLikeAdvice() {
         let spec = GPIOLineSpec(chip: "pinctrl-bcm2835", line: "GPIO17", activeLow: true, bias: .pullUp)
         let permission = GPIOError(kind: .permission, spec: spec, chipName: "gpiochip0").description
-        #expect(permission.contains("pinctrl-bcm2835 (gpiochip0)") && permission.contains("GPIO17") && permission.contains("group `gpio`"))
+        #expect(
+            permission.contains("pinctrl-bcm2835 (gpiochip0)") && permission.contains("GPIO17")
+                && permission.contains("group `gpio`"))
         let busy = GPIOError(kind: .busy(consumer: "gpio-keys"), spec: spec, chipName: "gpiochip0").description
         #expect(busy.contains("busy (held by \"gpio-keys\")") && busy.contains("GPIO17"))
         let missing = GPIOError(kind: .lineNotFound(chipLines: 54), spec: spec, chipName: "gpiochip0").description

@@ -5,7 +5,9 @@ import Testing
 /// Bytes as `read(2)` returns them from `/dev/input/eventN` on a 64-bit machine: a foot pedal's
 /// KEY_ENTER down, two autorepeats, up, each followed by SYN_REPORT (laid out by hand from
 /// `struct input_event`; little-endian).
-func record(_ seconds: Int64, _ micros: Int64, _ type: UInt16, _ code: UInt16, _ value: Int32, size: Int = 24) -> [UInt8] {
+func record(_ seconds: Int64, _ micros: Int64, _ type: UInt16, _ code: UInt16, _ value: Int32, size: Int = 24)
+    -> [UInt8]
+{
     var bytes: [UInt8] = []
     if size == 24 {
         withUnsafeBytes(of: seconds.littleEndian) { bytes += $0 }
@@ -31,7 +33,10 @@ func record(_ seconds: Int64, _ micros: Int64, _ type: UInt16, _ code: UInt16, _
         #expect(InputEventDecoder.nativeSize == 24)
         let events = InputEventDecoder.decode(pedal)
         #expect(events.count == 8)
-        #expect(events[0] == InputEvent(time: MonotonicInstant(seconds: 1234, microseconds: 500_000), type: 1, code: 28, value: 1))
+        #expect(
+            events[0]
+                == InputEvent(time: MonotonicInstant(seconds: 1234, microseconds: 500_000), type: 1, code: 28, value: 1)
+        )
         #expect(events.map(\.keyAction) == [.down, nil, .repeated, nil, .repeated, nil, .up, nil])
         #expect(events[6].time.nanoseconds == 1_235_100_250_000)
     }
@@ -55,7 +60,8 @@ func record(_ seconds: Int64, _ micros: Int64, _ type: UInt16, _ code: UInt16, _
             }
         }
         let t0 = MonotonicInstant(seconds: 1234, microseconds: 500_000)
-        #expect(events == [.press(ShutterPress(time: t0, source: .key)), .longPress(ShutterPress(time: t0, source: .key))])
+        #expect(
+            events == [.press(ShutterPress(time: t0, source: .key)), .longPress(ShutterPress(time: t0, source: .key))])
     }
 
     @Test func keyNamesAndCodesParse() throws {

@@ -1,8 +1,8 @@
 import Controls
 import Foundation
-import Synchronization
 import SwiftWingCore
 import SwiftWingTesting
+import Synchronization
 import Testing
 
 /// The GPIO layer against the real kernel: libgpiod 1.6 on a gpio-sim chip in the VM rig's guest
@@ -30,7 +30,8 @@ enum GPIOSim {
     }
 
     static func buzzerLevel() -> String {
-        (try? String(contentsOfFile: buzzerControls! + "/value", encoding: .utf8))?.trimmingCharacters(in: .whitespacesAndNewlines) ?? "?"
+        (try? String(contentsOfFile: buzzerControls! + "/value", encoding: .utf8))?.trimmingCharacters(
+            in: .whitespacesAndNewlines) ?? "?"
     }
 
     /// Real time between the simulator's edges: the kernel stamps them, and debounce and long press read the stamps.
@@ -40,13 +41,16 @@ enum GPIOSim {
     static var buzzer: GPIOLineSpec { GPIOLineSpec(chip: label!, line: "BUZZER", activeLow: false) }
 }
 
-@Suite(.serialized, .enabled(if: GPIOSim.available, "needs a gpio-sim chip: runs in the VM rig (Tests/VMRig/gpio-kernel.sh)"))
+@Suite(
+    .serialized,
+    .enabled(if: GPIOSim.available, "needs a gpio-sim chip: runs in the VM rig (Tests/VMRig/gpio-kernel.sh)"))
 struct KernelGPIOTests {
     @Test func theChipIsFoundByLabelAndByNameAndLinesByNameAndOffset() throws {
         let byLabel = try GPIOInputLine(spec: GPIOSim.shutter)
         #expect(byLabel.chipName == GPIOSim.chipName)
         byLabel.release()
-        let byName = try GPIOInputLine(spec: GPIOLineSpec(chip: GPIOSim.chipName!, line: "0", activeLow: true, bias: .pullUp))
+        let byName = try GPIOInputLine(
+            spec: GPIOLineSpec(chip: GPIOSim.chipName!, line: "0", activeLow: true, bias: .pullUp))
         #expect(byName.chipLabel == GPIOSim.label)
         byName.release()
     }
@@ -82,7 +86,9 @@ struct KernelGPIOTests {
             if poll(&fds, 1, 100) > 0 { edges += try line.readEdges().edges }
         }
         #expect(edges.map(\.active) == [true, false])
-        #expect(edges.allSatisfy { $0.time >= before && $0.time <= after }, "stamps \(edges.map(\.time)) outside \(before)…\(after)")
+        #expect(
+            edges.allSatisfy { $0.time >= before && $0.time <= after },
+            "stamps \(edges.map(\.time)) outside \(before)…\(after)")
         #expect(EventClock.realtimeStampsConverted == 0, "the kernel stamped v1 events with CLOCK_REALTIME")
     }
 
@@ -244,7 +250,8 @@ struct KernelGPIOTests {
         await log.wait(for: 10)
         let summary = feedback.latency.summary
         #expect(summary.count == 10)
-        print("gpio-sim press→buzzer (glitch filter 0, under QEMU TCG): p50 \(summary.p50Microseconds ?? -1) µs, "
-            + "p99 \(summary.p99Microseconds ?? -1) µs, max \(summary.maxMicroseconds ?? -1) µs")
+        print(
+            "gpio-sim press→buzzer (glitch filter 0, under QEMU TCG): p50 \(summary.p50Microseconds ?? -1) µs, "
+                + "p99 \(summary.p99Microseconds ?? -1) µs, max \(summary.maxMicroseconds ?? -1) µs")
     }
 }

@@ -46,7 +46,11 @@ final class VirtualKeyboard {
     }
 }
 
-@Suite(.serialized, .enabled(if: FileManager.default.fileExists(atPath: "/dev/uinput"), "needs /dev/uinput: runs in the VM rig (Tests/VMRig/shutter-keys.sh)"))
+@Suite(
+    .serialized,
+    .enabled(
+        if: FileManager.default.fileExists(atPath: "/dev/uinput"),
+        "needs /dev/uinput: runs in the VM rig (Tests/VMRig/shutter-keys.sh)"))
 struct KernelKeyTests {
     @Test func aKeyDevicePluggedInLaterIsUsedAndItsRemovalIsQuiet() async throws {
         let shutter = KeyShutter(keys: [UInt16(KEY_CAMERA)], longPressMilliseconds: 800)

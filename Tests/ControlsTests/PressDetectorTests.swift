@@ -30,7 +30,9 @@ func replay(
 }
 
 func presses(_ events: [(atMs: Double, event: ShutterEvent)]) -> [Double] {
-    events.compactMap { if case .press(let p) = $0.event { Double(p.time.nanoseconds - 5_000_000_000) / 1e6 } else { nil } }
+    events.compactMap {
+        if case .press(let p) = $0.event { Double(p.time.nanoseconds - 5_000_000_000) / 1e6 } else { nil }
+    }
 }
 
 func longPresses(_ events: [(atMs: Double, event: ShutterEvent)]) -> [Double] {
@@ -63,7 +65,8 @@ func longPresses(_ events: [(atMs: Double, event: ShutterEvent)]) -> [Double] {
     @Test func glitchesOfFiveMillisecondsAreIgnored() {
         // Interference on the wire: pulses of 0.05, 1 and 5 ms, well apart; then a real press.
         let glitches: [(ms: Double, active: Bool)] = [
-            (100, true), (100.05, false), (300, true), (301, false), (500, true), (505, false), (800, true), (900, false),
+            (100, true), (100.05, false), (300, true), (301, false), (500, true), (505, false), (800, true),
+            (900, false),
         ]
         let (events, detector) = replay(glitches, until: 1500)
         #expect(presses(events) == [800])

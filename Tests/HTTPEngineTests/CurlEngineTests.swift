@@ -1,6 +1,6 @@
 import Foundation
-import Synchronization
 import SwiftWingCore
+import Synchronization
 import Testing
 
 @testable import HTTPEngine
@@ -11,14 +11,17 @@ import Testing
 
     @Test func getReturnsStatusHeadersAndBodyAndSendsTheRequestHeaders() async throws {
         let server = try LoopbackServer { connection, _ in
-            connection.respond(status: 200, reason: "OK", headers: ["X-Reply: yes", "X-Reply: twice"], body: Array("hello".utf8))
+            connection.respond(
+                status: 200, reason: "OK", headers: ["X-Reply: yes", "X-Reply: twice"], body: Array("hello".utf8))
         }
         defer { server.stop() }
         let engine = CurlEngine()
         defer { engine.shutdown() }
 
         let response = try await engine.send(
-            makeRequest(.get, "\(server.url)/v3/books?isbn=9780000000002", headers: [HTTPHeader(name: "X-Device-ID", value: "dev-1")]))
+            makeRequest(
+                .get, "\(server.url)/v3/books?isbn=9780000000002",
+                headers: [HTTPHeader(name: "X-Device-ID", value: "dev-1")]))
 
         #expect(response.status == 200)
         #expect(response.body == Array("hello".utf8))
@@ -34,7 +37,8 @@ import Testing
 
     @Test func postSendsTheExactBodyWithoutExpectContinue() async throws {
         let server = try LoopbackServer { connection, request in
-            connection.respond(status: 201, headers: ["Content-Type: application/json"], body: Array("{\"jobId\":\"j1\"}".utf8))
+            connection.respond(
+                status: 201, headers: ["Content-Type: application/json"], body: Array("{\"jobId\":\"j1\"}".utf8))
         }
         defer { server.stop() }
         let engine = CurlEngine()
@@ -124,7 +128,10 @@ import Testing
 
         let error = await sendFailure(engine, makeRequest(.get, "http://127.0.0.1:\(port)/"))
 
-        guard case .couldNotConnect(let host, _) = error else { Issue.record("expected couldNotConnect, got \(String(describing: error))"); return }
+        guard case .couldNotConnect(let host, _) = error else {
+            Issue.record("expected couldNotConnect, got \(String(describing: error))")
+            return
+        }
         #expect(host == "127.0.0.1")
         #expect(error?.isTransient == true)
     }
@@ -139,7 +146,10 @@ import Testing
 
         let error = await sendFailure(engine, makeRequest(.get, "\(server.url)/"))
 
-        guard case .connectionLost = error else { Issue.record("expected connectionLost, got \(String(describing: error))"); return }
+        guard case .connectionLost = error else {
+            Issue.record("expected connectionLost, got \(String(describing: error))")
+            return
+        }
     }
 
     @Test func serverClosingWithoutAnAnswerIsConnectionLost() async throws {
@@ -148,9 +158,13 @@ import Testing
         let engine = CurlEngine()
         defer { engine.shutdown() }
 
-        let error = await sendFailure(engine, makeRequest(.post, "\(server.url)/", body: Array(repeating: 7, count: 1000)))
+        let error = await sendFailure(
+            engine, makeRequest(.post, "\(server.url)/", body: Array(repeating: 7, count: 1000)))
 
-        guard case .connectionLost = error else { Issue.record("expected connectionLost, got \(String(describing: error))"); return }
+        guard case .connectionLost = error else {
+            Issue.record("expected connectionLost, got \(String(describing: error))")
+            return
+        }
     }
 
     @Test func serverClosingWhileTheBodyIsStillUploadingIsConnectionLost() async throws {
@@ -159,9 +173,13 @@ import Testing
         let engine = CurlEngine()
         defer { engine.shutdown() }
 
-        let error = await sendFailure(engine, makeRequest(.post, "\(server.url)/", body: Array(repeating: 7, count: 8 << 20)))
+        let error = await sendFailure(
+            engine, makeRequest(.post, "\(server.url)/", body: Array(repeating: 7, count: 8 << 20)))
 
-        guard case .connectionLost = error else { Issue.record("expected connectionLost, got \(String(describing: error))"); return }
+        guard case .connectionLost = error else {
+            Issue.record("expected connectionLost, got \(String(describing: error))")
+            return
+        }
     }
 
     @Test func onlyTheFinalResponseHeadersAreKeptAfterAnInterim100() async throws {
@@ -197,10 +215,16 @@ import Testing
         defer { engine.shutdown() }
 
         let error = await sendFailure(
-            engine, makeRequest(.get, "\(server.url)/", timeouts: HTTPTimeouts(connect: .seconds(600), total: nil, stall: .seconds(1))))
+            engine,
+            makeRequest(
+                .get, "\(server.url)/", timeouts: HTTPTimeouts(connect: .seconds(600), total: nil, stall: .seconds(1))))
 
-        guard case .timedOut = error else { Issue.record("expected timedOut, got \(String(describing: error))"); return }
-        #expect(await eventually(within: hangGuard) { !server.peerCloseTimes.isEmpty }, "the engine kept the connection")
+        guard case .timedOut = error else {
+            Issue.record("expected timedOut, got \(String(describing: error))")
+            return
+        }
+        #expect(
+            await eventually(within: hangGuard) { !server.peerCloseTimes.isEmpty }, "the engine kept the connection")
         let stalled = try #require(stalledAt.withLock { $0 })
         let hungUp = try #require(server.peerCloseTimes.first) - stalled
         // Not before the stall time; long before the server's 600 s (`.timedOut` names the limit that fired).
@@ -223,10 +247,16 @@ import Testing
 
         let error = await sendFailure(
             engine,
-            makeRequest(.get, "\(server.url)/", timeouts: HTTPTimeouts(connect: .seconds(600), total: .milliseconds(700), stall: nil)))
+            makeRequest(
+                .get, "\(server.url)/",
+                timeouts: HTTPTimeouts(connect: .seconds(600), total: .milliseconds(700), stall: nil)))
 
-        guard case .timedOut = error else { Issue.record("expected timedOut, got \(String(describing: error))"); return }
-        #expect(await eventually(within: hangGuard) { !server.peerCloseTimes.isEmpty }, "the engine kept the connection")
+        guard case .timedOut = error else {
+            Issue.record("expected timedOut, got \(String(describing: error))")
+            return
+        }
+        #expect(
+            await eventually(within: hangGuard) { !server.peerCloseTimes.isEmpty }, "the engine kept the connection")
         let started = try #require(startedAt.withLock { $0 })
         let hungUp = try #require(server.peerCloseTimes.first) - started
         // The server keeps the transfer moving for 10 minutes: ending this early is the total limit.
@@ -235,7 +265,9 @@ import Testing
     }
 
     @Test func bodyOverTheLimitIsResponseTooLarge() async throws {
-        let server = try LoopbackServer { connection, _ in connection.respond(status: 200, body: Array(repeating: 65, count: 5000)) }
+        let server = try LoopbackServer { connection, _ in
+            connection.respond(status: 200, body: Array(repeating: 65, count: 5000))
+        }
         defer { server.stop() }
         let engine = CurlEngine(configuration: .init(maximumBodyBytes: 1000))
         defer { engine.shutdown() }
@@ -279,7 +311,9 @@ import Testing
         let loopback = try TransferTarget(URL(string: "http://[::1]:8080/health")!)
         #expect(loopback.host == "::1")
         #expect(loopback.redacted == "http://[::1]:8080/health")
-        #expect(throws: HTTPError.insecureURL("2001:db8::1")) { try TransferTarget(URL(string: "http://[2001:db8::1]/")!) }
+        #expect(throws: HTTPError.insecureURL("2001:db8::1")) {
+            try TransferTarget(URL(string: "http://[2001:db8::1]/")!)
+        }
         // A Punycode host stays as written (decoding it would run ICU's IDNA code in the daemon).
         let punycode = try TransferTarget(URL(string: "https://xn--bcher-kva.example/v3")!)
         #expect(punycode.host == "xn--bcher-kva.example")
@@ -295,7 +329,9 @@ import Testing
         let server = try LoopbackServer { connection, request in
             arrived.add(1, ordering: .acquiringAndReleasing)
             let deadline = ContinuousClock.now + hangGuard
-            while arrived.load(ordering: .acquiring) < 8, ContinuousClock.now < deadline, connection.wait(.milliseconds(5)) {}
+            while arrived.load(ordering: .acquiring) < 8, ContinuousClock.now < deadline,
+                connection.wait(.milliseconds(5))
+            {}
             let together = arrived.load(ordering: .acquiring) == 8
             connection.respond(status: 200, body: Array((together ? request.target : "alone").utf8))
         }
@@ -401,7 +437,8 @@ import Testing
 
         var errors: [HTTPError] = []
         for url in [
-            "http://127.0.0.1:\(refusedPort)/v3/jobs?token=\(querySecret)", "\(server.url)/v3/jobs?token=\(querySecret)",
+            "http://127.0.0.1:\(refusedPort)/v3/jobs?token=\(querySecret)",
+            "\(server.url)/v3/jobs?token=\(querySecret)",
             "https://127.0.0.1:\(refusedPort)/v3/jobs?token=\(querySecret)", "http://192.0.2.1/x?token=\(querySecret)",
         ] {
             if let error = await sendFailure(engine, makeRequest(.get, url, headers: headers)) { errors.append(error) }
@@ -435,15 +472,24 @@ import Testing
         defer { engine.shutdown() }
 
         var parts = engine.stream(makeRequest(.get, "\(server.url)/v3/jobs/j1/stream")).makeAsyncIterator()
-        guard case .head(let head) = try await parts.next() else { Issue.record("the head comes first"); return }
+        guard case .head(let head) = try await parts.next() else {
+            Issue.record("the head comes first")
+            return
+        }
         #expect(head.status == 200)
         #expect(head.header("content-type") == "text/event-stream")
-        guard case .body(let first) = try await parts.next() else { Issue.record("then a body chunk"); return }
+        guard case .body(let first) = try await parts.next() else {
+            Issue.record("then a body chunk")
+            return
+        }
         #expect(first == Array("first".utf8))
         gate.open()
         var rest: [UInt8] = []
         while let part = try await parts.next() {
-            guard case .body(let bytes) = part else { Issue.record("a second head"); return }
+            guard case .body(let bytes) = part else {
+                Issue.record("a second head")
+                return
+            }
             rest += bytes
         }
 

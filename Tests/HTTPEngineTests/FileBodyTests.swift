@@ -19,7 +19,8 @@ private struct ScratchFile {
     func remove() { try? FileManager.default.removeItem(atPath: path) }
 }
 
-private let prefix = Array("--b\r\nContent-Disposition: form-data; name=\"photos[]\"; filename=\"spine.jpg\"\r\n".utf8)
+private let prefix =
+    Array("--b\r\nContent-Disposition: form-data; name=\"photos[]\"; filename=\"spine.jpg\"\r\n".utf8)
     + Array("Content-Type: image/jpeg\r\n\r\n".utf8)
 private let suffix = Array("\r\n--b--\r\n".utf8)
 
@@ -175,8 +176,9 @@ private func unreadableDetail(
     _ failure: HTTPError?, path expected: String, sourceLocation: SourceLocation = #_sourceLocation
 ) -> String? {
     guard case .requestBodyUnreadable(let path, let detail) = failure, path == expected else {
-        Issue.record("expected requestBodyUnreadable for \(expected), got \(String(describing: failure))",
-                     sourceLocation: sourceLocation)
+        Issue.record(
+            "expected requestBodyUnreadable for \(expected), got \(String(describing: failure))",
+            sourceLocation: sourceLocation)
         return nil
     }
     return detail

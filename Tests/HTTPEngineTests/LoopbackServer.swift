@@ -2,7 +2,7 @@ import Foundation
 import Synchronization
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// What the test server read from one request, byte for byte.
@@ -48,7 +48,9 @@ final class LoopbackServer: Sendable {
         address.sin_port = 0
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
         let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
         }
         guard bound == 0, listen(fd, 64) == 0 else {
             close(fd)
@@ -134,7 +136,9 @@ final class ServerConnection: @unchecked Sendable {
         let requestLine = lines.removeFirst().split(separator: " ")
         let headers = lines.compactMap { line -> (name: String, value: String)? in
             guard let colon = line.firstIndex(of: ":") else { return nil }
-            return (String(line[..<colon]), String(line[line.index(after: colon)...]).trimmingCharacters(in: .whitespaces))
+            return (
+                String(line[..<colon]), String(line[line.index(after: colon)...]).trimmingCharacters(in: .whitespaces)
+            )
         }
         var body = Array(bytes[(headEnd! + 4)...])
         let length = headers.first { $0.name.lowercased() == "content-length" }.flatMap { Int($0.value) } ?? 0
@@ -144,7 +148,8 @@ final class ServerConnection: @unchecked Sendable {
             body += buffer[0..<count]
         }
         return RecordedRequest(
-            method: requestLine.first.map(String.init) ?? "", target: requestLine.count > 1 ? String(requestLine[1]) : "",
+            method: requestLine.first.map(String.init) ?? "",
+            target: requestLine.count > 1 ? String(requestLine[1]) : "",
             headers: headers, body: body)
     }
 
@@ -199,11 +204,19 @@ final class ServerConnection: @unchecked Sendable {
             if server.stopped.load(ordering: .acquiring) { return false }
             var descriptor = pollfd(fd: fd, events: Int16(POLLIN) | pollReadHangUp, revents: 0)
             let remaining = deadline - ContinuousClock.now
-            let milliseconds = Int32(min(50, max(1, remaining.components.seconds * 1000 + remaining.components.attoseconds / 1_000_000_000_000_000)))
+            let milliseconds = Int32(
+                min(
+                    50,
+                    max(
+                        1,
+                        remaining.components.seconds * 1000 + remaining.components.attoseconds / 1_000_000_000_000_000))
+            )
             if poll(&descriptor, 1, milliseconds) > 0 {
                 var probe: UInt8 = 0
                 let peeked = recv(fd, &probe, 1, Int32(MSG_PEEK | MSG_DONTWAIT))
-                if peeked == 0 || (peeked < 0 && errno != EAGAIN && errno != EINTR) || descriptor.revents & pollReadHangUp != 0 {
+                if peeked == 0 || (peeked < 0 && errno != EAGAIN && errno != EINTR)
+                    || descriptor.revents & pollReadHangUp != 0
+                {
                     notePeerGone()
                     return false
                 }

@@ -12,21 +12,39 @@ import Testing
         #expect(!buffer.deliver(.body(Array(repeating: 3, count: 10))))
         #expect(!buffer.takeResumeRequest())
 
-        guard case .success(.head) = await buffer.next() else { Issue.record("head first"); return }
-        guard case .success(.body(let first)) = await buffer.next() else { Issue.record("then a body"); return }
+        guard case .success(.head) = await buffer.next() else {
+            Issue.record("head first")
+            return
+        }
+        guard case .success(.body(let first)) = await buffer.next() else {
+            Issue.record("then a body")
+            return
+        }
         #expect(first.count == 60)
         #expect(!buffer.takeResumeRequest(), "60 bytes still wait: more than half of the 100-byte bound")
-        guard case .success(.body(let second)) = await buffer.next() else { Issue.record("the second body"); return }
+        guard case .success(.body(let second)) = await buffer.next() else {
+            Issue.record("the second body")
+            return
+        }
         #expect(second.first == 2)
         #expect(buffer.takeResumeRequest(), "drained")
         #expect(!buffer.takeResumeRequest(), "asked once")
 
         #expect(buffer.deliver(.body(Array(repeating: 3, count: 10))))
         buffer.finish(.success(()))
-        guard case .success(.body(let third)) = await buffer.next() else { Issue.record("the refused chunk, again"); return }
+        guard case .success(.body(let third)) = await buffer.next() else {
+            Issue.record("the refused chunk, again")
+            return
+        }
         #expect(third.first == 3)
-        guard case .success(nil) = await buffer.next() else { Issue.record("then the end"); return }
-        guard case .success(nil) = await buffer.next() else { Issue.record("and the end stays"); return }
+        guard case .success(nil) = await buffer.next() else {
+            Issue.record("then the end")
+            return
+        }
+        guard case .success(nil) = await buffer.next() else {
+            Issue.record("and the end stays")
+            return
+        }
     }
 
     @Test func aWaitingConsumerIsWokenByCancellationAndByFailure() async throws {
@@ -34,11 +52,20 @@ import Testing
         async let waiting = cancelled.next()
         try await Task.sleep(for: .milliseconds(50))  // lets the consumer reach its wait: nothing to await
         cancelled.consumerLeft()
-        guard case .failure(.cancelled) = await waiting else { Issue.record("cancelled"); return }
+        guard case .failure(.cancelled) = await waiting else {
+            Issue.record("cancelled")
+            return
+        }
 
         let failed = StreamBuffer(pauseAboveBytes: 100)
         failed.finish(.failure(.connectionLost(detail: "reset")))
-        guard case .failure(.connectionLost) = await failed.next() else { Issue.record("the failure"); return }
-        guard case .success(nil) = await failed.next() else { Issue.record("reported once"); return }
+        guard case .failure(.connectionLost) = await failed.next() else {
+            Issue.record("the failure")
+            return
+        }
+        guard case .success(nil) = await failed.next() else {
+            Issue.record("reported once")
+            return
+        }
     }
 }

@@ -32,13 +32,15 @@ import Testing
     static func requireTools(_ tools: [(tool: String, package: String)]) -> Bool {
         let missing = tools.filter { findTool($0.tool) == nil }
         for (tool, package) in missing {
-            Issue.record("\(tool) is missing: install the Debian package \(package) (sudo scripts/install-deps.sh test)")
+            Issue.record(
+                "\(tool) is missing: install the Debian package \(package) (sudo scripts/install-deps.sh test)")
         }
         return missing.isEmpty
     }
 
     static func temporaryDirectory() throws -> URL {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("swiftwing-tls-\(UUID().uuidString)")
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "swiftwing-tls-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         return directory
     }
@@ -47,7 +49,9 @@ import Testing
         try await offThePool { try launchBlocking(executable, arguments, port: port, directory: directory) }
     }
 
-    private static func launchBlocking(_ executable: String, _ arguments: [String], port: Int, directory: URL) throws -> Helper {
+    private static func launchBlocking(_ executable: String, _ arguments: [String], port: Int, directory: URL) throws
+        -> Helper
+    {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: executable)
         process.arguments = arguments
@@ -76,7 +80,8 @@ import Testing
         let script = repositoryRoot.appendingPathComponent("scripts/tls-front.sh").path
         let directory = try temporaryDirectory()
         let port = try freePort()
-        return try await launch("/bin/bash", [script, directory.path, "\(port)", "\(backendPort)"], port: port, directory: directory)
+        return try await launch(
+            "/bin/bash", [script, directory.path, "\(port)", "\(backendPort)"], port: port, directory: directory)
     }
 
     static func helloServer() throws -> LoopbackServer {
@@ -94,7 +99,10 @@ import Testing
 
         let error = await sendFailure(engine, makeRequest(.get, "https://127.0.0.1:\(front.port)/v3/books"))
 
-        guard case .tls(let host, _) = error else { Issue.record("expected tls, got \(String(describing: error))"); return }
+        guard case .tls(let host, _) = error else {
+            Issue.record("expected tls, got \(String(describing: error))")
+            return
+        }
         #expect(host == "127.0.0.1")
         #expect(error?.isTransient == false)
         #expect(backend.requests.isEmpty, "no request may pass an unverified connection")
@@ -125,7 +133,9 @@ import Testing
         let status = try await offThePool { () throws -> Int32 in
             let certificate = Process()
             certificate.executableURL = URL(fileURLWithPath: "/bin/bash")
-            certificate.arguments = [repositoryRoot.appendingPathComponent("scripts/tls-front.sh").path, "--cert-only", directory.path]
+            certificate.arguments = [
+                repositoryRoot.appendingPathComponent("scripts/tls-front.sh").path, "--cert-only", directory.path,
+            ]
             try certificate.run()
             certificate.waitUntilExit()
             return certificate.terminationStatus
@@ -137,8 +147,10 @@ import Testing
         let port = try freePort()
         let server = try await Self.launch(
             findTool("nghttpd")!,
-            ["-a", "127.0.0.1", "-d", documents.path, "\(port)", directory.appendingPathComponent("key.pem").path,
-             directory.appendingPathComponent("cert.pem").path], port: port, directory: directory)
+            [
+                "-a", "127.0.0.1", "-d", documents.path, "\(port)", directory.appendingPathComponent("key.pem").path,
+                directory.appendingPathComponent("cert.pem").path,
+            ], port: port, directory: directory)
         defer { server.stop() }
         let engine = CurlEngine(configuration: .init(caFile: server.certificate))
         defer { engine.shutdown() }

@@ -1,8 +1,8 @@
 import Dispatch
 import Foundation
 import Logging
-import Synchronization
 import SwiftWingTesting
+import Synchronization
 import Testing
 
 @testable import HTTPEngine
@@ -80,7 +80,9 @@ func acceptsConnections(port: Int) -> Bool {
     address.sin_port = UInt16(port).bigEndian
     address.sin_addr.s_addr = inet_addr("127.0.0.1")
     return withUnsafePointer(to: &address) {
-        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+            connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+        }
     } == 0
 }
 

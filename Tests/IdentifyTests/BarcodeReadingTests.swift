@@ -40,9 +40,11 @@ struct BarcodeReadingTests {
         #expect(texts == [first.digits, second.digits])
     }
 
-    @Test("codes turned 90°, 180° and 270° read like upright ones", arguments: [
-        FrameRotation.clockwise90, .upsideDown, .clockwise270,
-    ])
+    @Test(
+        "codes turned 90°, 180° and 270° read like upright ones",
+        arguments: [
+            FrameRotation.clockwise90, .upsideDown, .clockwise270,
+        ])
     func rotatedCodes(rotation: FrameRotation) throws {
         let identifier = try FrameIdentifier()
         // Several pictures, so one lucky read cannot pass the test.

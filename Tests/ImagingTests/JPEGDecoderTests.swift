@@ -7,7 +7,8 @@ import Testing
 struct JPEGDecoderTests {
     @Test("the shelf photo decodes to a full-size YUV420 frame with plausible content")
     func decodesShelfPhoto() throws {
-        let path = try #require(ImagingFixtures.shelfPhoto(), "Fixtures/shelves/one_shelf.jpg is missing from the checkout")
+        let path = try #require(
+            ImagingFixtures.shelfPhoto(), "Fixtures/shelves/one_shelf.jpg is missing from the checkout")
         let info = try JPEGInfo(contentsOf: path)
         let frame = try JPEGDecoder().decode(contentsOf: path)
         #expect(frame.width == info.width && frame.height == info.height)

@@ -52,8 +52,10 @@ struct YUV420ScalerTests {
 
     /// How many luma, Cb and Cr samples differ between two frames of one size (strides may differ).
     static func differingSamples(_ a: YUV420Frame, _ b: YUV420Frame) -> Int {
-        func plane(_ p: UnsafeMutableRawBufferPointer, _ stride: Int, _ q: UnsafeMutableRawBufferPointer,
-                   _ otherStride: Int, width: Int, height: Int) -> Int {
+        func plane(
+            _ p: UnsafeMutableRawBufferPointer, _ stride: Int, _ q: UnsafeMutableRawBufferPointer,
+            _ otherStride: Int, width: Int, height: Int
+        ) -> Int {
             var count = 0
             for y in 0..<height {
                 for x in 0..<width where p[y * stride + x] != q[y * otherStride + x] { count += 1 }

@@ -1,5 +1,6 @@
-@testable import Imaging
 import Testing
+
+@testable import Imaging
 
 @Suite("YUV420 scaler, the 12:5 horizontal pass")
 struct YUV420ScalerTwelveToFiveTests {

@@ -29,7 +29,9 @@ var arguments = Array(CommandLine.arguments.dropFirst())
 }
 
 func model(_ name: String) -> PanelModel {
-    guard let model = PanelSamples.model(name) else { fail("no state \(name); states: \(PanelSamples.names.joined(separator: " "))") }
+    guard let model = PanelSamples.model(name) else {
+        fail("no state \(name); states: \(PanelSamples.names.joined(separator: " "))")
+    }
     return model
 }
 
@@ -73,7 +75,8 @@ do {
         let got = raw.withUnsafeBytes { format.unpack(format.value(at: x, y, in: $0.baseAddress!)) }
         let want = PanelColor(hex: hex)
         let delta = max(
-            abs(Int(got.red) - Int(want.red)), abs(Int(got.green) - Int(want.green)), abs(Int(got.blue) - Int(want.blue)))
+            abs(Int(got.red) - Int(want.red)), abs(Int(got.green) - Int(want.green)),
+            abs(Int(got.blue) - Int(want.blue)))
         print("(\(x),\(y)) is \(got), expected \(want)")
         exit(delta <= format.quantizationTolerance ? 0 : 1)
     case "dump" where arguments.count == 3:
@@ -82,7 +85,9 @@ do {
         var raw = [UInt8](repeating: 0, count: format.byteCount)
         let read = fread(&raw, 1, raw.count, file)
         fclose(file)
-        guard read == raw.count else { fail("\(arguments[1]) has \(read) bytes, expected \(format.byteCount) (yres * line_length)") }
+        guard read == raw.count else {
+            fail("\(arguments[1]) has \(read) bytes, expected \(format.byteCount) (yres * line_length)")
+        }
         let shown = try PanelImage(width: format.width, height: format.height)
         raw.withUnsafeBytes { memory in
             shown.withPixels { pixels in
@@ -106,7 +111,9 @@ do {
         var raw = [UInt8](repeating: 0, count: format.byteCount)
         let read = fread(&raw, 1, raw.count, file)
         fclose(file)
-        guard read == raw.count else { fail("\(arguments[1]) has \(read) bytes, expected \(format.byteCount) (yres * line_length)") }
+        guard read == raw.count else {
+            fail("\(arguments[1]) has \(read) bytes, expected \(format.byteCount) (yres * line_length)")
+        }
         let tolerance = format.quantizationTolerance
         var differing = 0
         var first: String?
@@ -138,13 +145,15 @@ do {
                 }
             }
         }
-        print("\(format): \(differing) of \(format.width * format.height) pixels differ beyond \(tolerance) per channel")
+        print(
+            "\(format): \(differing) of \(format.width * format.height) pixels differ beyond \(tolerance) per channel")
         if let paddingByte {
             // Row padding (line_length beyond the visible row) must be exactly as it was before drawing.
             let rowBytes = format.width * format.bytesPerPixel
             var touched = 0
             for y in 0..<format.height {
-                for i in (y * format.lineLength + rowBytes)..<((y + 1) * format.lineLength) where raw[i] != paddingByte {
+                for i in (y * format.lineLength + rowBytes)..<((y + 1) * format.lineLength) where raw[i] != paddingByte
+                {
                     touched += 1
                 }
             }

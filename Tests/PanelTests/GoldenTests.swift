@@ -13,7 +13,8 @@ enum GoldenImage {
     /// Pixels whose channels differ by more than `channelTolerance`, and the largest difference seen.
     static func compare(_ a: PanelImage, _ b: PanelImage, channelTolerance: Int) -> (differing: Int, worst: Int) {
         precondition(a.width == b.width && a.height == b.height)
-        var differing = 0, worst = 0
+        var differing = 0
+        var worst = 0
         a.withPixelsReadOnly { pa in
             b.withPixelsReadOnly { pb in
                 for y in 0..<a.height {
@@ -37,7 +38,9 @@ enum GoldenImage {
     static func asFramebufferShowsIt(_ image: PanelImage, format: FramebufferFormat) throws -> PanelImage {
         var memory = [UInt8](repeating: 0, count: format.byteCount)
         memory.withUnsafeMutableBytes {
-            PixelCopier.copy(image, rects: [PanelRect(x: 0, y: 0, width: image.width, height: image.height)], to: $0.baseAddress!, format: format)
+            PixelCopier.copy(
+                image, rects: [PanelRect(x: 0, y: 0, width: image.width, height: image.height)], to: $0.baseAddress!,
+                format: format)
         }
         let shown = try PanelImage(width: image.width, height: image.height)
         memory.withUnsafeBytes { raw in
@@ -73,7 +76,8 @@ struct GoldenTests {
         let renderer = try PanelRenderer(width: c.width, height: c.height)
         renderer.render(PanelSamples.model(c.state)!)
         let format: FramebufferFormat =
-            c.format == "rgb565" ? .rgb565(width: c.width, height: c.height) : .xrgb8888(width: c.width, height: c.height)
+            c.format == "rgb565"
+            ? .rgb565(width: c.width, height: c.height) : .xrgb8888(width: c.width, height: c.height)
         let shown = try GoldenImage.asFramebufferShowsIt(renderer.image, format: format)
         let path = "\(GoldenImage.directory)/\(c.state)-\(c.width)x\(c.height)-\(c.format).png"
         if getenv("SWIFTWING_UPDATE_GOLDENS") != nil {
@@ -90,7 +94,8 @@ struct GoldenTests {
         }
         #expect(
             result.differing <= limit,
-            "\(path): \(result.differing) pixels differ by more than \(Self.channelTolerance) (limit \(limit), worst \(result.worst)); if the change is intended, run with SWIFTWING_UPDATE_GOLDENS=1 and look at the new PNGs")
+            "\(path): \(result.differing) pixels differ by more than \(Self.channelTolerance) (limit \(limit), worst \(result.worst)); if the change is intended, run with SWIFTWING_UPDATE_GOLDENS=1 and look at the new PNGs"
+        )
     }
 
     @Test("the golden comparison notices a real change")

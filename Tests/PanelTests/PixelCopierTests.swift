@@ -18,7 +18,8 @@ struct PixelCopierTests {
 
     @Test("a line_length longer than the row: padding bytes stay untouched", arguments: [16, 32])
     func strideHandling(bitsPerPixel: Int) throws {
-        let width = 37, height = 11
+        let width = 37
+        let height = 11
         let rowBytes = width * bitsPerPixel / 8
         let lineLength = rowBytes + 52
         let format =
@@ -28,7 +29,9 @@ struct PixelCopierTests {
         let image = try picture(width: width, height: height)
         var memory = [UInt8](repeating: 0xAB, count: format.byteCount)
         memory.withUnsafeMutableBytes {
-            PixelCopier.copy(image, rects: [PanelRect(x: 0, y: 0, width: width, height: height)], to: $0.baseAddress!, format: format)
+            PixelCopier.copy(
+                image, rects: [PanelRect(x: 0, y: 0, width: width, height: height)], to: $0.baseAddress!, format: format
+            )
         }
         for y in 0..<height {
             let padding = memory[(y * lineLength + rowBytes)..<((y + 1) * lineLength)]

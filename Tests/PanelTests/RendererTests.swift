@@ -10,7 +10,8 @@ struct RendererTests {
         #expect(Connectivity.rateLimited(retryAfterSeconds: 65).description == "RATE LIMITED 1:05")
         #expect(Connectivity.rateLimited(retryAfterSeconds: 600).description == "RATE LIMITED 10:00")
         #expect(Connectivity.online.description == "ONLINE")
-        #expect(PanelNotice.exportFinished(books: 523, safeToRemove: true).detail == "Exported 523 books — safe to remove")
+        #expect(
+            PanelNotice.exportFinished(books: 523, safeToRemove: true).detail == "Exported 523 books — safe to remove")
         #expect(LatestBook(title: "x", confidence: 0.79).needsReview)
         #expect(!LatestBook(title: "x", confidence: 0.8).needsReview)
     }
@@ -93,7 +94,9 @@ struct RendererTests {
         var entries: [String] = []
         if let dir = opendir(directory) {
             while let entry = readdir(dir) {
-                let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+                let name = withUnsafeBytes(of: entry.pointee.d_name) {
+                    String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self)
+                }
                 if name != "." && name != ".." { entries.append(name) }
             }
             closedir(dir)
@@ -104,7 +107,9 @@ struct RendererTests {
 
     @Test("a missing framebuffer and a non-framebuffer device give advice, not a crash")
     func framebufferErrors() {
-        #expect(throws: PanelError.noFramebuffer(device: "/dev/fb-missing")) { try FramebufferDevice(path: "/dev/fb-missing") }
+        #expect(throws: PanelError.noFramebuffer(device: "/dev/fb-missing")) {
+            try FramebufferDevice(path: "/dev/fb-missing")
+        }
         do {
             _ = try FramebufferDevice(path: "/dev/null")
             Issue.record("/dev/null opened as a framebuffer")

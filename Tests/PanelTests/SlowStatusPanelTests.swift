@@ -1,8 +1,8 @@
 import Dispatch
 import Logging
 import Panel
-import Synchronization
 import SwiftWingTesting
+import Synchronization
 import Testing
 
 /// An output as slow as a busy machine: each present holds the panel thread until the test lets it go.

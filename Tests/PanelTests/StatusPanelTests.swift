@@ -1,9 +1,9 @@
+import Glibc
 import Logging
 import Panel
-import Synchronization
 import SwiftWingTesting
+import Synchronization
 import Testing
-import Glibc
 
 /// Waits until `sink` has been handed `count` frames by the panel's own thread.
 func waitForFrames(
@@ -59,7 +59,8 @@ struct StatusPanelTests {
         let centres = frames.map(\.centre)
         #expect(centres.contains(.white))
         if let white = frames.first(where: { $0.centre == .white }) {
-            let latency = Double(white.time.tv_sec - pressed.tv_sec) + Double(white.time.tv_nsec - pressed.tv_nsec) / 1e9
+            let latency =
+                Double(white.time.tv_sec - pressed.tv_sec) + Double(white.time.tv_nsec - pressed.tv_nsec) / 1e9
             #expect(latency < 0.040, "flash drawn \(latency * 1000) ms after the press")
         }
         #expect(centres.last != .white)

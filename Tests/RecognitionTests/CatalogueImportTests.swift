@@ -43,7 +43,8 @@ struct CatalogueImportTests {
     }
 
     @Test func readsSwiftWingsOwnExport() throws {
-        let csv = "ISBN-13,ISBN-10,Title,Authors,Format,Publisher,Published Date,Pages,Confidence,Needs Review,"
+        let csv =
+            "ISBN-13,ISBN-10,Title,Authors,Format,Publisher,Published Date,Pages,Confidence,Needs Review,"
             + "Added Date,Cover URL,Scan ID\r\n"
             + "9780441172719,0441172717,Dune,Frank Herbert,,,,,0.9,false,2026-11-23T10:00:00Z,,\r\n"
             + ",,\"Good Omens\",Terry Pratchett; Neil Gaiman,,,,,,true,2026-11-23T10:00:00Z,,\r\n"
@@ -81,15 +82,18 @@ struct CatalogueImportTests {
 
     @Test func aRowWithoutATitleIsAnError() {
         let csv = "title,author,tag,series,isbn\nFine,\"A, B\",,,\n  ,\"C, D\",,,\n"
-        #expect(throws: CatalogueImportError(
-            file: "c.csv", line: 3, column: "title", reason: "the title is empty; every book needs a title")
+        #expect(
+            throws: CatalogueImportError(
+                file: "c.csv", line: 3, column: "title", reason: "the title is empty; every book needs a title")
         ) {
             try CatalogueImport.entries(csv: csv, file: "c.csv")
         }
     }
 
     @Test func anUnknownHeaderOrAnEmptyFileIsAnError() {
-        #expect(throws: CatalogueImportError.self) { try CatalogueImport.entries(csv: "name,writer\nA,B\n", file: "x.csv") }
+        #expect(throws: CatalogueImportError.self) {
+            try CatalogueImport.entries(csv: "name,writer\nA,B\n", file: "x.csv")
+        }
         #expect(throws: CatalogueImportError.self) { try CatalogueImport.entries(csv: "", file: "x.csv") }
     }
 }

@@ -80,7 +80,8 @@ struct MatchCommandTests {
         let catalogue = try SmallCatalogue()
         defer { catalogue.remove() }
         let result = try run(
-            ["match", "--catalogue", catalogue.path, "--json"], input: "{\"image\": \"a\", \"text\": \"x\"}\nnot json\n")
+            ["match", "--catalogue", catalogue.path, "--json"], input: "{\"image\": \"a\", \"text\": \"x\"}\nnot json\n"
+        )
         #expect(result.status != 0)
         #expect(result.errors.contains("stdin line 2"))
     }

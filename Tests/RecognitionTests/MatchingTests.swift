@@ -84,9 +84,10 @@ struct MatchingTests {
             "LAS PSEUDOCIENCIAS Mario Bunge Laetoli",
         ]
         let matches = try matcher.assign(spines)
-        #expect(matches.map { $0?.entry.title } == [
-            "Guía de la musculación : 200 ejercicios", "Correr per ser feliç", "Las Pseudociencias : ¡vaya timo!",
-        ])
+        #expect(
+            matches.map { $0?.entry.title } == [
+                "Guía de la musculación : 200 ejercicios", "Correr per ser feliç", "Las Pseudociencias : ¡vaya timo!",
+            ])
         #expect(matches[0]?.entry.isbn == "9788480196093")
     }
 
@@ -193,14 +194,17 @@ struct MatchConfidenceTests {
         let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .deletingLastPathComponent()
         let whole = try CatalogueImport.entries(
-            csv: try String(contentsOf: repository.appendingPathComponent("Fixtures/library-dataset/catalogue.csv"),
-                            encoding: .utf8),
+            csv: try String(
+                contentsOf: repository.appendingPathComponent("Fixtures/library-dataset/catalogue.csv"),
+                encoding: .utf8),
             file: "catalogue.csv")
         var csv = "title,author,tag,series,isbn\n"
         for entry in whole where entry.tag?.hasPrefix("4") == true {
             if entry.title.hasPrefix("Portugués") && entry.authors == ["Caetano Gallego, Ana María"] { continue }
-            let cells = [entry.title, entry.authors.joined(separator: "; "), entry.tag ?? "", entry.series ?? "",
-                         entry.isbn ?? ""]
+            let cells = [
+                entry.title, entry.authors.joined(separator: "; "), entry.tag ?? "", entry.series ?? "",
+                entry.isbn ?? "",
+            ]
             csv += cells.map { "\"" + $0.replacingOccurrences(of: "\"", with: "\"\"") + "\"" }.joined(separator: ",")
             csv += "\n"
         }

@@ -15,11 +15,14 @@ struct ShortMatcher: SpineMatching {
 
 @Suite struct ShelfRecognizerTests {
     let catalogue = SpineBaselineMatcher(entries: [
-        CatalogueEntry(title: "Guía de la musculación", authors: ["Delavier, Frédéric"], isbn: "9788480199001",
+        CatalogueEntry(
+            title: "Guía de la musculación", authors: ["Delavier, Frédéric"], isbn: "9788480199001",
             tag: "796.42 Del"),
-        CatalogueEntry(title: "Correr per ser feliç", authors: ["Alibés, Arcadi"], isbn: "9788497917070",
+        CatalogueEntry(
+            title: "Correr per ser feliç", authors: ["Alibés, Arcadi"], isbn: "9788497917070",
             tag: "796.42 Ali"),
-        CatalogueEntry(title: "Historia del fútbol", authors: ["Pérez, Juan"], isbn: "9788400000001", tag: "796.33 Per"),
+        CatalogueEntry(
+            title: "Historia del fútbol", authors: ["Pérez, Juan"], isbn: "9788400000001", tag: "796.33 Per"),
     ])
 
     @Test func readsGroupsAndMatchesAPhotoReportingProgress() async throws {

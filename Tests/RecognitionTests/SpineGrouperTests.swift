@@ -18,7 +18,8 @@ enum Layout {
     }
 
     /// Text running down an upright spine (the English way).
-    static func down(_ text: String, x: Double, from top: Double, to bottom: Double, thickness: Double = 40) -> TextLine {
+    static func down(_ text: String, x: Double, from top: Double, to bottom: Double, thickness: Double = 40) -> TextLine
+    {
         let half = thickness / 2
         return TextLine(
             text: text,
@@ -57,11 +58,12 @@ enum Layout {
             Layout.up("796.422 Pul", x: 340, from: 900, to: 790, thickness: 26),
         ])
         let spines = grouper.group(photo)
-        #expect(spines.map(\.text) == [
-            "GUIA DE LA MUSCULACION 796.42 Mor",
-            "Correr per ser felic Arcadi Alibes 796.42 Ali",
-            "GUIA COMPLETA RUNNING Y MARATON 796.422 Pul",
-        ])
+        #expect(
+            spines.map(\.text) == [
+                "GUIA DE LA MUSCULACION 796.42 Mor",
+                "Correr per ser felic Arcadi Alibes 796.42 Ali",
+                "GUIA COMPLETA RUNNING Y MARATON 796.422 Pul",
+            ])
         // The first spine's box: its title's and label's extent, in fractions of the photo.
         let box = spines[0].box
         #expect(abs(box.x - 75.0 / 2000) < 1e-9 && abs(box.width - 50.0 / 2000) < 1e-9)
@@ -123,9 +125,10 @@ enum Layout {
             // Near enough to the first title to be its second line, but straight above neither label.
             Layout.up("Correr con cabeza", x: 152, from: 700, to: 300, thickness: 30),
         ])
-        #expect(grouper.group(photo).map(\.text) == [
-            "Historia del atletismo 796.1 Abc", "Correr con cabeza", "796.2 Def", "796.3 Ghi",
-        ])
+        #expect(
+            grouper.group(photo).map(\.text) == [
+                "Historia del atletismo 796.1 Abc", "Correr con cabeza", "796.2 Def", "796.3 Ghi",
+            ])
     }
 
     @Test func capitalsAndAWordAreALabelOnlyInARowOfLabels() {
@@ -145,9 +148,10 @@ enum Layout {
             Layout.up("Gener de sang", x: 150, from: 780, to: 300, thickness: 30),
             Layout.up("La mala dona", x: 200, from: 780, to: 300, thickness: 30),
         ])
-        #expect(grouper.group(row).map(\.text) == [
-            "La bicicleta estatica N Pam", "Gener de sang N Par", "La mala dona N Pas",
-        ])
+        #expect(
+            grouper.group(row).map(\.text) == [
+                "La bicicleta estatica N Pam", "Gener de sang N Par", "La mala dona N Pas",
+            ])
     }
 
     @Test func callNumbersAreRecognisedByTheirLeadingDigits() {

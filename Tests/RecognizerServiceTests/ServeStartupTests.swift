@@ -6,7 +6,8 @@ import Testing
 /// What `serve` checks before it listens: a catalogue it cannot use stops it with the file and line.
 @Suite struct ServeStartupTests {
     func write(_ text: String) throws -> String {
-        let path = FileManager.default.temporaryDirectory.appendingPathComponent("catalogue-\(UUID().uuidString).csv").path
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("catalogue-\(UUID().uuidString).csv")
+            .path
         try text.write(toFile: path, atomically: true, encoding: .utf8)
         return path
     }
@@ -26,9 +27,13 @@ import Testing
     @Test func emptyAndMalformedCataloguesAreRefusedWithTheirLine() throws {
         #expect(try failure("").hasPrefix(":1: the catalogue is empty"))
         #expect(try failure("\n\n").hasPrefix(":1: the catalogue is empty"))
-        #expect(try failure("name,isbn\nDune,9780441172719\n").hasPrefix(":1: the header has no 'title' column (it has: name, isbn)"))
+        #expect(
+            try failure("name,isbn\nDune,9780441172719\n").hasPrefix(
+                ":1: the header has no 'title' column (it has: name, isbn)"))
         #expect(try failure("title,author,isbn\n").hasPrefix(":2: the catalogue has a header but no books"))
-        #expect(try failure("title,author,isbn\nDune,\"Herbert, Frank\",9780441172719\n\"Unclosed,Someone,1\n").hasPrefix(":3: a quoted field is not closed"))
+        #expect(
+            try failure("title,author,isbn\nDune,\"Herbert, Frank\",9780441172719\n\"Unclosed,Someone,1\n").hasPrefix(
+                ":3: a quoted field is not closed"))
         #expect(try failure("title,author\nDune,Herbert, Frank\n").hasPrefix(":2: 3 fields where the header has 2"))
         #expect(try failure("title,author\n\"A \"quoted\" title\",X\n").hasPrefix(":2: text after a closing quote"))
         #expect(try failure("title,author\n\"Two\nlines\",X\nDune,Herbert, Frank\n").hasPrefix(":4: 3 fields"))
@@ -36,7 +41,8 @@ import Testing
     }
 
     @Test func theDatasetCatalogueIsAccepted() throws {
-        let books = try CatalogueFileCheck.check(repositoryRoot.appendingPathComponent("Fixtures/library-dataset/catalogue.csv").path)
+        let books = try CatalogueFileCheck.check(
+            repositoryRoot.appendingPathComponent("Fixtures/library-dataset/catalogue.csv").path)
         #expect(books > 15_000)
     }
 

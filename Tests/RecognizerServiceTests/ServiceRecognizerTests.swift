@@ -13,7 +13,9 @@ import Testing
     static let shelf = FixedShelfRecognizer { _ in
         ShelfRecognition(
             books: [
-                book("Correr per ser feliç", ["Murakami, Haruki"], isbn: "9788497871839", confidence: 0.91, spine: spine("Correr per ser felic", x: 0.5))
+                book(
+                    "Correr per ser feliç", ["Murakami, Haruki"], isbn: "9788497871839", confidence: 0.91,
+                    spine: spine("Correr per ser felic", x: 0.5))
             ],
             unmatched: [hobbitSpine, unknownSpine])
     }
@@ -24,7 +26,9 @@ import Testing
         let result = try await recognizer.recognize(photo: []) { fraction, stage in await stages.add(fraction, stage) }
         #expect(result.books.count == 1)
         let book = try #require(result.books.first)
-        #expect(book.title == "Correr per ser feliç" && book.isbn == "9788497871839" && book.authors == ["Murakami, Haruki"])
+        #expect(
+            book.title == "Correr per ser feliç" && book.isbn == "9788497871839" && book.authors == ["Murakami, Haruki"]
+        )
         #expect(book.confidence == 0.91 && book.text == "Correr per ser felic" && book.source == "catalogue")
         #expect(book.boundingBox == BoundingBox(x: 0.5, y: 0.1, width: 0.05, height: 0.8))
         #expect(result.unmatched.map(\.text) == ["THE HOBBIT J.R.R. TOLKIEN", "GUIA DE LA MUSCULACION"])
@@ -34,10 +38,12 @@ import Testing
 
     @Test func unmatchedSpinesAreLookedUpInTheOpenSet() async throws {
         try await withReferenceCatalogue { base in
-            let recognizer = ServiceRecognizer(shelf: Self.shelf, openLibrary: OpenLibrarySearch(base: base), logger: Self.logger)
+            let recognizer = ServiceRecognizer(
+                shelf: Self.shelf, openLibrary: OpenLibrarySearch(base: base), logger: Self.logger)
             let result = try await recognizer.recognize(photo: []) { _, _ in }
             let found = try #require(result.books.first { $0.source == "openlibrary" })
-            #expect(found.title == "The Hobbit" && found.isbn == "9780547928227" && found.authors == ["J. R. R. Tolkien"])
+            #expect(
+                found.title == "The Hobbit" && found.isbn == "9780547928227" && found.authors == ["J. R. R. Tolkien"])
             #expect(found.confidence < 0.8, "an open-set match always goes to review")
             #expect(found.text == "THE HOBBIT J.R.R. TOLKIEN" && found.boundingBox?.x == 0.1)
             #expect(result.unmatched.map(\.text) == ["GUIA DE LA MUSCULACION"])
@@ -54,19 +60,23 @@ import Testing
     }
 
     @Test func theServiceRunsTheRecognizerOnARealShelfPhoto() async throws {
-        let photo = try [UInt8](Data(contentsOf: repositoryRoot.appendingPathComponent("Fixtures/shelves/one_shelf.jpg")))
+        let photo = try [UInt8](
+            Data(contentsOf: repositoryRoot.appendingPathComponent("Fixtures/shelves/one_shelf.jpg")))
         let recognizer = ServiceRecognizer(shelf: Self.shelf, openLibrary: nil, logger: Self.logger)
         let settings = RecognitionService.Settings(catalogue: "/etc/swiftwing/catalogue.csv", books: 15228)
         var serving = settings
         serving.port = 0
         try await withRunning({ onRunning in
-            RecognitionService.makeApplication(settings: serving, recognizer: recognizer, logger: Self.logger, onRunning: onRunning)
+            RecognitionService.makeApplication(
+                settings: serving, recognizer: recognizer, logger: Self.logger, onRunning: onRunning)
         }) { port in
             let base = URL(string: "http://127.0.0.1:\(port)")!
             let health = try json(try await fetch(base.appendingPathComponent("health")).body)
             #expect(health["service"] as? String == "swiftwing-recognizer")
             #expect(health["catalogue"] as? String == "catalogue.csv" && health["catalogueBooks"] as? String == "15228")
-            #expect(try await fetch(base.appendingPathComponent("_faults"), method: "POST", body: Data("{}".utf8)).status == 404)
+            #expect(
+                try await fetch(base.appendingPathComponent("_faults"), method: "POST", body: Data("{}".utf8)).status
+                    == 404)
 
             let accepted = try await upload(base, photo: photo, key: "scan-1")
             #expect(accepted.status == 202, "\(String(decoding: accepted.body, as: UTF8.self))")
@@ -74,7 +84,8 @@ import Testing
             let streamPath = try #require(data["sseUrl"] as? String)
             let token = try #require(data["authToken"] as? String)
             let stream = try #require(URL(string: streamPath, relativeTo: base))
-            let events = try await fetch(stream, headers: ["Accept": "text/event-stream", "Authorization": "Bearer \(token)"])
+            let events = try await fetch(
+                stream, headers: ["Accept": "text/event-stream", "Authorization": "Bearer \(token)"])
             let text = String(decoding: events.body, as: UTF8.self)
             #expect(text.contains("\"message\":\"reading\""), "\(text)")
             #expect(text.contains("event: completed"))

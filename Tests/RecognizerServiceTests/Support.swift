@@ -5,11 +5,11 @@ import ServiceLifecycle
 import TalariaReferenceServer
 import Testing
 
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
-
 @testable import swiftwing_recognizer
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
 
 /// A whole-photo recognizer for unit tests of the service: answers each photo with `answer`.
 struct FixedShelfRecognizer: ShelfRecognizing {
@@ -28,7 +28,9 @@ func spine(_ text: String, x: Double) -> SpineText {
 }
 
 func book(_ title: String, _ authors: [String], isbn: String?, confidence: Double, spine: SpineText) -> RecognizedBook {
-    RecognizedBook(match: SpineMatch(entry: CatalogueEntry(title: title, authors: authors, isbn: isbn), confidence: confidence), spine: spine)
+    RecognizedBook(
+        match: SpineMatch(entry: CatalogueEntry(title: title, authors: authors, isbn: isbn), confidence: confidence),
+        spine: spine)
 }
 
 let repositoryRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
@@ -86,17 +88,20 @@ func fetch(
 }
 
 func json(_ data: Data) throws -> [String: Any] {
-    try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any], "\(String(decoding: data, as: UTF8.self))")
+    try #require(
+        try JSONSerialization.jsonObject(with: data) as? [String: Any], "\(String(decoding: data, as: UTF8.self))")
 }
 
 /// Uploads `photo` as the daemon does (docs/protocol.md §1).
 func upload(_ base: URL, photo: [UInt8], key: String) async throws -> (status: Int, body: Data) {
     let boundary = "swiftwing-test-\(UUID().uuidString)"
-    var body = Data("--\(boundary)\r\nContent-Disposition: form-data; name=\"photos[]\"; filename=\"spine.jpg\"\r\n".utf8)
+    var body = Data(
+        "--\(boundary)\r\nContent-Disposition: form-data; name=\"photos[]\"; filename=\"spine.jpg\"\r\n".utf8)
     body += Data("Content-Type: image/jpeg\r\n\r\n".utf8) + Data(photo) + Data("\r\n--\(boundary)--\r\n".utf8)
     return try await fetch(
         base.appendingPathComponent("v3/jobs/scans"), method: "POST",
         headers: [
-            "Content-Type": "multipart/form-data; boundary=\(boundary)", "Idempotency-Key": key, "X-Device-ID": "device-test",
+            "Content-Type": "multipart/form-data; boundary=\(boundary)", "Idempotency-Key": key,
+            "X-Device-ID": "device-test",
         ], body: body)
 }

@@ -6,7 +6,7 @@ import Testing
 @testable import Store
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 @Suite("A damaged database heals on start")
@@ -133,7 +133,8 @@ struct DatabaseHealingTests {
     @Test("the note is shown while the old file is kept, and no more once a person deletes it")
     func noteFollowsTheOldFile() throws {
         let (directory, scans) = try populated(books: 0, scans: 1)
-        _ = FileManager.default.createFile(atPath: directory.stateDirectory.databasePath, contents: Data("garbage".utf8))
+        _ = FileManager.default.createFile(
+            atPath: directory.stateDirectory.databasePath, contents: Data("garbage".utf8))
         let recovery = try expectHealed(directory, scans: scans)
         for file in recovery.movedFiles { try FileManager.default.removeItem(atPath: file) }
         #expect(DatabaseRecovery.current(in: directory.stateDirectory) == nil)
@@ -159,9 +160,11 @@ struct DatabaseHealingTests {
 
 @Suite("A damaged device id is replaced, the old file kept")
 struct DeviceIdentityReplacementTests {
-    @Test("a device-id that holds no UUID is moved aside and a new id made, once", arguments: [
-        "not-a-uuid\n", "", "\u{0}\u{1}\u{2}",
-    ])
+    @Test(
+        "a device-id that holds no UUID is moved aside and a new id made, once",
+        arguments: [
+            "not-a-uuid\n", "", "\u{0}\u{1}\u{2}",
+        ])
     func replaced(content: String) throws {
         let directory = TemporaryDirectory()
         defer { withExtendedLifetime(directory) {} }
@@ -181,8 +184,9 @@ struct DeviceIdentityReplacementTests {
 
 @Suite("Root and a state directory another user owns")
 struct StateDirectoryOwnershipTests {
-    @Test("root is refused a directory another user owns, with the owner and the fix named",
-          .enabled(if: getuid() == 0, "needs root to chown"))
+    @Test(
+        "root is refused a directory another user owns, with the owner and the fix named",
+        .enabled(if: getuid() == 0, "needs root to chown"))
     func rootRefused() throws {
         let directory = TemporaryDirectory()
         defer { withExtendedLifetime(directory) {} }

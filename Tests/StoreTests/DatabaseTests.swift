@@ -34,8 +34,10 @@ struct DatabaseTests {
         try directory.stateDirectory.create()
         let database = try AppDatabase.open(directory.stateDirectory)
         let fromWriter = try database.writer.write { db in
-            (try String.fetchOne(db, sql: "PRAGMA journal_mode"), try Int.fetchOne(db, sql: "PRAGMA synchronous"),
-             try Int.fetchOne(db, sql: "PRAGMA foreign_keys"), try Int.fetchOne(db, sql: "PRAGMA busy_timeout"))
+            (
+                try String.fetchOne(db, sql: "PRAGMA journal_mode"), try Int.fetchOne(db, sql: "PRAGMA synchronous"),
+                try Int.fetchOne(db, sql: "PRAGMA foreign_keys"), try Int.fetchOne(db, sql: "PRAGMA busy_timeout")
+            )
         }
         #expect(fromWriter.0 == "wal")
         #expect(fromWriter.1 == 2)  // FULL
@@ -98,7 +100,8 @@ struct DatabaseTests {
             _ = try AppDatabase.openReadOnly(directory.stateDirectory)
             Issue.record("opened a database that does not exist")
         } catch {
-            #expect(error == .databaseMissing(path: directory.path + "/swiftwing.sqlite", stateDirectory: directory.path))
+            #expect(
+                error == .databaseMissing(path: directory.path + "/swiftwing.sqlite", stateDirectory: directory.path))
             #expect(error.description.contains(directory.path))
         }
         #expect(!FileManager.default.fileExists(atPath: directory.stateDirectory.databasePath))

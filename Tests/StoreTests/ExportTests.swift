@@ -44,9 +44,11 @@ private let awkwardBooks: [BookRecord] = [
         confidence: 0.5, addedAt: added),
     BookRecord(title: "He said \"hi\", twice", authors: ["A \"Quoted\" Name"], addedAt: added),
     BookRecord(title: "Line one\nline two\r\nline three\rfour", authors: [], addedAt: added),
-    BookRecord(title: "Le Petit Prince 🦊 — 小王子 — Saint-Exupe\u{301}ry", authors: ["Antoine de Saint-Exupéry"],
+    BookRecord(
+        title: "Le Petit Prince 🦊 — 小王子 — Saint-Exupe\u{301}ry", authors: ["Antoine de Saint-Exupéry"],
         addedAt: added),
-    BookRecord(title: "=HYPERLINK(\"http://evil.example\",\"x\")", authors: ["+1 Author"], publisher: "@publisher",
+    BookRecord(
+        title: "=HYPERLINK(\"http://evil.example\",\"x\")", authors: ["+1 Author"], publisher: "@publisher",
         publishedDate: "-2000", addedAt: added),
     BookRecord(title: "\tTabbed", authors: ["\rCarriage"], format: " =not at the start", addedAt: added),
 ]
@@ -69,10 +71,12 @@ struct ExportTests {
     func swiftwingColumns() throws {
         let (_, export) = try libraryOnDisk(awkwardBooks)
         let rows = try parsedByPython(LibraryCSV.encode(export.books(), format: .swiftwing))
-        #expect(rows[1] == [
-            "9780441013593", "0441013597", "Dune", "Frank Herbert", "Paperback", "Ace", "1990-09-01", "535", "0.97",
-            "false", "2026-11-18T11:06:40Z", "https://covers.example/dune.jpg", "0f8c8a52-2a1b-4d4e-9a55-6a1b2c3d4e5f",
-        ])
+        #expect(
+            rows[1] == [
+                "9780441013593", "0441013597", "Dune", "Frank Herbert", "Paperback", "Ace", "1990-09-01", "535", "0.97",
+                "false", "2026-11-18T11:06:40Z", "https://covers.example/dune.jpg",
+                "0f8c8a52-2a1b-4d4e-9a55-6a1b2c3d4e5f",
+            ])
         #expect(rows[2][2] == "Eats, Shoots & Leaves")
         #expect(rows[2][3] == "Lynne Truss; Tolkien, J. R. R.")
         #expect(rows[2][8] == "0.5")
@@ -88,8 +92,10 @@ struct ExportTests {
         let bytes = try LibraryCSV.encode(export.books(), format: .swiftwing)
         let text = try #require(String(validating: bytes, as: UTF8.self))
         #expect(!text.hasPrefix("\u{FEFF}"))
-        #expect(text.hasPrefix("ISBN-13,ISBN-10,Title,Authors,Format,Publisher,Published Date,Pages,Confidence,"
-            + "Needs Review,Added Date,Cover URL,Scan ID\r\n"))
+        #expect(
+            text.hasPrefix(
+                "ISBN-13,ISBN-10,Title,Authors,Format,Publisher,Published Date,Pages,Confidence,"
+                    + "Needs Review,Added Date,Cover URL,Scan ID\r\n"))
         #expect(text.hasSuffix("\r\n"))
         #expect(text.contains("\r\n9780441013593,0441013597,Dune,Frank Herbert,Paperback,Ace,1990-09-01,535,"))
         #expect(text.contains(",\"Eats, Shoots & Leaves\",\"Lynne Truss; Tolkien, J. R. R.\",,\"Profile, Ltd.\","))
@@ -141,10 +147,11 @@ struct ExportTests {
 
     @Test("Goodreads: its exact header, ISBNs as =\"…\", the fields where Goodreads reads them")
     func goodreads() throws {
-        #expect(ExportFormat.goodreads.columns.joined(separator: ",") == "Book Id,Title,Author,Author l-f,"
-            + "Additional Authors,ISBN,ISBN13,My Rating,Publisher,Binding,Number of Pages,Year Published,"
-            + "Original Publication Year,Date Read,Date Added,Bookshelves,Bookshelves with positions,"
-            + "Exclusive Shelf,My Review,Spoiler,Private Notes,Read Count,Owned Copies")
+        #expect(
+            ExportFormat.goodreads.columns.joined(separator: ",") == "Book Id,Title,Author,Author l-f,"
+                + "Additional Authors,ISBN,ISBN13,My Rating,Publisher,Binding,Number of Pages,Year Published,"
+                + "Original Publication Year,Date Read,Date Added,Bookshelves,Bookshelves with positions,"
+                + "Exclusive Shelf,My Review,Spoiler,Private Notes,Read Count,Owned Copies")
         let (_, export) = try libraryOnDisk(awkwardBooks)
         let bytes = try LibraryCSV.encode(export.books(), format: .goodreads)
         let text = try #require(String(validating: bytes, as: UTF8.self))
@@ -211,13 +218,16 @@ struct ExportTests {
         calendar.timeZone = .gmt
         var generator = SystemRandomNumberGenerator()
         let fixed: [TimeInterval] = [0, -1, 951_782_400, 951_868_799, 4_107_542_400, 1_795_000_000, -86_400 * 400]
-        let random = (0..<2000).map { _ in TimeInterval(Int.random(in: -2_000_000_000...5_000_000_000, using: &generator)) }
+        let random = (0..<2000).map { _ in
+            TimeInterval(Int.random(in: -2_000_000_000...5_000_000_000, using: &generator))
+        }
         for seconds in fixed + random {
             let date = Date(timeIntervalSince1970: seconds)
             let parts = calendar.dateComponents([.year, .month, .day, .hour, .minute, .second], from: date)
             let mine = UTCDateParts(date)
             let fields: [Int?] = [mine.year, mine.month, mine.day, mine.hour, mine.minute, mine.second]
-            #expect(fields == [parts.year, parts.month, parts.day, parts.hour, parts.minute, parts.second], "\(seconds)")
+            #expect(
+                fields == [parts.year, parts.month, parts.day, parts.hour, parts.minute, parts.second], "\(seconds)")
         }
         #expect(LibraryCSV.isoDate(added) == "2026-11-18T11:06:40Z")
         #expect(LibraryCSV.goodreadsDate(Date(timeIntervalSince1970: 951_782_400)) == "2000/02/29")

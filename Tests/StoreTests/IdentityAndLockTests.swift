@@ -4,7 +4,7 @@ import Testing
 @testable import Store
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 @Suite("Device identity and state-directory lock")
@@ -22,9 +22,11 @@ struct IdentityAndLockTests {
         #expect(entries(directory.path) == ["device-id"])  // no temporary file left
     }
 
-    @Test("a garbled or empty device-id file is an error naming the file, and is not replaced", arguments: [
-        "not-a-uuid\n", "", "\u{0}\u{1}\u{2}",
-    ])
+    @Test(
+        "a garbled or empty device-id file is an error naming the file, and is not replaced",
+        arguments: [
+            "not-a-uuid\n", "", "\u{0}\u{1}\u{2}",
+        ])
     func garbledDeviceID(content: String) throws {
         let directory = TemporaryDirectory()
         defer { withExtendedLifetime(directory) {} }
@@ -77,11 +79,16 @@ struct IdentityAndLockTests {
         // A child holds the lock for a while (and writes its PID the way the daemon does).
         let child = Process()
         child.executableURL = URL(fileURLWithPath: "/bin/sh")
-        child.arguments = ["-c", "exec 9<>\"$0\"; flock -n 9 || exit 3; echo $$ >&9; echo locked; sleep 5", state.lockPath]
+        child.arguments = [
+            "-c", "exec 9<>\"$0\"; flock -n 9 || exit 3; echo $$ >&9; echo locked; sleep 5", state.lockPath,
+        ]
         let out = Pipe()
         child.standardOutput = out
         try child.run()
-        defer { child.terminate(); child.waitUntilExit() }
+        defer {
+            child.terminate()
+            child.waitUntilExit()
+        }
         _ = out.fileHandleForReading.availableData  // wait for "locked"
         do {
             _ = try StateDirectoryLock.acquire(stateDirectory: state)

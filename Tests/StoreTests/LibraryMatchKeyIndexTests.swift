@@ -72,10 +72,11 @@ struct LibraryMatchKeyIndexTests {
     func keysNotStored() throws {
         let database = try AppDatabase.inMemory()
         try database.writer.write { db in
-            try db.execute(sql: """
-                INSERT INTO book (id, title, authors, addedAt, updatedAt)
-                VALUES (1, 'Persuasion', '["Jane Austen"]', '2026-01-01', '2026-01-01')
-                """)
+            try db.execute(
+                sql: """
+                    INSERT INTO book (id, title, authors, addedAt, updatedAt)
+                    VALUES (1, 'Persuasion', '["Jane Austen"]', '2026-01-01', '2026-01-01')
+                    """)
         }
         let merged = try database.library.upsertMatching(
             BookRecord(title: "PERSUASION", authors: ["jane austen"], publisher: "P"))
@@ -97,10 +98,11 @@ struct LibraryMatchKeyIndexTests {
     func oldestWins() throws {
         let database = try AppDatabase.inMemory()
         try database.writer.write { db in
-            try db.execute(sql: """
-                INSERT INTO book (id, title, authors, addedAt, updatedAt)
-                VALUES (5, 'Dune', '["Frank Herbert"]', '2026-01-01', '2026-01-01')
-                """)
+            try db.execute(
+                sql: """
+                    INSERT INTO book (id, title, authors, addedAt, updatedAt)
+                    VALUES (5, 'Dune', '["Frank Herbert"]', '2026-01-01', '2026-01-01')
+                    """)
         }
         let newer = try database.library.insert(BookRecord(title: "Dune (Deluxe)", authors: ["Frank Herbert"]))
         let dune = try #require(BookMatchKey(title: "dune", authors: ["frank herbert"]))

@@ -8,8 +8,9 @@ struct LibraryTests {
     private func sampleLibrary() throws -> AppDatabase {
         let database = try AppDatabase.inMemory()
         try database.library.insert(BookRecord(isbn13: "9780441013593", title: "Dune", authors: ["Frank Herbert"]))
-        try database.library.insert(BookRecord(
-            isbn13: "9780547928227", isbn10: "0547928270", title: "The Hobbit", authors: ["J. R. R. Tolkien"]))
+        try database.library.insert(
+            BookRecord(
+                isbn13: "9780547928227", isbn10: "0547928270", title: "The Hobbit", authors: ["J. R. R. Tolkien"]))
         try database.library.insert(BookRecord(title: "Le Petit Prince", authors: ["Antoine de Saint-Exupéry"]))
         return database
     }
@@ -34,8 +35,9 @@ struct LibraryTests {
     func upsert() throws {
         let database = try sampleLibrary()
         let before = try #require(try database.library.book(isbn13: "9780441013593"))
-        let merged = try database.library.upsert(BookRecord(
-            isbn13: "9780441013593", title: "Dune (Deluxe Edition)", publisher: "Ace", confidence: 0.9))
+        let merged = try database.library.upsert(
+            BookRecord(
+                isbn13: "9780441013593", title: "Dune (Deluxe Edition)", publisher: "Ace", confidence: 0.9))
         #expect(merged.id == before.id)
         #expect(merged.authors == ["Frank Herbert"])  // kept: the new record had none
         #expect(merged.publisher == "Ace")
@@ -43,7 +45,8 @@ struct LibraryTests {
         #expect(try database.library.bookCount() == 3)
         #expect(try database.library.searchBooks(matching: "deluxe").map(\.id) == [before.id])
 
-        let fresh = try database.library.upsert(BookRecord(isbn13: "9780261103573", title: "The Fellowship of the Ring"))
+        let fresh = try database.library.upsert(
+            BookRecord(isbn13: "9780261103573", title: "The Fellowship of the Ring"))
         #expect(fresh.id != nil)
         #expect(try database.library.bookCount() == 4)
     }

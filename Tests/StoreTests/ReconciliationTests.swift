@@ -55,13 +55,16 @@ struct ReconciliationTests {
 
         let report = try database.queue.reconcile(spool: spool)
         #expect(report.recoveredScans.isEmpty)
-        #expect(Set(report.quarantinedFiles.map(\.path)) == [
-            directory.path + "/spool/quarantine/" + SpoolDirectory.imageFileName(for: id),
-            directory.path + "/spool/quarantine/" + SpoolDirectory.imageFileName(for: garbage),
-        ])
+        #expect(
+            Set(report.quarantinedFiles.map(\.path)) == [
+                directory.path + "/spool/quarantine/" + SpoolDirectory.imageFileName(for: id),
+                directory.path + "/spool/quarantine/" + SpoolDirectory.imageFileName(for: garbage),
+            ])
         #expect(report.quarantinedFiles.contains { $0.reason.contains("truncated") })
         #expect(entries(spool.path) == ["quarantine"])
-        #expect(contents(of: spool.quarantinePath + "/" + SpoolDirectory.imageFileName(for: id)) == Array(whole.dropLast(10)))
+        #expect(
+            contents(of: spool.quarantinePath + "/" + SpoolDirectory.imageFileName(for: id))
+                == Array(whole.dropLast(10)))
         #expect(try database.queue.scans().isEmpty)
         #expect(try database.queue.reconcile(spool: spool).isClean)
     }
@@ -113,7 +116,9 @@ struct ReconciliationTests {
 
     @Test("JPEG inspection reads the size from SOF and refuses what is not whole")
     func inspection() throws {
-        #expect(try JPEGInspection.inspect(syntheticJPEG(width: 4000, height: 3000)).get() == .init(width: 4000, height: 3000))
+        #expect(
+            try JPEGInspection.inspect(syntheticJPEG(width: 4000, height: 3000)).get()
+                == .init(width: 4000, height: 3000))
         #expect((try? JPEGInspection.inspect([0xFF, 0xD8, 0xFF, 0xD9]).get()) == nil)
         #expect((try? JPEGInspection.inspect([]).get()) == nil)
         #expect((try? JPEGInspection.inspect(Array(syntheticJPEG().dropLast()) + [0x00]).get()) == nil)

@@ -87,7 +87,8 @@ struct ScanQueueTests {
         // The trigger holds even for raw SQL.
         #expect(throws: (any Error).self) {
             try database.writer.write { db in
-                try db.execute(sql: "UPDATE scan SET state = 'queued' WHERE id = ?", arguments: [id.uuidString.lowercased()])
+                try db.execute(
+                    sql: "UPDATE scan SET state = 'queued' WHERE id = ?", arguments: [id.uuidString.lowercased()])
             }
         }
         #expect(throws: StoreError.scanNotFound(UUID(uuidString: "00000000-0000-4000-8000-000000000000")!)) {

@@ -79,14 +79,16 @@ struct SchemaTests {
         #expect(try database.library.bookCount() == 3)
     }
 
-    @Test("needsReview is computed by SQLite: confidence below 0.8, or review_needed", arguments: [
-        (0.79 as Double?, EnrichmentStatus.success, true),
-        (0.8, .success, false),
-        (0.95, .success, false),
-        (nil, .success, false),
-        (0.0, .pending, true),
-        (0.99, .reviewNeeded, true),
-    ])
+    @Test(
+        "needsReview is computed by SQLite: confidence below 0.8, or review_needed",
+        arguments: [
+            (0.79 as Double?, EnrichmentStatus.success, true),
+            (0.8, .success, false),
+            (0.95, .success, false),
+            (nil, .success, false),
+            (0.0, .pending, true),
+            (0.99, .reviewNeeded, true),
+        ])
     func needsReview(confidence: Double?, status: EnrichmentStatus, expected: Bool) throws {
         let database = try AppDatabase.inMemory()
         let book = try database.library.insert(BookRecord(title: "T", confidence: confidence, enrichmentStatus: status))
@@ -118,7 +120,8 @@ struct SchemaTests {
     @Test("authors must be a JSON array; the record round-trips names with commas")
     func authorsAsJSON() throws {
         let database = try AppDatabase.inMemory()
-        let book = try database.library.insert(BookRecord(title: "Silmarillion", authors: ["Tolkien, J. R. R.", "Tolkien, Christopher"]))
+        let book = try database.library.insert(
+            BookRecord(title: "Silmarillion", authors: ["Tolkien, J. R. R.", "Tolkien, Christopher"]))
         #expect(try database.library.book(id: book.id!)?.authors == ["Tolkien, J. R. R.", "Tolkien, Christopher"])
         #expect(throws: (any Error).self) {
             try database.writer.write { try $0.execute(sql: "UPDATE book SET authors = 'Tolkien'") }

@@ -39,8 +39,9 @@ struct SpoolTests {
         #expect(try spool.sweepTemporaryFiles().isEmpty)
     }
 
-    @Test("a full disk: a typed error naming the state directory, no half-written file, the queue intact",
-          .enabled(if: canMountTmpfs, "needs tmpfs mounts (root in a sandbox that allows them)"))
+    @Test(
+        "a full disk: a typed error naming the state directory, no half-written file, the queue intact",
+        .enabled(if: canMountTmpfs, "needs tmpfs mounts (root in a sandbox that allows them)"))
     func fullDisk() throws {
         let directory = TemporaryDirectory()
         defer { withExtendedLifetime(directory) {} }
@@ -70,8 +71,9 @@ struct SpoolTests {
         #expect(try FreeSpace.availableBytes(at: directory.path) < 768_000)
     }
 
-    @Test("a read-only file system: a typed error, nothing written",
-          .enabled(if: canMountTmpfs, "needs tmpfs mounts (root in a sandbox that allows them)"))
+    @Test(
+        "a read-only file system: a typed error, nothing written",
+        .enabled(if: canMountTmpfs, "needs tmpfs mounts (root in a sandbox that allows them)"))
     func readOnlyFileSystem() throws {
         let directory = TemporaryDirectory()
         defer { withExtendedLifetime(directory) {} }
@@ -79,8 +81,10 @@ struct SpoolTests {
         try directory.stateDirectory.create()
         #expect(directory.remountReadOnly())
         let spool = SpoolDirectory(directory.stateDirectory)
-        #expect(throws: StoreError.readOnlyFileSystem(
-            directory: "the state directory \(directory.path)", consequence: "the press was not saved")) {
+        #expect(
+            throws: StoreError.readOnlyFileSystem(
+                directory: "the state directory \(directory.path)", consequence: "the press was not saved")
+        ) {
             _ = try spool.write(jpeg: syntheticJPEG(), for: UUID())
         }
         #expect(entries(spool.path) == ["quarantine"])

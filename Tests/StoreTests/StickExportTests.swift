@@ -5,7 +5,7 @@ import Testing
 @testable import Store
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 private func contents(_ path: String) -> String? {
@@ -40,7 +40,8 @@ struct StickExportTests {
             #expect(StickFileSystem(udevType: other) == nil, "\(other)")
         }
         #expect(StickFileSystem(udevType: nil) == nil)
-        let database = UdevProperties(text: "S:disk/by-label/SW\nE:ID_FS_USAGE=filesystem\nE:ID_FS_TYPE=exfat\nE:X=a=b\n")
+        let database = UdevProperties(
+            text: "S:disk/by-label/SW\nE:ID_FS_USAGE=filesystem\nE:ID_FS_TYPE=exfat\nE:X=a=b\n")
         #expect(database.fileSystemType == "exfat" && database.isFileSystem)
         #expect(database.values["X"] == "a=b")
         let blank = UdevProperties(text: "E:ID_BUS=usb\nE:DEVTYPE=disk\n")
@@ -151,7 +152,9 @@ private final class FakeSysfs {
         }
     }
 
-    func make(_ path: String) throws { try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true) }
+    func make(_ path: String) throws {
+        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+    }
     func write(_ path: String, _ text: String) throws { try Data(text.utf8).write(to: URL(fileURLWithPath: path)) }
     func link(_ target: String, _ path: String) throws {
         try FileManager.default.createSymbolicLink(atPath: path, withDestinationPath: target)

@@ -55,12 +55,14 @@ struct StorageTimestampTests {
         }
     }
 
-    @Test("reading agrees with GRDB's Date.fromDatabaseValue", arguments: [
-        "2026-11-18", "2026-11-18 11:06", "2026-11-18 11:06:40", "2026-11-18 11:06:40.123",
-        "2026-11-18T11:06", "2026-11-18T11:06:40", "2026-11-18T11:06:40.5", "2026-11-18T11:06:40.05",
-        "1969-12-31 23:59:59.999", "2000-02-29 00:00:00.000", "1900-03-01 12:00:00.001", "2024-13-01",
-        "2024-02-30 10:00", "11:06", "11:06:40.123", "yesterday", "2026-11-18 11:06:40Z", "",
-    ])
+    @Test(
+        "reading agrees with GRDB's Date.fromDatabaseValue",
+        arguments: [
+            "2026-11-18", "2026-11-18 11:06", "2026-11-18 11:06:40", "2026-11-18 11:06:40.123",
+            "2026-11-18T11:06", "2026-11-18T11:06:40", "2026-11-18T11:06:40.5", "2026-11-18T11:06:40.05",
+            "1969-12-31 23:59:59.999", "2000-02-29 00:00:00.000", "1900-03-01 12:00:00.001", "2024-13-01",
+            "2024-02-30 10:00", "11:06", "11:06:40.123", "yesterday", "2026-11-18 11:06:40Z", "",
+        ])
     func readsLikeGRDB(text: String) {
         let grdb = Date.fromDatabaseValue(text.databaseValue)
         let mine = StorageTimestamp.date(from: text.databaseValue)
@@ -82,12 +84,15 @@ struct StorageTimestampTests {
             let seconds = Int.random(in: -62_135_596_800...253_402_300_799, using: &generator)
             #expect(UTCDateParts(secondsSince1970: seconds).secondsSince1970 == seconds, "\(seconds)")
         }
-        #expect(UTCDateParts(year: 2024, month: 13, day: 1).secondsSince1970
-            == UTCDateParts(year: 2025, month: 1, day: 1).secondsSince1970)
-        #expect(UTCDateParts(year: 2024, month: 2, day: 30).secondsSince1970
-            == UTCDateParts(year: 2024, month: 3, day: 1).secondsSince1970)
-        #expect(UTCDateParts(year: 2024, month: 0, day: 1).secondsSince1970
-            == UTCDateParts(year: 2023, month: 12, day: 1).secondsSince1970)
+        #expect(
+            UTCDateParts(year: 2024, month: 13, day: 1).secondsSince1970
+                == UTCDateParts(year: 2025, month: 1, day: 1).secondsSince1970)
+        #expect(
+            UTCDateParts(year: 2024, month: 2, day: 30).secondsSince1970
+                == UTCDateParts(year: 2024, month: 3, day: 1).secondsSince1970)
+        #expect(
+            UTCDateParts(year: 2024, month: 0, day: 1).secondsSince1970
+                == UTCDateParts(year: 2023, month: 12, day: 1).secondsSince1970)
         #expect(UTCDateParts(secondsSince1970: 1_795_000_000).iso8601 == "2026-11-18T11:06:40Z")
         #expect(UTCDateParts(secondsSince1970: -62_135_596_800).iso8601 == "0001-01-01T00:00:00Z")
     }
@@ -106,8 +111,10 @@ struct StorageTimestampTests {
         let book = try database.library.upsert(
             BookRecord(isbn13: "9780306406157", title: "T", addedAt: pressed, updatedAt: pressed), now: pressed)
         let (scanRow, bookRow) = try database.writer.read { db in
-            (try Row.fetchOne(db, sql: "SELECT pressedWallAt, createdAt, nextAttemptAt FROM scan"),
-             try Row.fetchOne(db, sql: "SELECT addedAt, updatedAt FROM book WHERE id = ?", arguments: [book.id]))
+            (
+                try Row.fetchOne(db, sql: "SELECT pressedWallAt, createdAt, nextAttemptAt FROM scan"),
+                try Row.fetchOne(db, sql: "SELECT addedAt, updatedAt FROM book WHERE id = ?", arguments: [book.id])
+            )
         }
         let expected = String.fromDatabaseValue(pressed.databaseValue)
         #expect(expected == "2026-11-18 11:06:40.123")

@@ -6,7 +6,9 @@ import Testing
 
 @Suite("Scan queue: the uplink's transitions (v2)")
 struct UplinkQueueTests {
-    @Test("a retried scan whose job failed at the server gets a new Idempotency-Key and no job; one that never had a job keeps its id")
+    @Test(
+        "a retried scan whose job failed at the server gets a new Idempotency-Key and no job; one that never had a job keeps its id"
+    )
     func retryKeys() throws {
         let database = try AppDatabase.inMemory()
         let queue = database.queue

@@ -1,6 +1,7 @@
 import Dispatch
 import Synchronization
 import Testing
+
 @testable import SwiftWingCore
 
 /// Holds the thread in a job until the test opens it, so the jobs behind it stay queued.
@@ -97,7 +98,12 @@ private final class Gate: Sendable {
         let thread = BlockingThread(name: "sw-test-finish")
         defer { thread.shutdown() }
         let gate = Gate()
-        let started = Task { try await thread.runIfActive { gate.hold(); return "finished" } }
+        let started = Task {
+            try await thread.runIfActive {
+                gate.hold()
+                return "finished"
+            }
+        }
         await gate.waitUntilHeld()
         started.cancel()
         let committed = Task { try await thread.run { "committed" } }

@@ -1,4 +1,5 @@
 import Testing
+
 @testable import SwiftWingCore
 
 @Suite struct CompletionSignalTests {

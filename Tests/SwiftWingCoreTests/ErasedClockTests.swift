@@ -1,5 +1,5 @@
-import Testing
 import SwiftWingCore
+import Testing
 
 @Suite struct ErasedClockTests {
     /// A clock standing at 42 s whose instants are already ``ErasedClock/Instant``s, as the test clock's are.

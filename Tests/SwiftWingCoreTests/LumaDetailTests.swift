@@ -20,7 +20,9 @@ struct LumaDetailTests {
         let stride = 8
         var plane = [UInt8](repeating: 0, count: stride * 4)
         for y in 0..<4 { for x in 0..<6 { plane[y * stride + x] = UInt8(10 * y + x) } }
-        let copied = plane.withUnsafeBytes { LumaDetail.Crop(copying: $0, stride: stride, x: 2, y: 1, width: 3, height: 2) }
+        let copied = plane.withUnsafeBytes {
+            LumaDetail.Crop(copying: $0, stride: stride, x: 2, y: 1, width: 3, height: 2)
+        }
         #expect(copied == crop)
     }
 

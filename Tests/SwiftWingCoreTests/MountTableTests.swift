@@ -4,7 +4,7 @@ import Testing
 @testable import SwiftWingCore
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 @Suite struct MountTableTests {

@@ -1,9 +1,10 @@
 import Synchronization
 import Testing
+
 @testable import SwiftWingCore
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// A deadline far enough away that reaching it means the test failed.

@@ -11,15 +11,19 @@ final class BackendHarness: @unchecked Sendable {
     let logPath: String
 
     static let binary: String = {
-        URL(fileURLWithPath: DaemonHarness.binary).deletingLastPathComponent().appendingPathComponent("talaria-reference").path
+        URL(fileURLWithPath: DaemonHarness.binary).deletingLastPathComponent().appendingPathComponent(
+            "talaria-reference"
+        ).path
     }()
 
     /// `arguments` are talaria-reference flags (faults per run, delays); tests use short delays.
     init(arguments: [String] = [], port: Int? = nil) throws {
-        root = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("talaria-it-\(UUID().uuidString.prefix(8))")
+        root = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent(
+            "talaria-it-\(UUID().uuidString.prefix(8))")
         try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
         logPath = root.appendingPathComponent("backend.log").path
-        self.arguments = ["--recognition-delay-ms", "200", "--retry-ms", "100", "--ping-interval-ms", "1000"] + arguments
+        self.arguments =
+            ["--recognition-delay-ms", "200", "--retry-ms", "100", "--ping-interval-ms", "1000"] + arguments
         self.port = try port ?? Self.freePort()
     }
 
@@ -36,7 +40,9 @@ final class BackendHarness: @unchecked Sendable {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: Self.binary)
         process.arguments = ["--host", "127.0.0.1", "--port", "\(port)"] + arguments
-        if !FileManager.default.fileExists(atPath: logPath) { _ = FileManager.default.createFile(atPath: logPath, contents: nil) }
+        if !FileManager.default.fileExists(atPath: logPath) {
+            _ = FileManager.default.createFile(atPath: logPath, contents: nil)
+        }
         let log = try FileHandle(forWritingTo: URL(fileURLWithPath: logPath))
         let logStart = log.seekToEndOfFile()
         process.standardOutput = log
@@ -76,8 +82,10 @@ final class BackendHarness: @unchecked Sendable {
     /// Queues faults, each consumed by the next request of its kind.
     func queueFaults(_ faults: [String]) throws {
         let body = try JSONSerialization.data(withJSONObject: ["faults": faults])
-        _ = try curl(["-sS", "--max-time", "5", "-X", "POST", "-H", "Content-Type: application/json",
-                      "--data-binary", String(decoding: body, as: UTF8.self), url + "_faults"])
+        _ = try curl([
+            "-sS", "--max-time", "5", "-X", "POST", "-H", "Content-Type: application/json",
+            "--data-binary", String(decoding: body, as: UTF8.self), url + "_faults",
+        ])
     }
 
     private func curl(_ arguments: [String]) throws -> Data {
@@ -105,7 +113,9 @@ final class BackendHarness: @unchecked Sendable {
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
         address.sin_port = 0
         let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
         }
         guard bound == 0 else { throw HarnessError("bind failed: \(errno)") }
         var length = socklen_t(MemoryLayout<sockaddr_in>.size)
@@ -150,7 +160,9 @@ extension DaemonHarness {
         throw HarnessError("timed out waiting for: \(what)")
     }
 
-    func waitUntilDone(_ ids: [String], within seconds: Double = 60, sourceLocation: SourceLocation = #_sourceLocation) throws {
+    func waitUntilDone(_ ids: [String], within seconds: Double = 60, sourceLocation: SourceLocation = #_sourceLocation)
+        throws
+    {
         try waitForQueue("\(ids.count) scans done", within: seconds, sourceLocation: sourceLocation) { queue in
             ids.allSatisfy { id in queue.contains { $0.id == id && $0.state == "done" } }
         }

@@ -20,12 +20,14 @@ final class DaemonHarness: @unchecked Sendable {
             let path = candidate.appendingPathComponent("swiftwing").path
             if FileManager.default.isExecutableFile(atPath: path) { return path }
         }
-        let package = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let package = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent()
         return package.appendingPathComponent(".build/debug/swiftwing").path
     }()
 
     init(stateDirectory: String? = nil, extraArguments: [String] = []) throws {
-        root = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("swiftwing-it-\(UUID().uuidString.prefix(8))")
+        root = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent(
+            "swiftwing-it-\(UUID().uuidString.prefix(8))")
         try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
         self.stateDirectory = stateDirectory ?? root.appendingPathComponent("state").path
         socketPath = root.appendingPathComponent("control.sock").path
@@ -59,7 +61,8 @@ final class DaemonHarness: @unchecked Sendable {
     /// Starts `swiftwing run` on the synthetic camera and waits until the control socket answers.
     /// Waits for the camera to stream too unless `waitForCamera` is false (a camera meant to be missing).
     func startDaemon(
-        camera: String = "synthetic:\(Fixtures.shelves)", width: Int = 1280, height: Int = 720, waitForCamera: Bool = true
+        camera: String = "synthetic:\(Fixtures.shelves)", width: Int = 1280, height: Int = 720,
+        waitForCamera: Bool = true
     ) throws {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: Self.binary)
@@ -123,7 +126,8 @@ final class DaemonHarness: @unchecked Sendable {
         var environment = ProcessInfo.processInfo.environment
         environment.merge(extra) { $1 }
         process.environment = environment
-        let out = Pipe(), err = Pipe()
+        let out = Pipe()
+        let err = Pipe()
         process.standardOutput = out
         process.standardError = err
         do { try process.run() } catch { return Result(status: -1, output: "", error: "\(error)") }
@@ -171,7 +175,9 @@ final class DaemonHarness: @unchecked Sendable {
     var spoolDirectory: String { stateDirectory + "/spool" }
 
     func spoolFiles() -> [String] {
-        ((try? FileManager.default.contentsOfDirectory(atPath: spoolDirectory)) ?? []).filter { !$0.hasPrefix(".") && $0 != "quarantine" }.sorted()
+        ((try? FileManager.default.contentsOfDirectory(atPath: spoolDirectory)) ?? []).filter {
+            !$0.hasPrefix(".") && $0 != "quarantine"
+        }.sorted()
     }
 }
 

@@ -71,7 +71,8 @@ import Testing
         #expect(!harness.spoolFiles().contains { $0.hasSuffix(".jpg") || $0.contains(".tmp") }, "photos left behind")
 
         let landedSummary = landed.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")
-        print("""
+        print(
+            """
             kill storm figures: kills \(kills), presses \(presser.attempts), acknowledged \(acknowledged.count), \
             scans \(ids.count), jobs \(jobs.count), books \(library.count), \
             time \(Int(Date().timeIntervalSince(started))) s, seed \(seed); kills landed during: \(landedSummary)
@@ -120,9 +121,15 @@ final class Presser: @unchecked Sendable {
     func start() {
         Thread.detachNewThread { [self] in
             while lock.withLock({ running }) {
-                lock.withLock { pressing = true; pressCount += 1 }
+                lock.withLock {
+                    pressing = true
+                    pressCount += 1
+                }
                 if let id = harness.press().id { acknowledged.add(id) }
-                let pause = lock.withLock { pressing = false; return 0.2 + 0.8 * random.unit() }
+                let pause = lock.withLock {
+                    pressing = false
+                    return 0.2 + 0.8 * random.unit()
+                }
                 Thread.sleep(forTimeInterval: pause)
             }
             finished.signal()

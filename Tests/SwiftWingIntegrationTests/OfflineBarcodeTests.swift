@@ -38,7 +38,11 @@ import Testing
         let library = harness.run(["library", "--json"] + harness.commonArguments)
         #expect(library.status == 0, "\(library.error)")
         struct Listing: Decodable {
-            struct Book: Decodable { var isbn13: String?; var source: String; var enrichmentStatus: String }
+            struct Book: Decodable {
+                var isbn13: String?
+                var source: String
+                var enrichmentStatus: String
+            }
             var books: [Book]
         }
         let books = try JSONDecoder().decode(Listing.self, from: Data(library.output.utf8)).books

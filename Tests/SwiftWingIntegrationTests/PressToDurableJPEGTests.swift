@@ -65,7 +65,9 @@ import Testing
         let queue = try harness.queue()
         let ids = queue.map(\.id)
         #expect(Set(ids).count == ids.count, "a scan appears twice")
-        #expect(acknowledged.ids.isSubset(of: Set(ids)), "acknowledged scans lost: \(acknowledged.ids.subtracting(ids))\n\(harness.log)")
+        #expect(
+            acknowledged.ids.isSubset(of: Set(ids)),
+            "acknowledged scans lost: \(acknowledged.ids.subtracting(ids))\n\(harness.log)")
         #expect(acknowledged.ids.count > 0)
         for entry in queue where entry.state == "queued" {
             #expect(FileManager.default.fileExists(atPath: entry.imagePath))
@@ -78,8 +80,11 @@ import Testing
         let harness = try DaemonHarness()
         try harness.startDaemon()
         let second = harness.run(
-            ["run", "--config", harness.configPath, "--state-dir", harness.stateDirectory,
-             "--control-socket", harness.root.appendingPathComponent("second.sock").path, "--camera", "synthetic:\(Fixtures.shelves)"])
+            [
+                "run", "--config", harness.configPath, "--state-dir", harness.stateDirectory,
+                "--control-socket", harness.root.appendingPathComponent("second.sock").path, "--camera",
+                "synthetic:\(Fixtures.shelves)",
+            ])
         #expect(second.status != 0)
         #expect(second.error.contains(harness.stateDirectory))
         #expect(second.error.contains("another swiftwing daemon"), "got: \(second.error)")
@@ -122,6 +127,14 @@ import Testing
 final class AcknowledgedScans: @unchecked Sendable {
     private let lock = NSLock()
     private var set = Set<String>()
-    func add(_ id: String) { lock.lock(); set.insert(id); lock.unlock() }
-    var ids: Set<String> { lock.lock(); defer { lock.unlock() }; return set }
+    func add(_ id: String) {
+        lock.lock()
+        set.insert(id)
+        lock.unlock()
+    }
+    var ids: Set<String> {
+        lock.lock()
+        defer { lock.unlock() }
+        return set
+    }
 }

@@ -11,7 +11,9 @@ final class RecognizerHarness: @unchecked Sendable {
     private(set) var process: Process?
 
     static let binary: String = {
-        URL(fileURLWithPath: DaemonHarness.binary).deletingLastPathComponent().appendingPathComponent("swiftwing-recognizer").path
+        URL(fileURLWithPath: DaemonHarness.binary).deletingLastPathComponent().appendingPathComponent(
+            "swiftwing-recognizer"
+        ).path
     }()
     static let catalogue = ShippedFiles.sourceTree + "/Fixtures/library-dataset/catalogue.csv"
 
@@ -30,7 +32,8 @@ final class RecognizerHarness: @unchecked Sendable {
     }()
 
     init() throws {
-        root = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("recognizer-it-\(UUID().uuidString.prefix(8))")
+        root = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent(
+            "recognizer-it-\(UUID().uuidString.prefix(8))")
         try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
         logPath = root.appendingPathComponent("recognizer.log").path
         port = try BackendHarness.freePort()
@@ -59,7 +62,9 @@ final class RecognizerHarness: @unchecked Sendable {
         self.process = process
         let deadline = Date().addingTimeInterval(120)
         while Date() < deadline {
-            guard process.isRunning else { throw HarnessError("swiftwing-recognizer exited during start:\n\(self.log)") }
+            guard process.isRunning else {
+                throw HarnessError("swiftwing-recognizer exited during start:\n\(self.log)")
+            }
             if self.log.contains("listening on") { return }
             Thread.sleep(forTimeInterval: 0.1)
         }
@@ -83,7 +88,8 @@ final class RecognizerHarness: @unchecked Sendable {
     @Test(
         .enabled(
             if: RecognizerHarness.readiness.ready,
-            "the recognizer cannot read photos on this machine (swiftwing-recognizer serve --check): \(RecognizerHarness.readiness.reason)"))
+            "the recognizer cannot read photos on this machine (swiftwing-recognizer serve --check): \(RecognizerHarness.readiness.reason)"
+        ))
     func pressesOnTheShelfPhotosBecomeCatalogueBooksThroughTheRecognizer() throws {
         let recognizer = try RecognizerHarness()
         try recognizer.start()
@@ -102,7 +108,8 @@ final class RecognizerHarness: @unchecked Sendable {
 
         let stats = try recognizer.stats()
         #expect(stats["jobsCreated"] as? Int == 1)
-        #expect((stats["jobStatus"] as? [String: String])?.values.first == "completed", "\(recognizer.log.suffix(3000))")
+        #expect(
+            (stats["jobStatus"] as? [String: String])?.values.first == "completed", "\(recognizer.log.suffix(3000))")
         #expect((stats["cleanups"] as? [String])?.count == 1, "the daemon cleaned the job up")
         let found = Set((stats["booksByJob"] as? [String: [String]] ?? [:]).values.flatMap { $0 })
         let library = try harness.library()
@@ -110,12 +117,17 @@ final class RecognizerHarness: @unchecked Sendable {
         // Every book in the library came from the recognizer's answer and is a book of the catalogue.
         let catalogue = try String(contentsOfFile: RecognizerHarness.catalogue, encoding: .utf8)
         for book in library {
-            #expect(catalogue.contains(book.title.trimmingCharacters(in: .whitespaces)), "\(book.title) is not in the catalogue")
+            #expect(
+                catalogue.contains(book.title.trimmingCharacters(in: .whitespaces)),
+                "\(book.title) is not in the catalogue")
             if let isbn = book.isbn13 { #expect(found.contains(isbn), "\(isbn) was not in the recognizer's answer") }
         }
 
         let doctor = harness.run(["doctor", "--camera", "synthetic:\(Fixtures.shelves)"] + harness.commonArguments)
-        #expect(doctor.output.contains("ok   recognizer: \(recognizer.url) is a swiftwing-recognizer (catalogue catalogue.csv"), "\(doctor.output)")
+        #expect(
+            doctor.output.contains(
+                "ok   recognizer: \(recognizer.url) is a swiftwing-recognizer (catalogue catalogue.csv"),
+            "\(doctor.output)")
     }
 
     @Test func doctorTellsARecognizerFromAnotherBackendAndSaysWhenTheLocalOneIsDown() throws {
@@ -124,7 +136,8 @@ final class RecognizerHarness: @unchecked Sendable {
         let harness = try DaemonHarness.forBackend(backend)
         harness.configText += "\nurl = \"\(backend.url)\"\n"
         let other = harness.run(["doctor", "--camera", "synthetic:\(Fixtures.shelves)"] + harness.commonArguments)
-        #expect(other.output.contains("ok   recognizer: \(backend.url) is not a swiftwing-recognizer"), "\(other.output)")
+        #expect(
+            other.output.contains("ok   recognizer: \(backend.url) is not a swiftwing-recognizer"), "\(other.output)")
 
         backend.stop()
         let down = harness.run(["doctor", "--camera", "synthetic:\(Fixtures.shelves)"] + harness.commonArguments)

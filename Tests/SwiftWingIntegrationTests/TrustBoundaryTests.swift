@@ -13,7 +13,9 @@ import Testing
         // Random bytes over the database (its WAL gone with it), nonsense in the device id.
         let state = harness.stateDirectory
         let noise = Data((0..<65_536).map { _ in UInt8.random(in: 0...255) })
-        for suffix in ["-wal", "-shm"] { try? FileManager.default.removeItem(atPath: state + "/swiftwing.sqlite" + suffix) }
+        for suffix in ["-wal", "-shm"] {
+            try? FileManager.default.removeItem(atPath: state + "/swiftwing.sqlite" + suffix)
+        }
         try noise.write(to: URL(fileURLWithPath: state + "/swiftwing.sqlite"))
         try Data("garbled\n".utf8).write(to: URL(fileURLWithPath: state + "/device-id"))
 
@@ -21,7 +23,9 @@ import Testing
         let queue = try harness.queue()
         #expect(Set(queue.map(\.id)) == Set(ids))
         #expect(queue.allSatisfy { $0.state == "queued" })
-        let moved = try FileManager.default.contentsOfDirectory(atPath: state).filter { $0.hasPrefix("swiftwing.damaged-") }
+        let moved = try FileManager.default.contentsOfDirectory(atPath: state).filter {
+            $0.hasPrefix("swiftwing.damaged-")
+        }
         #expect(moved.count == 1)
         let old = state + "/" + (moved.first ?? "")
         #expect(FileManager.default.contents(atPath: old) == noise)
@@ -29,14 +33,19 @@ import Testing
         let status = harness.run(["status"] + harness.commonArguments)
         #expect(status.output.contains("database rebuilt"), "\(status.output)")
         #expect(status.output.contains(old), "\(status.output)")
-        let deviceIDs = try FileManager.default.contentsOfDirectory(atPath: state).filter { $0.hasPrefix("device-id.damaged-") }
+        let deviceIDs = try FileManager.default.contentsOfDirectory(atPath: state).filter {
+            $0.hasPrefix("device-id.damaged-")
+        }
         #expect(deviceIDs.count == 1)
-        #expect(harness.log.components(separatedBy: "device id file held no UUID").count == 2, "logged once:\n\(harness.log)")
+        #expect(
+            harness.log.components(separatedBy: "device id file held no UUID").count == 2,
+            "logged once:\n\(harness.log)")
 
         // The next start finds both whole: nothing more moved, nothing more logged.
         harness.killDaemon(signal: SIGTERM)
         try harness.startDaemon()
-        #expect(try FileManager.default.contentsOfDirectory(atPath: state).filter { $0.contains(".damaged-") }.count == 2)
+        #expect(
+            try FileManager.default.contentsOfDirectory(atPath: state).filter { $0.contains(".damaged-") }.count == 2)
         #expect(harness.log.components(separatedBy: "device id file held no UUID").count == 2)
         harness.killDaemon(signal: SIGTERM)
     }
@@ -69,7 +78,9 @@ import Testing
         harness.killDaemon(signal: SIGTERM)
         #expect(chown(harness.stateDirectory, 65534, 65534) == 0)
         let before = try FileManager.default.contentsOfDirectory(atPath: harness.stateDirectory).sorted()
-        for command in [["queue", "retry", "--all"], ["run", "--camera", "synthetic:\(Fixtures.shelves)", "--panel", "none"]] {
+        for command in [
+            ["queue", "retry", "--all"], ["run", "--camera", "synthetic:\(Fixtures.shelves)", "--panel", "none"],
+        ] {
             let result = harness.run(command + harness.commonArguments)
             #expect(result.status != 0, "\(command) ran")
             #expect(result.error.contains(harness.stateDirectory), "\(result.error)")

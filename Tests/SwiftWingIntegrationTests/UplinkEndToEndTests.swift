@@ -126,7 +126,8 @@ import Testing
     /// One daemon, one backend, one fault per press: each ends with its books or a clear failure.
     @Test func everyBackendFaultEndsWithBooksOrAClearFailure() throws {
         // A real key on both sides: the backend demands it, the daemon reads it from a credential file.
-        let keyDirectory = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("swiftwing-key-\(UUID().uuidString.prefix(8))")
+        let keyDirectory = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent(
+            "swiftwing-key-\(UUID().uuidString.prefix(8))")
         try FileManager.default.createDirectory(at: keyDirectory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: keyDirectory) }
         let key = "sk-live-" + UUID().uuidString.lowercased()
@@ -151,7 +152,9 @@ import Testing
             let id = try pressWith(faults)
             try harness.waitForQueue("\(faults) fails") { $0.contains { $0.id == id && $0.state == "failed" } }
             let entry = try #require(try harness.queue().first { $0.id == id })
-            #expect(entry.lastError?.lowercased().contains(reasonContains.lowercased()) == true, "\(faults): \(entry.lastError ?? "")")
+            #expect(
+                entry.lastError?.lowercased().contains(reasonContains.lowercased()) == true,
+                "\(faults): \(entry.lastError ?? "")")
             #expect(FileManager.default.fileExists(atPath: harness.spoolDirectory + "/\(id).jpg"), "the photo is kept")
             return id
         }
@@ -161,7 +164,10 @@ import Testing
             _ = try doneAfter([fault])
         }
         // 429 in every form: the device reports the pause, then the scan goes out.
-        for fault in ["upload:429-ms:1500", "upload:429-seconds:2", "upload:429-date:2", "upload:429-reset:1500", "upload:429-legacy:2"] {
+        for fault in [
+            "upload:429-ms:1500", "upload:429-seconds:2", "upload:429-date:2", "upload:429-reset:1500",
+            "upload:429-legacy:2",
+        ] {
             let id = try pressWith([fault])
             var sawPause = false
             let deadline = Date().addingTimeInterval(10)
@@ -176,8 +182,10 @@ import Testing
         let resumesBefore = backend.stat("resumes")
         _ = try doneAfter(["stream:drop-after:2"])
         #expect(backend.stat("resumes") > resumesBefore, "the dropped stream was resumed with Last-Event-ID")
-        for fault in ["stream:malformed", "stream:duplicate-terminal", "stream:results-key", "stream:complete-alias",
-                      "stream:progress-100", "stream:slow:500"] {
+        for fault in [
+            "stream:malformed", "stream:duplicate-terminal", "stream:results-key", "stream:complete-alias",
+            "stream:progress-100", "stream:slow:500",
+        ] {
             _ = try doneAfter([fault])
         }
         // A completion without its list: the books from the `result` events (or the results endpoint).
@@ -214,7 +222,9 @@ import Testing
         #expect(try harness.queue().first { $0.id == giveUp }?.discardedAt != nil)
         #expect(!FileManager.default.fileExists(atPath: harness.spoolDirectory + "/\(giveUp).jpg"))
         let again = harness.run(["queue", "retry", giveUp] + harness.commonArguments)
-        #expect(again.status != 0 && again.error.contains("discarded"), "a discarded scan cannot be retried: \(again.error)")
+        #expect(
+            again.status != 0 && again.error.contains("discarded"), "a discarded scan cannot be retried: \(again.error)"
+        )
 
         // The key never reaches a log.
         #expect(!harness.log.contains(key) && !backend.log.contains(key), "the API key leaked into a log")
@@ -252,7 +262,9 @@ import Testing
         }
         let certificate = backend.root.path + "/tls/cert.pem"
         let deadline = Date().addingTimeInterval(20)
-        while !FileManager.default.fileExists(atPath: certificate), Date() < deadline { Thread.sleep(forTimeInterval: 0.05) }
+        while !FileManager.default.fileExists(atPath: certificate), Date() < deadline {
+            Thread.sleep(forTimeInterval: 0.05)
+        }
         Thread.sleep(forTimeInterval: 0.3)
 
         let harness = try DaemonHarness(extraArguments: ["--backend", "https://127.0.0.1:\(tlsPort)/"])

@@ -15,10 +15,14 @@ public enum BarcodeDrawing {
             values.append(check)
         }
         // Each digit's left-hand odd-parity (L) pattern; G is R reversed, R is L inverted.
-        let left = ["0001101", "0011001", "0010011", "0111101", "0100011", "0110001", "0101111", "0111011",
-                    "0110111", "0001011"]
-        let parity = ["LLLLLL", "LLGLGG", "LLGGLG", "LLGGGL", "LGLLGG", "LGGLLG", "LGGGLL", "LGLGLG", "LGLGGL",
-                      "LGGLGL"]
+        let left = [
+            "0001101", "0011001", "0010011", "0111101", "0100011", "0110001", "0101111", "0111011",
+            "0110111", "0001011",
+        ]
+        let parity = [
+            "LLLLLL", "LLGLGG", "LLGGLG", "LLGGGL", "LGLLGG", "LGGLLG", "LGGGLL", "LGLGLG", "LGLGGL",
+            "LGGLGL",
+        ]
         func bits(_ pattern: String) -> [Bool] { pattern.map { $0 == "1" } }
         var modules = bits("101")
         for (index, kind) in parity[values[0]].enumerated() {

@@ -1,6 +1,6 @@
 import Camera
-import Synchronization
 import SwiftWingCore
+import Synchronization
 
 /// A ``FrameSource`` for tests: frames appear only when the test calls ``emit(at:luma:)`` (or, in
 /// `.immediate` mode, the moment a capture asks), with the same contract as the real cameras:
@@ -149,7 +149,8 @@ public final class FakeFrameSource: FrameSource {
     public var status: CameraStatus { state.withLock { $0.status } }
 
     public func statusUpdates() -> AsyncStream<CameraStatus> {
-        let (stream, continuation) = AsyncStream.makeStream(of: CameraStatus.self, bufferingPolicy: .bufferingNewest(16))
+        let (stream, continuation) = AsyncStream.makeStream(
+            of: CameraStatus.self, bufferingPolicy: .bufferingNewest(16))
         state.withLock { state in
             continuation.yield(state.status)
             state.nextID += 1

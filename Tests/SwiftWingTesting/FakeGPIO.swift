@@ -1,6 +1,6 @@
 import Controls
-import Synchronization
 import SwiftWingCore
+import Synchronization
 
 /// An output line that records every level it is driven to, stamped with a clock (a ``ManualClock``
 /// in pattern tests, the player's real one in the timer thread's test). Can be told to fail like a

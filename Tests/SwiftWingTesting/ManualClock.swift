@@ -1,7 +1,7 @@
 import Foundation
 import Store
-import Synchronization
 import SwiftWingCore
+import Synchronization
 
 /// A `Clock` that moves only when a test advances it. Sleepers wake, in deadline order, when an
 /// advance reaches their deadline, so a test steps through timeouts, backoffs and intervals

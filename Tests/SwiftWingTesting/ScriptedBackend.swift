@@ -26,7 +26,9 @@ public final class ScriptedBackend: HTTPTransport, Sendable {
 
     /// `handler` gets each request and how many requests of the same method+path came before it;
     /// `now` stamps each request (the test's clock).
-    public init(now: @escaping @Sendable () -> Date = Date.init, _ handler: @escaping @Sendable (HTTPRequest, Int) -> Reply) {
+    public init(
+        now: @escaping @Sendable () -> Date = Date.init, _ handler: @escaping @Sendable (HTTPRequest, Int) -> Reply
+    ) {
         self.now = now
         self.handler = handler
     }
@@ -47,7 +49,8 @@ public final class ScriptedBackend: HTTPTransport, Sendable {
     private func record(_ request: HTTPRequest) -> Int {
         let at = now()
         return log.withLock { log in
-            let earlier = log.filter { $0.request.method == request.method && $0.request.url.path == request.url.path }.count
+            let earlier = log.filter { $0.request.method == request.method && $0.request.url.path == request.url.path }
+                .count
             log.append(Received(request: request, at: at))
             return earlier
         }
@@ -61,7 +64,8 @@ public final class ScriptedBackend: HTTPTransport, Sendable {
         }
         switch reply {
         case .response(let status, let headers, let body):
-            return HTTPResponse(head: HTTPResponseHead(status: status, headers: headers, version: .http1_1), body: Array(body.utf8))
+            return HTTPResponse(
+                head: HTTPResponseHead(status: status, headers: headers, version: .http1_1), body: Array(body.utf8))
         case .failure(let error):
             throw error
         case .stream:
@@ -83,8 +87,11 @@ public final class ScriptedBackend: HTTPTransport, Sendable {
             case .failure(let error):
                 continuation.finish(throwing: error)
             case .stream(let chunks, let dropped):
-                continuation.yield(.head(HTTPResponseHead(
-                    status: 200, headers: [HTTPHeader(name: "Content-Type", value: "text/event-stream")], version: .http1_1)))
+                continuation.yield(
+                    .head(
+                        HTTPResponseHead(
+                            status: 200, headers: [HTTPHeader(name: "Content-Type", value: "text/event-stream")],
+                            version: .http1_1)))
                 for chunk in chunks { continuation.yield(.body(Array(chunk.utf8))) }
                 if dropped {
                     continuation.finish(throwing: HTTPError.connectionLost(detail: "scripted drop"))

@@ -22,9 +22,12 @@ import Testing
 
             let isbn10 = try #require(ISBN.isbn10(fromISBN13: Self.knuth))
             let byTen = try await server.request("GET", "/api/books?bibkeys=ISBN:\(isbn10)&format=json&jscmd=data")
-            #expect((try byTen.json()["ISBN:\(isbn10)"] as? [String: Any])?["title"] as? String == record["title"] as? String)
+            #expect(
+                (try byTen.json()["ISBN:\(isbn10)"] as? [String: Any])?["title"] as? String == record["title"]
+                    as? String)
 
-            let unknown = try await server.request("GET", "/api/books?bibkeys=ISBN:9783161484100&format=json&jscmd=data")
+            let unknown = try await server.request(
+                "GET", "/api/books?bibkeys=ISBN:9783161484100&format=json&jscmd=data")
             #expect(unknown.status == 200)
             #expect(try unknown.json().isEmpty)
             #expect(try await server.request("GET", "/api/books").status == 400)
@@ -96,12 +99,16 @@ import Testing
             #expect(found["numFound"] as? Int == docs.count)
 
             let accents = try await server.request("GET", "/search.json?q=garcia%20marquez%20soledad").json()
-            #expect((accents["docs"] as? [[String: Any]])?.first?["title"] as? String == "One Hundred Years of Solitude")
+            #expect(
+                (accents["docs"] as? [[String: Any]])?.first?["title"] as? String == "One Hundred Years of Solitude")
 
             let none = try await server.request("GET", "/search.json?q=zzzz%20qqqq").json()
             #expect((none["docs"] as? [Any])?.isEmpty == true && none["numFound"] as? Int == 0)
             #expect(try await server.request("GET", "/search.json").status == 400)
-            #expect(try await server.stats()["catalogSearches"] as? [String] == ["THE HOBBIT TOLKIEN", "garcia marquez soledad", "zzzz qqqq"])
+            #expect(
+                try await server.stats()["catalogSearches"] as? [String] == [
+                    "THE HOBBIT TOLKIEN", "garcia marquez soledad", "zzzz qqqq",
+                ])
         }
     }
 }

@@ -4,7 +4,8 @@ import Testing
 /// The real `talaria-reference` executable: the one stdout line, the port file, flags, clean SIGTERM.
 @Suite struct ProcessTests {
     /// The executable beside the test bundle (`swift test` builds every product into the same directory).
-    static let notBuilt: Comment = "talaria-reference is not built beside the tests (swift build --build-tests builds it)"
+    static let notBuilt: Comment =
+        "talaria-reference is not built beside the tests (swift build --build-tests builds it)"
     static var executable: URL? {
         let directory = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
         for candidate in [directory, directory.deletingLastPathComponent()] {
@@ -16,7 +17,8 @@ import Testing
 
     @Test
     func runsPrintsOneLineAndStopsOnSIGTERM() async throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("talaria-ref-\(UUID().uuidString)")
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "talaria-ref-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
         let keyFile = directory.appendingPathComponent("api-key")

@@ -9,11 +9,17 @@ final class ScriptedRecognizer: PhotoRecognizing {
     let calls = Mutex(0)
     let script: @Sendable ([UInt8], @escaping @Sendable (Double, String) async -> Void) async throws -> PhotoRecognition
 
-    init(_ script: @escaping @Sendable ([UInt8], @escaping @Sendable (Double, String) async -> Void) async throws -> PhotoRecognition) {
+    init(
+        _ script:
+            @escaping @Sendable ([UInt8], @escaping @Sendable (Double, String) async -> Void) async throws ->
+            PhotoRecognition
+    ) {
         self.script = script
     }
 
-    func recognize(photo: [UInt8], progress: @escaping @Sendable (Double, String) async -> Void) async throws -> PhotoRecognition {
+    func recognize(photo: [UInt8], progress: @escaping @Sendable (Double, String) async -> Void) async throws
+        -> PhotoRecognition
+    {
         calls.withLock { $0 += 1 }
         return try await script(photo, progress)
     }
@@ -39,7 +45,7 @@ final class Gate: Sendable {
             defer { state.continuations = [] }
             return state.continuations
         }
-        continuations.forEach { $0.resume() }
+        for continuation in continuations { continuation.resume() }
     }
 }
 
@@ -47,7 +53,10 @@ final class Gate: Sendable {
 /// for the structure check, which decodes no pixel.
 func jpegHeader(width: Int, height: Int, end: Bool = true) -> [UInt8] {
     var bytes: [UInt8] = [0xFF, 0xD8, 0xFF, 0xE0, 0x00, 0x10] + Array("JFIF".utf8) + [0, 1, 1, 0, 0, 1, 0, 1, 0, 0]
-    bytes += [0xFF, 0xC0, 0x00, 0x11, 0x08, UInt8(height >> 8), UInt8(height & 0xFF), UInt8(width >> 8), UInt8(width & 0xFF), 3]
+    bytes += [
+        0xFF, 0xC0, 0x00, 0x11, 0x08, UInt8(height >> 8), UInt8(height & 0xFF), UInt8(width >> 8), UInt8(width & 0xFF),
+        3,
+    ]
     bytes += [1, 0x22, 0, 2, 0x11, 1, 3, 0x11, 1]
     bytes += [0xFF, 0xDA, 0x00, 0x0C, 3, 1, 0, 2, 0x11, 3, 0x11, 0, 0x3F, 0]
     bytes += [0x12, 0x34, 0x56, 0x78, 0x9A]
@@ -72,14 +81,16 @@ func jpegHeader(width: Int, height: Int, end: Bool = true) -> [UInt8] {
             await gate.wait()
             await progress(1, "matching")
             return PhotoRecognition(
-                books: [Self.hobbit], unmatched: [UnmatchedSpine(text: "GUIA DE LA MUSCULACION", boundingBox: Self.box)])
+                books: [Self.hobbit], unmatched: [UnmatchedSpine(text: "GUIA DE LA MUSCULACION", boundingBox: Self.box)]
+            )
         }
         try await withServer(recognizer: recognizer) { server in
             let job = try await server.createJob(image: jpeg("shelf"))
             // While the recognizer reads, the job is processing at its reported progress, with no books yet.
             var status: [String: Any] = [:]
             for _ in 0..<500 {
-                status = try #require(try await server.request("GET", "/v3/jobs/scans/\(job.id)").json()["data"] as? [String: Any])
+                status = try #require(
+                    try await server.request("GET", "/v3/jobs/scans/\(job.id)").json()["data"] as? [String: Any])
                 if status["status"] as? String == "processing" { break }
                 try await Task.sleep(for: .milliseconds(5))
             }
@@ -111,7 +122,8 @@ func jpegHeader(width: Int, height: Int, end: Bool = true) -> [UInt8] {
             #expect((unmatched.first?["boundingBox"] as? [String: Double])?["height"] == 0.8)
             #expect((completed["summary"] as? [String: Any])?["unmatchedSpines"] as? Int == 1)
 
-            let results = try #require(try await server.request("GET", "/v3/jobs/scans/\(job.id)/results").json()["data"] as? [String: Any])
+            let results = try #require(
+                try await server.request("GET", "/v3/jobs/scans/\(job.id)/results").json()["data"] as? [String: Any])
             #expect((results["results"] as? [[String: Any]])?.first?["title"] as? String == "The Hobbit")
             #expect((results["unmatched"] as? [[String: Any]])?.count == 1)
         }
@@ -164,7 +176,8 @@ func jpegHeader(width: Int, height: Int, end: Bool = true) -> [UInt8] {
             let hung = try await server.createJob(key: "hang", image: jpeg("hang"))
             await clock.waitForSleepers(1)
             clock.advance(by: .seconds(89))
-            let before = try #require(try await server.request("GET", "/v3/jobs/scans/\(hung.id)").json()["data"] as? [String: Any])
+            let before = try #require(
+                try await server.request("GET", "/v3/jobs/scans/\(hung.id)").json()["data"] as? [String: Any])
             #expect(before["status"] as? String != "failed")
             clock.advance(by: .seconds(1))
             #expect(try await server.waitFinished(hung.id) == "failed")
@@ -190,8 +203,10 @@ func jpegHeader(width: Int, height: Int, end: Bool = true) -> [UInt8] {
             #expect(completed.event == "completed")
             #expect((completed.json?["books"] as? [Any])?.isEmpty == true)
             #expect(completed.json?["unmatched"] == nil)
-            let results = try #require(try await server.request("GET", "/v3/jobs/scans/\(job.id)/results").json()["data"] as? [String: Any])
-            #expect((results["results"] as? [Any])?.isEmpty == true && (results["unmatched"] as? [Any])?.isEmpty == true)
+            let results = try #require(
+                try await server.request("GET", "/v3/jobs/scans/\(job.id)/results").json()["data"] as? [String: Any])
+            #expect(
+                (results["results"] as? [Any])?.isEmpty == true && (results["unmatched"] as? [Any])?.isEmpty == true)
         }
     }
 
@@ -203,7 +218,8 @@ func jpegHeader(width: Int, height: Int, end: Bool = true) -> [UInt8] {
             #expect(text.object?["code"] as? String == "INVALID_FILE")
             #expect((text.object?["detail"] as? String)?.contains("not a JPEG") == true)
 
-            let truncated = try await server.upload(key: "cut", image: Array(jpegHeader(width: 4000, height: 3000).prefix(30)))
+            let truncated = try await server.upload(
+                key: "cut", image: Array(jpegHeader(width: 4000, height: 3000).prefix(30)))
             #expect(truncated.status == 400)
             #expect((truncated.object?["detail"] as? String)?.contains("truncated") == true, "\(truncated.text)")
             let noEnd = try await server.upload(key: "no-end", image: jpegHeader(width: 4000, height: 3000, end: false))

@@ -20,7 +20,9 @@ import Testing
             let progress = events.filter { $0.event == "progress" }
             let first = try #require(progress.first?.json)
             #expect(first["message"] == nil, "the first progress event has no message")
-            for key in ["jobId", "status", "progress", "processedCount", "totalCount", "timestamp"] { #expect(first[key] != nil, "\(key)") }
+            for key in ["jobId", "status", "progress", "processedCount", "totalCount", "timestamp"] {
+                #expect(first[key] != nil, "\(key)")
+            }
             #expect(progress.dropFirst().allSatisfy { $0.json?["message"] is String })
             let values = progress.compactMap { $0.json?["progress"] as? Double }
             #expect(values == values.sorted() && values.allSatisfy { (0...1).contains($0) })
@@ -62,7 +64,8 @@ import Testing
             let events = parseSSE(resumed.text).events
             #expect(events == Array(full.dropFirst(3)))
             // Everything already seen: a finished job replays its terminal event.
-            let again = parseSSE(try await server.stream(job.stream, token: job.token, lastEventID: full.last?.id).text).events
+            let again = parseSSE(try await server.stream(job.stream, token: job.token, lastEventID: full.last?.id).text)
+                .events
             #expect(again == [full.last!])
             let stats = try await server.stats()
             #expect(stats["streamsOpened"] as? Int == 3 && stats["resumes"] as? Int == 2)
@@ -109,7 +112,9 @@ import Testing
             let data = try #require(results.object?["data"] as? [String: Any])
             #expect(data["status"] as? String == "completed" && data["jobId"] as? String == job.id)
             let books = try #require(data["results"] as? [[String: Any]])
-            #expect(books.compactMap { ($0["isbn"] as? String).flatMap(ISBN.isbn13) } == Catalog.recognise(jpeg("stripped")).map(\.book.isbn13))
+            #expect(
+                books.compactMap { ($0["isbn"] as? String).flatMap(ISBN.isbn13) }
+                    == Catalog.recognise(jpeg("stripped")).map(\.book.isbn13))
             #expect(try await server.stats()["resultsFetches"] as? Int == 2)
         }
     }
@@ -119,7 +124,9 @@ import Testing
             try await server.queueFaults(["stream:results-key", "stream:complete-alias", "stream:progress-100"])
             let a = try await server.createJob(key: "a")
             let resultsKey = parseSSE(try await server.stream(a.stream, token: a.token).text).events
-            #expect(resultsKey.last?.event == "completed" && resultsKey.last?.json?["results"] is [Any] && resultsKey.last?.json?["books"] == nil)
+            #expect(
+                resultsKey.last?.event == "completed" && resultsKey.last?.json?["results"] is [Any]
+                    && resultsKey.last?.json?["books"] == nil)
 
             let b = try await server.createJob(key: "b")
             let alias = parseSSE(try await server.stream(b.stream, token: b.token).text).events
@@ -138,7 +145,8 @@ import Testing
             try await server.queueFaults(["stream:malformed"])
             let events = parseSSE(try await server.stream(job.stream, token: job.token).text).events
             #expect(events.contains { $0.json == nil }, "one event must be invalid JSON")
-            let withBadBook = try #require(events.first { ($0.json?["books"] as? [[String: Any]])?.first?["title"] is [Any] })
+            let withBadBook = try #require(
+                events.first { ($0.json?["books"] as? [[String: Any]])?.first?["title"] is [Any] })
             #expect(withBadBook.id == nil)
             #expect(events.last?.event == "completed")
         }

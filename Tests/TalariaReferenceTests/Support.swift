@@ -6,7 +6,7 @@ import TalariaReferenceServer
 import Testing
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// A response as read off the wire by `RawHTTP`.
@@ -39,9 +39,12 @@ enum RawHTTPError: Error {
 /// package avoids; and its `.router` mode has no connection to break.)
 enum RawHTTP {
     static func send(
-        port: Int, method: String, path: String, headers: [(String, String)] = [], body: [UInt8] = [], timeout: Double = 30
+        port: Int, method: String, path: String, headers: [(String, String)] = [], body: [UInt8] = [],
+        timeout: Double = 30
     ) async throws -> HTTPResult {
-        let raw = try await onThread { try exchange(port: port, method: method, path: path, headers: headers, body: body, timeout: timeout) }
+        let raw = try await onThread {
+            try exchange(port: port, method: method, path: path, headers: headers, body: body, timeout: timeout)
+        }
         return try parse(raw)
     }
 
@@ -64,7 +67,9 @@ enum RawHTTP {
         address.sin_port = in_port_t(UInt16(port).bigEndian)
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
         let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
         }
         guard connected == 0 else { throw RawHTTPError.connect(errno) }
         var head = "\(method) \(path) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nConnection: close\r\n"
@@ -98,7 +103,9 @@ enum RawHTTP {
     static func parse(_ raw: [UInt8]) throws -> HTTPResult {
         guard !raw.isEmpty else { throw RawHTTPError.noResponse }
         let separator: [UInt8] = Array("\r\n\r\n".utf8)
-        guard let headEnd = raw.firstRange(of: separator) else { throw RawHTTPError.badResponse(String(decoding: raw, as: UTF8.self)) }
+        guard let headEnd = raw.firstRange(of: separator) else {
+            throw RawHTTPError.badResponse(String(decoding: raw, as: UTF8.self))
+        }
         let headText = String(decoding: raw[..<headEnd.lowerBound], as: UTF8.self)
         var lines = headText.components(separatedBy: "\r\n")
         let statusLine = lines.removeFirst().split(separator: " ")
@@ -208,7 +215,8 @@ struct TestServer: Sendable {
     }
 
     func upload(
-        key: String? = "scan-1", device: String? = "device-1", image: [UInt8] = jpeg("spine"), partName: String = "photos[]",
+        key: String? = "scan-1", device: String? = "device-1", image: [UInt8] = jpeg("spine"),
+        partName: String = "photos[]",
         partType: String? = "image/jpeg", bearer: String? = nil, timeout: Double = 30
     ) async throws -> HTTPResult {
         let boundary = "----swiftwing\(UInt32.random(in: 0...UInt32.max))"
@@ -221,7 +229,8 @@ struct TestServer: Sendable {
 
     /// Posts `body` as an upload with this content type, whatever the body holds.
     func upload(
-        contentType: String, body: [UInt8], key: String? = "scan-1", device: String? = "device-1", bearer: String? = nil,
+        contentType: String, body: [UInt8], key: String? = "scan-1", device: String? = "device-1",
+        bearer: String? = nil,
         timeout: Double = 30
     ) async throws -> HTTPResult {
         var headers = [("Content-Type", contentType)]
@@ -232,16 +241,21 @@ struct TestServer: Sendable {
     }
 
     /// Uploads and returns (jobId, stream path, token) from an sse-relative envelope.
-    func createJob(key: String = "scan-1", image: [UInt8] = jpeg("spine")) async throws -> (id: String, stream: String, token: String) {
+    func createJob(key: String = "scan-1", image: [UInt8] = jpeg("spine")) async throws -> (
+        id: String, stream: String, token: String
+    ) {
         let response = try await upload(key: key, image: image)
         #expect(response.status == 202, "\(response.text)")
         let data = try #require(try response.json()["data"] as? [String: Any])
         return (
-            try #require(data["jobId"] as? String), try #require(data["sseUrl"] as? String), try #require(data["authToken"] as? String)
+            try #require(data["jobId"] as? String), try #require(data["sseUrl"] as? String),
+            try #require(data["authToken"] as? String)
         )
     }
 
-    func stream(_ path: String, token: String, lastEventID: String? = nil, timeout: Double = 10) async throws -> HTTPResult {
+    func stream(_ path: String, token: String, lastEventID: String? = nil, timeout: Double = 10) async throws
+        -> HTTPResult
+    {
         var headers = [("Accept", "text/event-stream"), ("Authorization", "Bearer \(token)")]
         if let lastEventID { headers.append(("Last-Event-ID", lastEventID)) }
         return try await request("GET", path, headers: headers, timeout: timeout)
@@ -249,7 +263,8 @@ struct TestServer: Sendable {
 
     func queueFaults(_ faults: [String]) async throws {
         let body = try JSONSerialization.data(withJSONObject: ["faults": faults])
-        let response = try await request("POST", "/_faults", headers: [("Content-Type", "application/json")], body: Array(body))
+        let response = try await request(
+            "POST", "/_faults", headers: [("Content-Type", "application/json")], body: Array(body))
         #expect(response.status == 200, "\(response.text)")
     }
 
@@ -259,7 +274,8 @@ struct TestServer: Sendable {
     func waitFinished(_ id: String) async throws -> String {
         for _ in 0..<500 {
             let status = try await request("GET", "/v3/jobs/scans/\(id)")
-            if status.status == 200, let data = try status.json()["data"] as? [String: Any], let s = data["status"] as? String,
+            if status.status == 200, let data = try status.json()["data"] as? [String: Any],
+                let s = data["status"] as? String,
                 ["completed", "failed", "canceled"].contains(s)
             {
                 return s

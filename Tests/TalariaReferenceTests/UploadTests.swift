@@ -30,9 +30,13 @@ import Testing
 
     @Test func envelopeShapesPerRequestAndPerRun() async throws {
         try await withServer { server in
-            try await server.queueFaults(["upload:envelope:sse-absolute", "upload:envelope:stream-token", "upload:envelope:status-only", "upload:no-stream"])
+            try await server.queueFaults([
+                "upload:envelope:sse-absolute", "upload:envelope:stream-token", "upload:envelope:status-only",
+                "upload:no-stream",
+            ])
             let absolute = try #require(try await server.upload(key: "a").json()["data"] as? [String: Any])
-            #expect((absolute["sseUrl"] as? String)?.hasPrefix("http://127.0.0.1:\(server.port)/v3/jobs/scans/") == true)
+            #expect(
+                (absolute["sseUrl"] as? String)?.hasPrefix("http://127.0.0.1:\(server.port)/v3/jobs/scans/") == true)
             #expect((absolute["statusUrl"] as? String)?.hasPrefix("http://127.0.0.1:\(server.port)/") == true)
             #expect(absolute["authToken"] is String)
 
@@ -81,7 +85,9 @@ import Testing
             let problem = try wrongPart.json()
             #expect(problem["code"] as? String == "INVALID_REQUEST")
             #expect((problem["detail"] as? String)?.contains("photos[]") == true)
-            for key in ["type", "title", "status", "detail", "instance", "code", "retryable"] { #expect(problem[key] != nil, "\(key)") }
+            for key in ["type", "title", "status", "detail", "instance", "code", "retryable"] {
+                #expect(problem[key] != nil, "\(key)")
+            }
 
             let wrongType = try await server.upload(partType: "image/png")
             #expect(wrongType.status == 400 && (wrongType.object?["code"] as? String) == "INVALID_FILE")
@@ -110,7 +116,9 @@ import Testing
             let truncated = Array(head.utf8) + jpeg("cut off")
             let bareLineFeeds =
                 Array(head.replacingOccurrences(of: "\r\n", with: "\n").utf8) + jpeg("lf") + Array("\n--b--\n".utf8)
-            let photo = (name: "photos[]", filename: nil as String?, contentType: "image/jpeg" as String?, body: jpeg("ok"))
+            let photo = (
+                name: "photos[]", filename: nil as String?, contentType: "image/jpeg" as String?, body: jpeg("ok")
+            )
             let wellFormed = multipartBody(boundary: "b", parts: [photo])
             let cases: [(contentType: String, body: [UInt8], detail: String)] = [
                 ("multipart/form-data; boundary=b", truncated, "ends inside a part"),
@@ -146,12 +154,14 @@ import Testing
     @Test func rateLimitFormsCarryTheirHints() async throws {
         try await withServer { server in
             try await server.queueFaults([
-                "upload:429-ms", "upload:429-seconds", "upload:429-date", "upload:429-reset", "upload:429-legacy", "upload:429-ms:700",
+                "upload:429-ms", "upload:429-seconds", "upload:429-date", "upload:429-reset", "upload:429-legacy",
+                "upload:429-ms:700",
             ])
             let ms = try await server.upload()
             #expect(ms.status == 429 && ms.header("content-type") == "application/problem+json")
             #expect(ms.object?["retryAfterMs"] as? Int == 1500)
-            #expect(ms.object?["code"] as? String == "RATE_LIMIT_EXCEEDED" && (ms.object?["retryable"] as? Bool) == true)
+            #expect(
+                ms.object?["code"] as? String == "RATE_LIMIT_EXCEEDED" && (ms.object?["retryable"] as? Bool) == true)
 
             let seconds = try await server.upload()
             #expect(seconds.status == 429 && seconds.header("retry-after") == "2")
@@ -184,14 +194,19 @@ import Testing
 
     @Test func serverErrorsHtmlAndDroppedConnections() async throws {
         try await withServer { server in
-            try await server.queueFaults(["upload:500", "upload:503", "upload:html", "upload:401", "upload:413", "upload:400-invalid-file", "upload:drop"])
+            try await server.queueFaults([
+                "upload:500", "upload:503", "upload:html", "upload:401", "upload:413", "upload:400-invalid-file",
+                "upload:drop",
+            ])
             let e500 = try await server.upload()
             #expect(e500.status == 500 && e500.header("content-type") == "application/json")
             #expect(e500.object?["code"] as? String == "INTERNAL_ERROR")
             let e503 = try await server.upload()
             #expect(e503.status == 503 && (e503.object?["retryable"] as? Bool) == true)
             let html = try await server.upload()
-            #expect(html.status == 502 && html.header("content-type")?.hasPrefix("text/html") == true && html.text.contains("<html>"))
+            #expect(
+                html.status == 502 && html.header("content-type")?.hasPrefix("text/html") == true
+                    && html.text.contains("<html>"))
             #expect(try await server.upload().status == 401)
             #expect(try await server.upload().status == 413)
             #expect(try await server.upload().json()["code"] as? String == "INVALID_FILE")
@@ -222,7 +237,8 @@ import Testing
 
     @Test func badFaultListIsRejected() async throws {
         try await withServer { server in
-            let response = try await server.request("POST", "/_faults", body: Array(#"{"faults":["upload:nope"]}"#.utf8))
+            let response = try await server.request(
+                "POST", "/_faults", body: Array(#"{"faults":["upload:nope"]}"#.utf8))
             #expect(response.status == 400)
             #expect((response.object?["detail"] as? String)?.contains("upload:nope") == true)
         }

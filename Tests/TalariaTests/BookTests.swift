@@ -1,6 +1,7 @@
 import Foundation
 import SwiftWingCore
 import Testing
+
 @testable import Talaria
 
 @Suite("ISBNs and books (docs/protocol.md §3)")
@@ -35,7 +36,8 @@ struct BookTests {
 
     @Test("a full book: every field, raw JSON kept")
     func fullBook() throws {
-        let json = try JSONValue.parse(#"""
+        let json = try JSONValue.parse(
+            #"""
             {"isbn":"054792822X","title":" The Hobbit ","authors":["J. R. R. Tolkien",""],"confidence":0.79,
              "format":"hardcover","publisher":"HMH","publicationYear":2012,"pageCount":300,
              "coverUrl":"https://c.example/h.jpg","enrichmentStatus":"success",
@@ -60,10 +62,12 @@ struct BookTests {
         func book(_ text: String) throws -> (TalariaBook?, [TalariaWarning]) {
             TalariaBook.decode(try JSONValue.parse(text, what: "test"))
         }
-        let (nested, _) = try book(#"{"title":"Dune","author":"Frank Herbert","isbn":null,"enrichment":{"isbn13":"9780441013593"}}"#)
+        let (nested, _) = try book(
+            #"{"title":"Dune","author":"Frank Herbert","isbn":null,"enrichment":{"isbn13":"9780441013593"}}"#)
         #expect(nested?.isbn13 == "9780441013593")
         #expect(nested?.authors == ["Frank Herbert"])
-        let (unknown, unknownWarnings) = try book(#"{"title":"X","isbn":"unknown","enrichmentStatus":"brand_new","confidence":85}"#)
+        let (unknown, unknownWarnings) = try book(
+            #"{"title":"X","isbn":"unknown","enrichmentStatus":"brand_new","confidence":85}"#)
         #expect(unknown?.isbn13 == nil)
         #expect(unknownWarnings.isEmpty)  // "unknown" is a placeholder, not a bad ISBN
         #expect(unknown?.enrichmentStatus == "brand_new")
@@ -73,10 +77,12 @@ struct BookTests {
         #expect(bad?.confidence == nil)
         #expect(badWarnings.count == 2)
         // A bad top-level ISBN, a good nested one: the good one wins, no warning.
-        let (rescued, rescuedWarnings) = try book(#"{"title":"Dune","isbn":"123","enrichment":{"isbn13":"9780441013593"}}"#)
+        let (rescued, rescuedWarnings) = try book(
+            #"{"title":"Dune","isbn":"123","enrichment":{"isbn13":"9780441013593"}}"#)
         #expect(rescued?.isbn13 == "9780441013593")
         #expect(rescuedWarnings.isEmpty)
-        let (authorObjects, _) = try book(#"{"title":"Good Omens","authors":[{"name":"Terry Pratchett"},{"name":"Neil Gaiman"}]}"#)
+        let (authorObjects, _) = try book(
+            #"{"title":"Good Omens","authors":[{"name":"Terry Pratchett"},{"name":"Neil Gaiman"}]}"#)
         #expect(authorObjects?.authors == ["Terry Pratchett", "Neil Gaiman"])
         let (isbnOnly, _) = try book(#"{"isbn":"9780441013593"}"#)
         #expect(isbnOnly?.title == "")

@@ -36,12 +36,13 @@ struct CatalogRecordTests {
     func openLibraryRecord() throws {
         let lookup = try CatalogProvider.openLibrary.read(Array(Self.openLibrary.utf8), isbn: "9780131103627")
         #expect(
-            lookup == .found(
-                CatalogRecord(
-                    title: "The C programming language", subtitle: "ANSI C",
-                    authors: ["Brian W. Kernighan", "Dennis M. Ritchie"], publisher: "Prentice Hall",
-                    publishedDate: "1988", pageCount: 272, coverURL: "https://covers.openlibrary.org/b/id/1-L.jpg",
-                    isbn10: "0131103628")))
+            lookup
+                == .found(
+                    CatalogRecord(
+                        title: "The C programming language", subtitle: "ANSI C",
+                        authors: ["Brian W. Kernighan", "Dennis M. Ritchie"], publisher: "Prentice Hall",
+                        publishedDate: "1988", pageCount: 272, coverURL: "https://covers.openlibrary.org/b/id/1-L.jpg",
+                        isbn10: "0131103628")))
         if case .found(let record) = lookup { #expect(record.fullTitle == "The C programming language: ANSI C") }
     }
 
@@ -49,11 +50,12 @@ struct CatalogRecordTests {
     func googleBooksRecord() throws {
         let lookup = try CatalogProvider.googleBooks.read(Array(Self.googleBooks.utf8), isbn: "9780131103627")
         #expect(
-            lookup == .found(
-                CatalogRecord(
-                    title: "The C Programming Language", authors: ["Brian W. Kernighan", "Dennis M. Ritchie"],
-                    publisher: "Prentice Hall", publishedDate: "1988-03-22", pageCount: 272,
-                    coverURL: "http://books.google.com/t.jpg", isbn10: "0131103628")))
+            lookup
+                == .found(
+                    CatalogRecord(
+                        title: "The C Programming Language", authors: ["Brian W. Kernighan", "Dennis M. Ritchie"],
+                        publisher: "Prentice Hall", publishedDate: "1988-03-22", pageCount: 272,
+                        coverURL: "http://books.google.com/t.jpg", isbn10: "0131103628")))
     }
 
     @Test("unknown ISBNs: Open Library's {} and Google Books' totalItems 0 are not found")

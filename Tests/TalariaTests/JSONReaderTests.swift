@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import Talaria
 
 @Suite("JSON reader")
@@ -8,14 +9,17 @@ struct JSONReaderTests {
 
     @Test("values, nesting, whitespace, numbers")
     func values() {
-        #expect(read(#" { "a" : [1, -2.5, 3e2, 0, -0.0, 1E-2, true, false, null, "x"] , "b":{}, "c":[] } "#)
-            == .object([
-                "a": .array([.number(1), .number(-2.5), .number(300), .number(0), .number(-0.0), .number(0.01),
-                             .bool(true), .bool(false), .null, .string("x")]),
-                "b": .object([:]), "c": .array([]),
-            ]))
+        #expect(
+            read(#" { "a" : [1, -2.5, 3e2, 0, -0.0, 1E-2, true, false, null, "x"] , "b":{}, "c":[] } "#)
+                == .object([
+                    "a": .array([
+                        .number(1), .number(-2.5), .number(300), .number(0), .number(-0.0), .number(0.01),
+                        .bool(true), .bool(false), .null, .string("x"),
+                    ]),
+                    "b": .object([:]), "c": .array([]),
+                ]))
         #expect(read("123456789012345678901234567890") == .number(1.2345678901234568e29))
-        #expect(read("9007199254740993")?.doubleValue == 9007199254740992)  // beyond 2^53: Double rounding
+        #expect(read("9007199254740993")?.doubleValue == 9_007_199_254_740_992)  // beyond 2^53: Double rounding
         #expect(read(#"{"a":1,"a":2}"#) == .object(["a": .number(2)]))
     }
 
@@ -55,10 +59,12 @@ struct JSONReaderTests {
     func agreesWithFoundation() throws {
         for event in parse(Fixtures.jobStream).events {
             let ours = try? JSONValue.parse(event.data, what: "event")
-            let foundation = try? JSONSerialization.jsonObject(with: Data(event.data.utf8), options: [.fragmentsAllowed])
+            let foundation = try? JSONSerialization.jsonObject(
+                with: Data(event.data.utf8), options: [.fragmentsAllowed])
             #expect((ours == nil) == (foundation == nil), "\(event)")
             if let ours, let foundation {
-                let reencoded = try JSONSerialization.data(withJSONObject: foundation, options: [.sortedKeys, .fragmentsAllowed])
+                let reencoded = try JSONSerialization.data(
+                    withJSONObject: foundation, options: [.sortedKeys, .fragmentsAllowed])
                 let roundTrip = try JSONValue.parse(Array(reencoded), what: "re-encoded")
                 #expect(ours == roundTrip, "\(event)")
             }

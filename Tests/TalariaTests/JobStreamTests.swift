@@ -55,7 +55,8 @@ struct JobStreamTests {
 
         var bare = JobStream(jobID: "j", base: base)
         bare.connected(now: t0)
-        let actions = bare.receive("event: complete\ndata: {\"resultsUrl\":\"/v3/jobs/scans/j/results\"}\n\n".bytes, now: t0)
+        let actions = bare.receive(
+            "event: complete\ndata: {\"resultsUrl\":\"/v3/jobs/scans/j/results\"}\n\n".bytes, now: t0)
         #expect(actions == [.fetchResults(url: URL(string: "https://api.example.org/v3/jobs/scans/j/results"))])
         var empty = JobStream(jobID: "j", base: base)
         let result2 = empty.receive("event: completed\ndata: {\"books\":[]}\n\n".bytes, now: t0)
@@ -65,7 +66,8 @@ struct JobStreamTests {
     @Test("failed and timeout end the stream; later bytes are ignored")
     func terminalFailures() {
         var failed = JobStream(jobID: "j", base: base)
-        let actions = failed.receive("event: error\ndata: {\"code\":\"CANCELED\",\"message\":\"by user\"}\n\n".bytes, now: t0)
+        let actions = failed.receive(
+            "event: error\ndata: {\"code\":\"CANCELED\",\"message\":\"by user\"}\n\n".bytes, now: t0)
         #expect(actions == [.failed(JobFailure(code: "CANCELED", message: "by user", retryable: false))])
         let result3 = failed.receive("event: completed\ndata: {\"books\":[]}\n\n".bytes, now: t0)
         #expect(result3.isEmpty)
@@ -73,8 +75,12 @@ struct JobStreamTests {
         #expect(!result4)  // nothing to resume
 
         var timedOut = JobStream(jobID: "j", base: base)
-        let timeout = timedOut.receive("event: timeout\ndata: {\"error\":{\"code\":\"STREAM_TIMEOUT\",\"retryable\":true}}\n\n".bytes, now: t0)
-        guard case .pollStatus(let reason) = timeout.first else { Issue.record("\(timeout)"); return }
+        let timeout = timedOut.receive(
+            "event: timeout\ndata: {\"error\":{\"code\":\"STREAM_TIMEOUT\",\"retryable\":true}}\n\n".bytes, now: t0)
+        guard case .pollStatus(let reason) = timeout.first else {
+            Issue.record("\(timeout)")
+            return
+        }
         #expect(reason.contains("STREAM_TIMEOUT"))
     }
 
@@ -82,7 +88,8 @@ struct JobStreamTests {
     func resume() {
         var stream = JobStream(jobID: "j", base: base)
         stream.connected(now: t0)
-        let first = "retry: 2000\nid: 1\nevent: progress\ndata: {\"progress\":0.5}\n\nid: 2\nevent: completed\ndata: {\"books\":[{\"ti"
+        let first =
+            "retry: 2000\nid: 1\nevent: progress\ndata: {\"progress\":0.5}\n\nid: 2\nevent: completed\ndata: {\"books\":[{\"ti"
         let result5 = stream.receive(first.bytes, now: t0)
         #expect(result5 == [.progress(fraction: 0.5, message: nil)])
         let result6 = stream.disconnected()
@@ -113,7 +120,10 @@ struct JobStreamTests {
         #expect(again == nil)  // once
         var quiet = JobStream(jobID: "j", base: base)
         quiet.connected(now: t0)
-        guard case .pollStatus = quiet.tick(now: t0 + 300) else { Issue.record("tick"); return }
+        guard case .pollStatus = quiet.tick(now: t0 + 300) else {
+            Issue.record("tick")
+            return
+        }
         let resume = quiet.disconnected()
         #expect(!resume)  // polled, not resumed
     }
@@ -126,7 +136,10 @@ struct JobStreamTests {
         bytes += [UInt8](repeating: 0x78, count: 10_000_000)
         let actions = stream.receive(bytes, now: t0)
         #expect(actions.first == .progress(fraction: 0.2, message: nil))
-        guard case .pollStatus(let reason) = actions.last else { Issue.record("\(actions)"); return }
+        guard case .pollStatus(let reason) = actions.last else {
+            Issue.record("\(actions)")
+            return
+        }
         #expect(reason.contains("longer than 1048576 bytes"))
         let result10 = stream.disconnected()
         #expect(!result10)  // not resumed: the job's status is polled instead

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import Talaria
 
 @Suite("SSE parser: the eight-bytes-at-a-time line-end search")
@@ -19,7 +20,9 @@ struct LineEndSearchTests {
                 guard let base = pointer.baseAddress else { return }
                 for start in 0...count {
                     let naive = buffer[start...].firstIndex { $0 == 0x0A || $0 == 0x0D } ?? count
-                    #expect(SSEParser.indexOfLineEnd(base, from: start, count: count) == naive, "seed \(seed) start \(start)")
+                    #expect(
+                        SSEParser.indexOfLineEnd(base, from: start, count: count) == naive,
+                        "seed \(seed) start \(start)")
                 }
             }
         }

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import Talaria
 
 @Suite("Error bodies and Retry-After (docs/protocol.md §1)")
@@ -31,7 +32,8 @@ struct ProblemAndRetryAfterTests {
         #expect(nonRFC.code == "RATE_LIMIT_EXCEEDED")
         #expect(nonRFC.title == "Too many requests")
         #expect(nonRFC.retryAfterSeconds == 42)
-        let nested = ProblemDetails.decode(#"{"error":{"code":"PROVIDER_TIMEOUT","message":"slow","retryable":true}}"#.bytes)
+        let nested = ProblemDetails.decode(
+            #"{"error":{"code":"PROVIDER_TIMEOUT","message":"slow","retryable":true}}"#.bytes)
         #expect(nested.code == "PROVIDER_TIMEOUT")
         #expect(nested.retryable == true)
         #expect(nested.detail == "slow")
@@ -48,17 +50,24 @@ struct ProblemAndRetryAfterTests {
         let date = "Fri, 15 Jan 2027 08:00:00 GMT"  // 1_800_000_000 is 2027-01-15T08:00:00Z
         #expect(RetryAfter.resumeInstant(problem: nil, headers: ["Retry-After": date], now: now - 100) == now)
         let resetMs = String(Int64((now.timeIntervalSince1970 + 90) * 1000))
-        #expect(RetryAfter.resumeInstant(
-            problem: problem, headers: ["Retry-After": "30", "X-RateLimit-Reset": resetMs], now: now) == now + 90)
+        #expect(
+            RetryAfter.resumeInstant(
+                problem: problem, headers: ["Retry-After": "30", "X-RateLimit-Reset": resetMs], now: now) == now + 90)
         #expect(RetryAfter.resumeInstant(problem: nil, headers: [:], now: now) == now + 60)
-        #expect(RetryAfter.resumeInstant(problem: ProblemDetails(), headers: ["Retry-After": "soon"], now: now) == now + 60)
+        #expect(
+            RetryAfter.resumeInstant(problem: ProblemDetails(), headers: ["Retry-After": "soon"], now: now) == now + 60)
         // Non-RFC details.retryAfter (seconds) counts too.
-        #expect(RetryAfter.resumeInstant(problem: ProblemDetails(retryAfterSeconds: 42), headers: [:], now: now) == now + 42)
+        #expect(
+            RetryAfter.resumeInstant(problem: ProblemDetails(retryAfterSeconds: 42), headers: [:], now: now) == now + 42
+        )
         // Epoch seconds and small delta values in X-RateLimit-Reset.
-        #expect(RetryAfter.resumeInstant(problem: nil, headers: ["X-RateLimit-Reset": "1800000020"], now: now) == now + 20)
+        #expect(
+            RetryAfter.resumeInstant(problem: nil, headers: ["X-RateLimit-Reset": "1800000020"], now: now) == now + 20)
         #expect(RetryAfter.resumeInstant(problem: nil, headers: ["X-RateLimit-Reset": "15"], now: now) == now + 15)
         // A date in the past means "now"; an absurd one is capped at a day.
-        #expect(RetryAfter.resumeInstant(problem: nil, headers: ["Retry-After": "Sun, 06 Nov 1994 08:49:37 GMT"], now: now) == now)
+        #expect(
+            RetryAfter.resumeInstant(problem: nil, headers: ["Retry-After": "Sun, 06 Nov 1994 08:49:37 GMT"], now: now)
+                == now)
         #expect(RetryAfter.resumeInstant(problem: nil, headers: ["Retry-After": "99999999"], now: now) == now + 86_400)
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import Talaria
 
 private let base = URL(string: "https://api.example.org/")!
@@ -28,9 +29,11 @@ struct RequestTests {
         let device = UUID(uuidString: "D0D0D0D0-0000-4000-8000-000000000002")!
         let jpeg: [UInt8] = [0xFF, 0xD8, 0xFF, 0xE0, 0x0D, 0x0A, 0xFF, 0xD9]
         let request = ScanUploadRequest(
-            endpoints: TalariaEndpoints(base: URL(string: "https://api.example.org/")!), idempotencyKey: scan.uuidString.lowercased(), deviceID: device,
+            endpoints: TalariaEndpoints(base: URL(string: "https://api.example.org/")!),
+            idempotencyKey: scan.uuidString.lowercased(), deviceID: device,
             apiKey: "sk-secret", version: "0.1.0", boundary: "BOUNDARY")
-        let head = Array("--BOUNDARY\r\n".utf8)
+        let head =
+            Array("--BOUNDARY\r\n".utf8)
             + Array("Content-Disposition: form-data; name=\"photos[]\"; filename=\"spine.jpg\"\r\n".utf8)
             + Array("Content-Type: image/jpeg\r\n\r\n".utf8)
         let tail = Array("\r\n--BOUNDARY--\r\n".utf8)
@@ -46,7 +49,8 @@ struct RequestTests {
         #expect(headers["User-Agent"] == "swiftwing/0.1.0")
         #expect(!request.redactedHeaders.map(\.value).joined().contains("sk-secret"))
         let anonymous = ScanUploadRequest(
-            endpoints: TalariaEndpoints(base: URL(string: "https://api.example.org/")!), idempotencyKey: scan.uuidString.lowercased(), deviceID: device,
+            endpoints: TalariaEndpoints(base: URL(string: "https://api.example.org/")!),
+            idempotencyKey: scan.uuidString.lowercased(), deviceID: device,
             apiKey: nil, version: "0.1.0")
         #expect(!anonymous.headers.contains { $0.name == "Authorization" })
     }

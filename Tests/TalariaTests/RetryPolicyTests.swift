@@ -32,25 +32,39 @@ struct RetryPolicyTests {
     func permanent() {
         let invalid = RetryPolicy.classify(
             response(400, #"{"code":"INVALID_FILE","detail":"not a JPEG","retryable":false}"#), now: now)
-        guard case .permanent(let reason) = invalid else { Issue.record("\(invalid)"); return }
+        guard case .permanent(let reason) = invalid else {
+            Issue.record("\(invalid)")
+            return
+        }
         #expect(reason.contains("INVALID_FILE: not a JPEG"))
         #expect(reason.contains("swiftwing queue retry"))
-        let tooLarge = RetryPolicy.classify(response(413, #"{"code":"FILE_TOO_LARGE","title":"Image exceeds 10 MB"}"#), now: now)
-        guard case .permanent(let large) = tooLarge else { Issue.record("\(tooLarge)"); return }
+        let tooLarge = RetryPolicy.classify(
+            response(413, #"{"code":"FILE_TOO_LARGE","title":"Image exceeds 10 MB"}"#), now: now)
+        guard case .permanent(let large) = tooLarge else {
+            Issue.record("\(tooLarge)")
+            return
+        }
         #expect(large.contains("FILE_TOO_LARGE: Image exceeds 10 MB"))
         #expect(large.contains("JPEG quality"))
         let unauthorized = RetryPolicy.classify(response(401, #"{"code":"UNAUTHORIZED"}"#), now: now)
-        guard case .unauthorized(let why) = unauthorized else { Issue.record("\(unauthorized)"); return }
+        guard case .unauthorized(let why) = unauthorized else {
+            Issue.record("\(unauthorized)")
+            return
+        }
         #expect(why.contains("api-key"))
         #expect(!why.contains("Bearer"))
-        guard case .unauthorized = RetryPolicy.classify(response(403), now: now) else { Issue.record("403"); return }
+        guard case .unauthorized = RetryPolicy.classify(response(403), now: now) else {
+            Issue.record("403")
+            return
+        }
     }
 
     @Test("429 → rate limited until the computed instant, from body, headers or the 60 s default")
     func rateLimited() {
         let limited = RetryPolicy.classify(
-            response(429, #"{"error":"Too many","code":"RATE_LIMIT_EXCEEDED","details":{"retryAfter":10}}"#,
-                     headers: ["Retry-After": "20"]), now: now)
+            response(
+                429, #"{"error":"Too many","code":"RATE_LIMIT_EXCEEDED","details":{"retryAfter":10}}"#,
+                headers: ["Retry-After": "20"]), now: now)
         #expect(limited == .rateLimited(until: now + 20, reason: limited.reason!))
         #expect(limited.reason!.contains("20 s"))
         guard case .rateLimited(let until, _) = RetryPolicy.classify(response(429), now: now) else {
@@ -68,7 +82,9 @@ struct RetryPolicyTests {
         let failure = OutcomeClass.transient(reason: "offline")
         #expect(middle.decide(after: failure, attemptInRound: 1, now: now) == .retry(at: now + 1, attemptInRound: 2))
         #expect(middle.decide(after: failure, attemptInRound: 2, now: now) == .retry(at: now + 2, attemptInRound: 3))
-        #expect(middle.decide(after: failure, attemptInRound: 3, now: now) == .nextRound(notBefore: now + 4, reason: "offline"))
+        #expect(
+            middle.decide(after: failure, attemptInRound: 3, now: now)
+                == .nextRound(notBefore: now + 4, reason: "offline"))
         #expect(low.delay(afterFailure: 1) == 0.8)
         #expect(abs(high.delay(afterFailure: 3) - 4.8) < 0.001)
         #expect(low.delay(afterFailure: 9) == 3.2)  // beyond the table: the last step
@@ -89,10 +105,15 @@ struct RetryPolicyTests {
     func decisions() {
         let policy = RetryPolicy(random: { 0.5 })
         #expect(policy.decide(after: .success, attemptInRound: 2, now: now) == .done)
-        #expect(policy.decide(after: .permanent(reason: "bad"), attemptInRound: 1, now: now) == .fail(reason: "bad", unauthorized: false))
-        #expect(policy.decide(after: .unauthorized(reason: "key"), attemptInRound: 1, now: now) == .fail(reason: "key", unauthorized: true))
-        #expect(policy.decide(after: .rateLimited(until: now + 30, reason: "r"), attemptInRound: 3, now: now)
-            == .pauseAll(until: now + 30, reason: "r"))
+        #expect(
+            policy.decide(after: .permanent(reason: "bad"), attemptInRound: 1, now: now)
+                == .fail(reason: "bad", unauthorized: false))
+        #expect(
+            policy.decide(after: .unauthorized(reason: "key"), attemptInRound: 1, now: now)
+                == .fail(reason: "key", unauthorized: true))
+        #expect(
+            policy.decide(after: .rateLimited(until: now + 30, reason: "r"), attemptInRound: 3, now: now)
+                == .pauseAll(until: now + 30, reason: "r"))
     }
 
     @Test("the rate-limit gate keeps the longest pause and counts down")

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import Talaria
 
 @Suite("SSE parser: any chunking gives the same events")
@@ -132,7 +133,8 @@ struct SSEChunkingPropertyTests {
             case "data": data += value + "\n"
             case "event": type = value
             case "id" where !value.unicodeScalars.contains("\0"): lastIDBuffer = value
-            case "retry" where !value.isEmpty && value.unicodeScalars.allSatisfy({ $0.isASCII && ("0"..."9").contains($0) }):
+            case "retry"
+            where !value.isEmpty && value.unicodeScalars.allSatisfy({ $0.isASCII && ("0"..."9").contains($0) }):
                 retry = Int(value) ?? Int.max
             default: break
             }

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import Talaria
 
 @Suite("SSE parser: bounded memory")
@@ -63,7 +64,8 @@ struct SSELimitTests {
         let limits = SSEParser.Limits(maximumLineBytes: 16, maximumEventBytes: 1024)
         let atLimit = "data: " + String(repeating: "a", count: 10)  // 16 bytes
         #expect(parse((atLimit + "\n\n").bytes, chunkSizes: [3, 3, 3], limits: limits).events.count == 1)
-        #expect(parse((atLimit + "a\n\n").bytes, chunkSizes: [3, 3, 3], limits: limits).error == .lineTooLong(limit: 16))
+        #expect(
+            parse((atLimit + "a\n\n").bytes, chunkSizes: [3, 3, 3], limits: limits).error == .lineTooLong(limit: 16))
         #expect(parse((atLimit + "a\n\n").bytes, limits: limits).error == .lineTooLong(limit: 16))
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import Talaria
 
 @Suite("SSE parser: WHATWG event stream rules")
@@ -84,9 +85,10 @@ struct SSEParserTests {
     @Test("an empty event type is message; the type does not carry over to the next event")
     func eventType() {
         #expect(events("event:\ndata: x\n\n") == [SSEEvent(type: "message", data: "x")])
-        #expect(events("event: progress\ndata: x\n\ndata: y\n\n") == [
-            SSEEvent(type: "progress", data: "x"), SSEEvent(type: "message", data: "y"),
-        ])
+        #expect(
+            events("event: progress\ndata: x\n\ndata: y\n\n") == [
+                SSEEvent(type: "progress", data: "x"), SSEEvent(type: "message", data: "y"),
+            ])
         // An event with a type but no data is not dispatched, and its type is forgotten.
         #expect(events("event: ping\n\ndata: z\n\n") == [SSEEvent(type: "message", data: "z")])
         // The last event field wins.
@@ -96,10 +98,11 @@ struct SSEParserTests {
     @Test("id sets the last event id, kept across events; an id with NUL is ignored; an empty id resets")
     func ids() {
         let run = parse("id: 1\ndata: a\n\ndata: b\n\nid: 2\u{0}x\ndata: c\n\nid\ndata: d\n\n".bytes)
-        #expect(run.events == [
-            SSEEvent(data: "a", lastEventID: "1"), SSEEvent(data: "b", lastEventID: "1"),
-            SSEEvent(data: "c", lastEventID: "1"), SSEEvent(data: "d", lastEventID: ""),
-        ])
+        #expect(
+            run.events == [
+                SSEEvent(data: "a", lastEventID: "1"), SSEEvent(data: "b", lastEventID: "1"),
+                SSEEvent(data: "c", lastEventID: "1"), SSEEvent(data: "d", lastEventID: ""),
+            ])
         // An id in an event without data still updates the last event id (the spec sets it first).
         let idOnly = parse("id: 42\n\n".bytes)
         #expect(idOnly.events.isEmpty)
@@ -164,10 +167,11 @@ struct SSEParserTests {
         #expect(run.error == nil)
         #expect(run.reconnectionTime == 5000)
         #expect(run.lastEventID == "10")
-        #expect(run.events.map(\.type) == [
-            "progress", "progress", "ping", "progress", "result", "result", "enrichment_degraded", "result",
-            "vision_debug", "progress", "result", "ping", "completed", "complete",
-        ])
+        #expect(
+            run.events.map(\.type) == [
+                "progress", "progress", "ping", "progress", "result", "result", "enrichment_degraded", "result",
+                "vision_debug", "progress", "result", "ping", "completed", "complete",
+            ])
         #expect(run.events[7].data.contains("\n"))  // the two-line data event
         #expect(run.events[4].lastEventID == "4")
         #expect(run.events[6].lastEventID == "5")  // an event without id keeps the last one

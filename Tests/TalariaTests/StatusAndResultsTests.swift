@@ -1,16 +1,19 @@
 import Foundation
 import Testing
+
 @testable import Talaria
 
 @Suite("Status and results responses (docs/protocol.md §4)")
 struct StatusAndResultsTests {
     @Test("status: aliases folded, progress in either scale, error read")
     func status() throws {
-        let running = try JobStatusResponse.decode(#"{"success":true,"data":{"jobId":"j","status":"processing","progress":45}}"#.bytes)
+        let running = try JobStatusResponse.decode(
+            #"{"success":true,"data":{"jobId":"j","status":"processing","progress":45}}"#.bytes)
         #expect(running.status == .processing)
         #expect(running.progress == 0.45)
         #expect(!running.status.isTerminal)
-        let canceled = try JobStatusResponse.decode(#"{"data":{"status":"cancelled","error":{"code":"CANCELED"}}}"#.bytes)
+        let canceled = try JobStatusResponse.decode(
+            #"{"data":{"status":"cancelled","error":{"code":"CANCELED"}}}"#.bytes)
         #expect(canceled.status == .canceled)
         #expect(canceled.status.isTerminal)
         #expect(canceled.error?.code == "CANCELED")
@@ -32,7 +35,8 @@ struct StatusAndResultsTests {
         #expect(response.status == .completed)
         #expect(response.books.map(\.title) == ["Dune"])
         #expect(response.warnings.count == 2)
-        let books = try JobResultsResponse.decode(#"{"data":{"books":[{"title":"Emma","author":"Jane Austen"}]}}"#.bytes)
+        let books = try JobResultsResponse.decode(
+            #"{"data":{"books":[{"title":"Emma","author":"Jane Austen"}]}}"#.bytes)
         #expect(books.books.first?.authors == ["Jane Austen"])
     }
 }

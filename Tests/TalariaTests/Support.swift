@@ -64,7 +64,9 @@ func randomChunking(count: Int, using generator: inout SeededGenerator) -> [Int]
     var sizes: [Int] = []
     var total = 0
     while total < count {
-        let size = Bool.random(using: &generator) ? Int.random(in: 1...8, using: &generator)
+        let size =
+            Bool.random(using: &generator)
+            ? Int.random(in: 1...8, using: &generator)
             : Int.random(in: 1...max(1, count / 4), using: &generator)
         sizes.append(size)
         total += size

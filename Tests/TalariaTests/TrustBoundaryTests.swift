@@ -46,15 +46,18 @@ struct TrustBoundaryTests {
 
     @Test("server URLs: https anywhere, http to loopback; another scheme or plain http elsewhere is refused")
     func serverURLs() {
-        #expect(ServerURL("/v3/jobs/scans/j/stream", field: "f", base: base).url?.absoluteString
-            == "https://api.example.org/v3/jobs/scans/j/stream")
+        #expect(
+            ServerURL("/v3/jobs/scans/j/stream", field: "f", base: base).url?.absoluteString
+                == "https://api.example.org/v3/jobs/scans/j/stream")
         #expect(ServerURL("https://cdn.example.net/s", field: "f", base: base).url != nil)
         #expect(ServerURL("http://127.0.0.1:9000/s", field: "f", base: base).url != nil)
         #expect(ServerURL("http://[::1]:9000/s", field: "f", base: base).url != nil)
         #expect(ServerURL("", field: "f", base: base) == .absent)
         #expect(ServerURL(nil, field: "f", base: base) == .absent)
-        for refused in ["http://collector.example.org/s", "ftp://api.example.org/s", "file:///etc/passwd",
-                        "gopher://127.0.0.1/x", "http://127.0.0.1.evil.test/s"] {
+        for refused in [
+            "http://collector.example.org/s", "ftp://api.example.org/s", "file:///etc/passwd",
+            "gopher://127.0.0.1/x", "http://127.0.0.1.evil.test/s",
+        ] {
             let url = ServerURL(refused, field: "data.streamUrl", base: base)
             #expect(url.url == nil, "\(refused)")
             #expect(url.refusal?.contains("data.streamUrl") == true, "\(refused)")
@@ -128,9 +131,10 @@ struct TrustBoundaryTests {
         }
         events += "id: 999\nevent: completed\ndata: {\"jobId\":\"j\",\"status\":\"completed\"}\n\n"
         let actions = stream.receive(events.bytes, now: t0)
-        #expect(actions.contains {
-            if case .overLimit(let reason) = $0 { reason.contains("201 books") } else { false }
-        })
+        #expect(
+            actions.contains {
+                if case .overLimit(let reason) = $0 { reason.contains("201 books") } else { false }
+            })
         #expect(!actions.contains { if case .complete = $0 { true } else { false } })
         #expect(stream.finished)
     }
@@ -141,9 +145,10 @@ struct TrustBoundaryTests {
         stream.connected(now: t0)
         let event = "event: completed\ndata: {\"jobId\":\"j\",\"resultsUrl\":\"http://collector.example.org/r\"}\n\n"
         let actions = stream.receive(event.bytes, now: t0)
-        #expect(actions.contains {
-            if case .refusedURL(let reason) = $0 { reason.contains("resultsUrl") } else { false }
-        })
+        #expect(
+            actions.contains {
+                if case .refusedURL(let reason) = $0 { reason.contains("resultsUrl") } else { false }
+            })
         #expect(!actions.contains { if case .fetchResults = $0 { true } else { false } })
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import Talaria
 
 private let base = URL(string: "https://api.example.org/")!
@@ -40,7 +41,8 @@ struct UploadEnvelopeTests {
     @Test("shape 2: jobId, status, streamUrl, token (null) — base with a path prefix")
     func shapeTwo() throws {
         let prefixed = URL(string: "https://api.example.org/talaria/")!
-        let body = #"{"success":true,"data":{"jobId":"j-2","status":"initialized","streamUrl":"v3/jobs/scans/j-2/events","token":null}}"#
+        let body =
+            #"{"success":true,"data":{"jobId":"j-2","status":"initialized","streamUrl":"v3/jobs/scans/j-2/events","token":null}}"#
         let accepted = try UploadAccepted.decode(body.bytes, base: prefixed)
         #expect(accepted.status == .queued)
         #expect(accepted.streamURL?.absoluteString == "https://api.example.org/talaria/v3/jobs/scans/j-2/events")
@@ -50,7 +52,8 @@ struct UploadEnvelopeTests {
 
     @Test("shape 3: jobId and status only → polling; _links.stream used when data has no stream")
     func shapeThree() throws {
-        let polling = try UploadAccepted.decode(#"{"success":true,"data":{"jobId":"j-3","status":"queued"}}"#.bytes, base: base)
+        let polling = try UploadAccepted.decode(
+            #"{"success":true,"data":{"jobId":"j-3","status":"queued"}}"#.bytes, base: base)
         #expect(polling.needsPolling)
         #expect(polling.statusURL.absoluteString == "https://api.example.org/v3/jobs/scans/j-3")
         let linked = try UploadAccepted.decode(
@@ -64,14 +67,16 @@ struct UploadEnvelopeTests {
 
     @Test("a stream URL with a non-HTTP scheme is not followed")
     func schemeGuard() throws {
-        let accepted = try UploadAccepted.decode(#"{"data":{"jobId":"j","sseUrl":"file:///etc/passwd"}}"#.bytes, base: base)
+        let accepted = try UploadAccepted.decode(
+            #"{"data":{"jobId":"j","sseUrl":"file:///etc/passwd"}}"#.bytes, base: base)
         #expect(accepted.streamURL == nil)
         #expect(accepted.needsPolling)
     }
 
     @Test("HTML instead of JSON is a typed error quoting the start of the page, with advice")
     func htmlInsteadOfJSON() {
-        let html = "<!DOCTYPE html>\n<html><head><title>Wi-Fi login</title></head><body>Please sign in to continue…</body></html>"
+        let html =
+            "<!DOCTYPE html>\n<html><head><title>Wi-Fi login</title></head><body>Please sign in to continue…</body></html>"
         #expect {
             try UploadAccepted.decode(html.bytes, base: base)
         } throws: { error in

@@ -18,7 +18,9 @@ struct ConnectivityTrackerTests {
         #expect(tracker.answered(at: t0) == nil, "no change, no announcement")
 
         let offline = tracker.note(refused, verdict: .transient(reason: "cannot connect"), at: t0)
-        #expect(offline == .init(connectivity: .offline(reason: "cannot connect"), problem: "cannot connect", cameBack: false))
+        #expect(
+            offline
+                == .init(connectivity: .offline(reason: "cannot connect"), problem: "cannot connect", cameBack: false))
         #expect(tracker.lastProblem == "cannot connect")
         #expect(!tracker.uploadsHeld(at: t0), "offline is no hold: the retry policy paces the uploads")
         #expect(tracker.answered(at: t0 + 5)?.cameBack == true)
@@ -57,13 +59,16 @@ struct ConnectivityTrackerTests {
     func oneAnnouncementPerPause() {
         var tracker = ConnectivityTracker()
         _ = tracker.answered(at: t0)
-        #expect(tracker.rateLimited(until: t0 + 2, reason: "first", at: t0)?.connectivity == .rateLimited(until: t0 + 2))
+        #expect(
+            tracker.rateLimited(until: t0 + 2, reason: "first", at: t0)?.connectivity == .rateLimited(until: t0 + 2))
         #expect(tracker.rateLimited(until: t0 + 2, reason: "same", at: t0) == nil)
         #expect(tracker.rateLimited(until: t0 + 5, reason: "later", at: t0 + 1) == nil)
         #expect(tracker.pausedUntil(at: t0 + 3) == t0 + 5, "extended all the same")
         #expect(tracker.answered(at: t0 + 4) == nil)
         #expect(tracker.connectivity(at: t0 + 5) == .online)
-        #expect(tracker.rateLimited(until: t0 + 9, reason: "again", at: t0 + 6)?.connectivity == .rateLimited(until: t0 + 9))
+        #expect(
+            tracker.rateLimited(until: t0 + 9, reason: "again", at: t0 + 6)?.connectivity == .rateLimited(until: t0 + 9)
+        )
     }
 
     @Test("a shorter pause never shortens a longer one; a network failure during the pause shows after it")
@@ -73,7 +78,9 @@ struct ConnectivityTrackerTests {
         _ = tracker.rateLimited(until: t0 + 10, reason: "second", at: t0 + 1)
         #expect(tracker.pausedUntil(at: t0 + 30) == t0 + 60)
         _ = tracker.note(refused, verdict: .transient(reason: "cannot connect"), at: t0 + 30)
-        #expect(tracker.connectivity(at: t0 + 30) == .rateLimited(until: t0 + 60), "the pause is what the panel counts down")
+        #expect(
+            tracker.connectivity(at: t0 + 30) == .rateLimited(until: t0 + 60), "the pause is what the panel counts down"
+        )
         #expect(tracker.connectivity(at: t0 + 60) == .offline(reason: "cannot connect"))
     }
 

@@ -26,7 +26,8 @@ struct LibraryBooksTests {
 
     @Test("a record keeps every field and the raw JSON; below 0.8 or review_needed it needs review")
     func record() throws {
-        let hobbit = try book(#"""
+        let hobbit = try book(
+            #"""
             {"isbn":"054792822X","title":"The Hobbit","authors":["J. R. R. Tolkien"],"confidence":0.79,
              "format":"hardcover","publisher":"HMH","publicationYear":2012,"pageCount":300,"enrichmentStatus":"success"}
             """#)
@@ -64,13 +65,17 @@ struct LibraryBooksTests {
         #expect(BookMatchKey.normaliseTitle("Dune [Deluxe Edition]") == "dune")
         #expect(BookMatchKey.normaliseTitle("The") == "the")  // an article alone stays
         #expect(BookMatchKey.normaliseTitle("Theory of Everything") == "theory of everything")
-        #expect(BookMatchKey.normaliseTitle("Harry Potter and the Philosopher’s Stone")
-            == BookMatchKey.normaliseTitle("harry potter and the philosopher's stone"))
+        #expect(
+            BookMatchKey.normaliseTitle("Harry Potter and the Philosopher’s Stone")
+                == BookMatchKey.normaliseTitle("harry potter and the philosopher's stone"))
         #expect(BookMatchKey.normaliseTitle("Catch-22") == "catch 22")  // a hyphen without spaces is no subtitle
         #expect(BookMatchKey.normaliseAuthor("J.R.R. Tolkien") == BookMatchKey.normaliseAuthor("J. R. R.  Tolkien"))
-        #expect(BookMatchKey(title: "The Hobbit", authors: ["J.R.R. Tolkien"])
-            == BookMatchKey(title: "Hobbit: The Illustrated Edition", authors: ["j. r. r. tolkien", "Alan Lee"]))
-        #expect(BookMatchKey(title: "The Hobbit", authors: ["Tolkien"]) != BookMatchKey(title: "The Hobbit", authors: ["Lee"]))
+        #expect(
+            BookMatchKey(title: "The Hobbit", authors: ["J.R.R. Tolkien"])
+                == BookMatchKey(title: "Hobbit: The Illustrated Edition", authors: ["j. r. r. tolkien", "Alan Lee"]))
+        #expect(
+            BookMatchKey(title: "The Hobbit", authors: ["Tolkien"])
+                != BookMatchKey(title: "The Hobbit", authors: ["Lee"]))
         #expect(BookMatchKey(title: " : ", authors: []) == nil)
     }
 
@@ -79,8 +84,10 @@ struct LibraryBooksTests {
         let books = [
             TalariaBook(isbn13: "9780441013593", title: "Dune", authors: ["Frank Herbert"], confidence: 0.7),
             TalariaBook(title: "The Hobbit", authors: ["J. R. R. Tolkien"], confidence: 0.6),
-            TalariaBook(isbn13: "9780441013593", title: "Dune", authors: ["Frank Herbert"], confidence: 0.9, publisher: "Ace"),
-            TalariaBook(title: "Hobbit (Anniversary)", authors: ["J.R.R. Tolkien"], confidence: 0.5, format: "hardcover"),
+            TalariaBook(
+                isbn13: "9780441013593", title: "Dune", authors: ["Frank Herbert"], confidence: 0.9, publisher: "Ace"),
+            TalariaBook(
+                title: "Hobbit (Anniversary)", authors: ["J.R.R. Tolkien"], confidence: 0.5, format: "hardcover"),
             TalariaBook(title: "Dune", authors: ["Frank Herbert"], confidence: 0.4),  // ISBN-less sighting of Dune
             TalariaBook(isbn13: "9780593099322", title: "Dune", authors: ["Frank Herbert"]),  // another edition
         ]

@@ -2,7 +2,7 @@ import Foundation
 import Synchronization
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// A real HTTP/1.1 server on 127.0.0.1 (port chosen by the kernel) for tests of what the uplink puts on the
@@ -81,7 +81,8 @@ final class LoopbackHTTPServer: Sendable {
                 recorded.withLock { $0.append(request) }
                 let reply = answer(request)
                 let body = Array(reply.body.utf8)
-                let head = "HTTP/1.1 \(reply.status) X\r\nContent-Type: \(reply.contentType)\r\n"
+                let head =
+                    "HTTP/1.1 \(reply.status) X\r\nContent-Type: \(reply.contentType)\r\n"
                     + "Content-Length: \(body.count)\r\nConnection: close\r\n\r\n"
                 Self.write(client, Array(head.utf8) + body)
             }.start()

@@ -6,7 +6,8 @@ enum Talk {
             : #"{"success":true,"data":{"jobId":"\#(job)","status":"queued"}}"#
     }
 
-    static let book1 = #"{"isbn":"9780262033848","title":"Introduction to Algorithms","authors":["Thomas H. Cormen","Charles E. Leiserson"],"confidence":0.95,"format":"hardcover"}"#
+    static let book1 =
+        #"{"isbn":"9780262033848","title":"Introduction to Algorithms","authors":["Thomas H. Cormen","Charles E. Leiserson"],"confidence":0.95,"format":"hardcover"}"#
     static let book2 = #"{"isbn":"0-201-63361-2","title":"Design Patterns","author":"Erich Gamma","confidence":0.7}"#
 
     static func completed(job: String, id: Int, books: [String] = [book1, book2]) -> String {

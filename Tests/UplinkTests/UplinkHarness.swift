@@ -122,7 +122,8 @@ final class UplinkHarness: Sendable {
     /// On a busy machine the uplink may lag behind the steps, so `limit` is chosen far beyond what
     /// the goal needs, and short of whatever the test says must not happen (the next round…).
     func advance(
-        _ what: String, step: TimeInterval = 0.25, upTo limit: TimeInterval, sourceLocation: SourceLocation = #_sourceLocation,
+        _ what: String, step: TimeInterval = 0.25, upTo limit: TimeInterval,
+        sourceLocation: SourceLocation = #_sourceLocation,
         until condition: () throws -> Bool
     ) async throws {
         let started = now

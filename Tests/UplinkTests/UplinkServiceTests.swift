@@ -12,7 +12,8 @@ func gaps(_ times: [Date]) -> [TimeInterval] {
     zip(times.dropFirst(), times).map { $0.timeIntervalSince($1) }
 }
 
-@Suite("Uplink over a scripted backend on a manual clock (logic; the real engine and server are in the integration tests)")
+@Suite(
+    "Uplink over a scripted backend on a manual clock (logic; the real engine and server are in the integration tests)")
 struct UplinkServiceTests {
     @Test("upload → stream → books committed once, photo deleted, cleanup sent; headers as docs/protocol.md §1")
     func happyPath() async throws {
@@ -20,7 +21,9 @@ struct UplinkServiceTests {
             let path = request.url.path
             if request.method == .post { return .response(status: 202, body: Talk.accepted(job: "job-1")) }
             if path.hasSuffix("/stream") {
-                return .stream(chunks: [Talk.opening, Talk.progress(job: "job-1", id: 1, progress: 40), Talk.completed(job: "job-1", id: 2)])
+                return .stream(chunks: [
+                    Talk.opening, Talk.progress(job: "job-1", id: 1, progress: 40), Talk.completed(job: "job-1", id: 2),
+                ])
             }
             if request.method == .delete { return .response(status: 204, body: "") }
             return .response(status: 404, body: "{}")
@@ -55,7 +58,10 @@ struct UplinkServiceTests {
         #expect(backend.header(stream, "Authorization") == "Bearer tok-job-1")
         #expect(backend.requests(.delete, pathSuffix: "/job-1/cleanup").count == 1)
         #expect(try harness.database.queue.scan(id: scan.id)?.jobToken == nil)
-        #expect(harness.events.all.contains { if case .booksLanded(scan.id, let landed) = $0 { landed.count == 2 } else { false } })
+        #expect(
+            harness.events.all.contains {
+                if case .booksLanded(scan.id, let landed) = $0 { landed.count == 2 } else { false }
+            })
     }
 
     @Test("a dropped stream is resumed with Last-Event-ID after the server's retry time, and the books land once")
@@ -72,19 +78,24 @@ struct UplinkServiceTests {
         let backend = harness.backend
         harness.start()
         let scan = try harness.queueScan()
-        try await harness.eventually("the first stream dropped") { backend.requests(.get, pathSuffix: "/stream").count == 1 }
+        try await harness.eventually("the first stream dropped") {
+            backend.requests(.get, pathSuffix: "/stream").count == 1
+        }
         try await harness.advance("done", step: 0.01, upTo: 60) { try harness.scan(scan.id).state == .done }
         await harness.stop()
         let streams = backend.requests(.get, pathSuffix: "/stream")
         #expect(streams.count == 2)
         #expect(backend.header(streams[1], "Last-Event-ID") == "7")
         #expect(backend.header(streams[0], "Last-Event-ID") == nil)
-        #expect(gaps(backend.times(.get, pathSuffix: "/stream")).allSatisfy { $0 >= 0.0099 }, "the server's retry: 10 ms")
+        #expect(
+            gaps(backend.times(.get, pathSuffix: "/stream")).allSatisfy { $0 >= 0.0099 }, "the server's retry: 10 ms")
         #expect(try harness.database.library.bookCount() == 2)
         #expect(harness.uploads().count == 1)
     }
 
-    @Test("5xx and connection failures: three attempts 1 s and 2 s apart, then the scan waits for the next round, never failed")
+    @Test(
+        "5xx and connection failures: three attempts 1 s and 2 s apart, then the scan waits for the next round, never failed"
+    )
     func transientRound() async throws {
         let harness = try UplinkHarness { request, index in
             if request.method == .post {
@@ -107,12 +118,16 @@ struct UplinkServiceTests {
         let record = try harness.scan(scan.id)
         let times = harness.backend.times(.post, pathSuffix: "/v3/jobs/scans")
         #expect(times.count == 3)
-        #expect(gaps(times).count == 2 && gaps(times)[0] >= 1 && gaps(times)[1] >= 2, "backoff 1 s, 2 s: \(gaps(times))")
+        #expect(
+            gaps(times).count == 2 && gaps(times)[0] >= 1 && gaps(times)[1] >= 2, "backoff 1 s, 2 s: \(gaps(times))")
         #expect(record.state == .queued)
         #expect(record.attempts == 3)
         #expect(record.retryable == true)
         #expect(record.lastError?.isEmpty == false)
-        if case .offline = harness.connectivity {} else { Issue.record("expected offline, got \(harness.connectivity)") }
+        if case .offline = harness.connectivity {
+        } else {
+            Issue.record("expected offline, got \(harness.connectivity)")
+        }
     }
 
     @Test("429 pauses every upload until Retry-After, reports the countdown, then the scans go out")
@@ -120,8 +135,9 @@ struct UplinkServiceTests {
         let harness = try UplinkHarness(tweak: { $0.concurrency = 1 }) { request, index in
             if request.method == .post {
                 if index == 0 {
-                    return .response(status: 429, headers: [HTTPHeader(name: "Retry-After", value: "2")],
-                                     body: #"{"code":"RATE_LIMIT_EXCEEDED"}"#)
+                    return .response(
+                        status: 429, headers: [HTTPHeader(name: "Retry-After", value: "2")],
+                        body: #"{"code":"RATE_LIMIT_EXCEEDED"}"#)
                 }
                 return .response(status: 202, body: Talk.accepted(job: "job-\(index)"))
             }
@@ -153,13 +169,17 @@ struct UplinkServiceTests {
         #expect(harness.connectivity == .online)
     }
 
-    @Test("three uploads in flight all answered 429: one rate-limited announcement, so the buzzer plays its pattern once")
+    @Test(
+        "three uploads in flight all answered 429: one rate-limited announcement, so the buzzer plays its pattern once")
     func oneAnnouncementForSimultaneous429s() async throws {
         let together = RequestBarrier(count: 3)
         let harness = try UplinkHarness(tweak: { $0.concurrency = 3 }) { request, _ in
             if request.method == .post {
-                return .together(together, reply: .response(
-                    status: 429, headers: [HTTPHeader(name: "Retry-After", value: "30")], body: #"{"code":"RATE_LIMIT_EXCEEDED"}"#))
+                return .together(
+                    together,
+                    reply: .response(
+                        status: 429, headers: [HTTPHeader(name: "Retry-After", value: "30")],
+                        body: #"{"code":"RATE_LIMIT_EXCEEDED"}"#))
             }
             return .response(status: 204, body: "")
         }
@@ -180,14 +200,18 @@ struct UplinkServiceTests {
         let harness = try UplinkHarness(apiKey: "bad-key", tweak: { $0.concurrency = 1 }) { request, _ in
             if request.method == .post {
                 if request.headers.contains(where: { $0.value == "Bearer good-key" }) {
-                    return .response(status: 202, body: Talk.accepted(job: "job-\(UUID().uuidString.prefix(8))", stream: false))
+                    return .response(
+                        status: 202, body: Talk.accepted(job: "job-\(UUID().uuidString.prefix(8))", stream: false))
                 }
                 return .response(status: 401, body: #"{"code":"UNAUTHORIZED","detail":"bad key"}"#)
             }
             if request.url.path.hasSuffix("/results") {
-                return .response(status: 200, body: #"{"success":true,"data":{"status":"completed","results":[\#(Talk.book1)]}}"#)
+                return .response(
+                    status: 200, body: #"{"success":true,"data":{"status":"completed","results":[\#(Talk.book1)]}}"#)
             }
-            if request.method == .get { return .response(status: 200, body: #"{"success":true,"data":{"status":"completed"}}"#) }
+            if request.method == .get {
+                return .response(status: 200, body: #"{"success":true,"data":{"status":"completed"}}"#)
+            }
             return .response(status: 204, body: "")
         }
         let refused = try harness.queueScan()
@@ -195,7 +219,10 @@ struct UplinkServiceTests {
         harness.start()
         try await harness.eventually("the first scan failed") { try harness.scan(refused.id).state == .failed }
         #expect(try harness.scan(refused.id).lastError?.contains("bad key") == true)
-        if case .unauthorized = harness.connectivity {} else { Issue.record("expected unauthorized, got \(harness.connectivity)") }
+        if case .unauthorized = harness.connectivity {
+        } else {
+            Issue.record("expected unauthorized, got \(harness.connectivity)")
+        }
         try await harness.settle()
         #expect(try harness.scan(held.id).state == .queued, "held, not failed scan after scan")
         #expect(harness.uploads().count == 1)
@@ -211,16 +238,21 @@ struct UplinkServiceTests {
         #expect(!"\(harness.service.snapshot)".contains("good-key"))
     }
 
-    @Test("an empty key file (no key installed) holds uploads from the start and says why; a key put there resumes them")
+    @Test(
+        "an empty key file (no key installed) holds uploads from the start and says why; a key put there resumes them")
     func missingKey() async throws {
         let harness = try UplinkHarness(apiKey: "", tweak: { $0.concurrency = 1 }) { request, _ in
             if request.method == .post {
-                return .response(status: 202, body: Talk.accepted(job: "job-\(UUID().uuidString.prefix(8))", stream: false))
+                return .response(
+                    status: 202, body: Talk.accepted(job: "job-\(UUID().uuidString.prefix(8))", stream: false))
             }
             if request.url.path.hasSuffix("/results") {
-                return .response(status: 200, body: #"{"success":true,"data":{"status":"completed","results":[\#(Talk.book1)]}}"#)
+                return .response(
+                    status: 200, body: #"{"success":true,"data":{"status":"completed","results":[\#(Talk.book1)]}}"#)
             }
-            if request.method == .get { return .response(status: 200, body: #"{"success":true,"data":{"status":"completed"}}"#) }
+            if request.method == .get {
+                return .response(status: 200, body: #"{"success":true,"data":{"status":"completed"}}"#)
+            }
             return .response(status: 204, body: "")
         }
         harness.start()
@@ -249,10 +281,15 @@ struct UplinkServiceTests {
         let harness = try UplinkHarness { request, index in
             if request.method == .post { return .response(status: 202, body: Talk.accepted(job: "job-\(index)")) }
             if request.url.path.hasSuffix("/job-0/stream") {
-                return .stream(chunks: [#"event: failed"# + "\n" + #"data: {"error":{"code":"PROVIDER_TIMEOUT","message":"slow","retryable":true}}"# + "\n\n"])
+                return .stream(chunks: [
+                    #"event: failed"# + "\n"
+                        + #"data: {"error":{"code":"PROVIDER_TIMEOUT","message":"slow","retryable":true}}"# + "\n\n"
+                ])
             }
             if request.url.path.hasSuffix("/job-1/stream") {
-                return .stream(chunks: ["event: error\ndata: {\"code\":\"INVALID_FILE\",\"message\":\"not a shelf\",\"retryable\":false}\n\n"])
+                return .stream(chunks: [
+                    "event: error\ndata: {\"code\":\"INVALID_FILE\",\"message\":\"not a shelf\",\"retryable\":false}\n\n"
+                ])
             }
             return .response(status: 204, body: "")
         }
@@ -265,7 +302,9 @@ struct UplinkServiceTests {
         let keys = uploads.compactMap { harness.backend.header($0, "Idempotency-Key") }
         #expect(keys.first == scan.idString)
         #expect(Set(keys).count == 2)
-        #expect(gaps(harness.backend.times(.post, pathSuffix: "/v3/jobs/scans")).allSatisfy { $0 >= 1 }, "sent again after 1 s")
+        #expect(
+            gaps(harness.backend.times(.post, pathSuffix: "/v3/jobs/scans")).allSatisfy { $0 >= 1 },
+            "sent again after 1 s")
         let record = try harness.scan(scan.id)
         #expect(record.lastError?.contains("not a shelf") == true)
         #expect(record.retryable == false)
@@ -281,7 +320,8 @@ struct UplinkServiceTests {
         }
         let scan = try harness.queueScan()
         try harness.database.queue.recordJob(
-            scan.id, jobID: "job-r", streamURL: "http://127.0.0.1:9/v3/jobs/scans/job-r/stream", statusURL: nil, jobToken: "t")
+            scan.id, jobID: "job-r", streamURL: "http://127.0.0.1:9/v3/jobs/scans/job-r/stream", statusURL: nil,
+            jobToken: "t")
         try harness.database.queue.recordProgress(scan.id, progress: 0.3, lastEventID: "11")
         harness.start()
         try await harness.eventually("done") { try harness.scan(scan.id).state == .done }
@@ -291,24 +331,34 @@ struct UplinkServiceTests {
         #expect(stream.flatMap { harness.backend.header($0, "Last-Event-ID") } == "11")
     }
 
-    @Test("a job the backend no longer knows waits outside its slot: a new scan goes out meanwhile; lost after the setting")
+    @Test(
+        "a job the backend no longer knows waits outside its slot: a new scan goes out meanwhile; lost after the setting"
+    )
     func lostJobHoldsNoSlot() async throws {
-        let harness = try UplinkHarness(tweak: { $0.concurrency = 1; $0.jobLostAfter = 30 }) { request, index in
+        let harness = try UplinkHarness(tweak: {
+            $0.concurrency = 1
+            $0.jobLostAfter = 30
+        }) { request, index in
             let path = request.url.path
             if request.method == .post {
-                return .response(status: 202, body: Talk.accepted(job: index == 0 ? "job-new" : "job-again", stream: false))
+                return .response(
+                    status: 202, body: Talk.accepted(job: index == 0 ? "job-new" : "job-again", stream: false))
             }
             if path.hasSuffix("/job-lost") { return .response(status: 404, body: #"{"code":"NOT_FOUND"}"#) }
             if path.hasSuffix("/results") {
-                return .response(status: 200, body: #"{"success":true,"data":{"status":"completed","results":[\#(Talk.book1)]}}"#)
+                return .response(
+                    status: 200, body: #"{"success":true,"data":{"status":"completed","results":[\#(Talk.book1)]}}"#)
             }
-            if request.method == .get { return .response(status: 200, body: #"{"success":true,"data":{"status":"completed"}}"#) }
+            if request.method == .get {
+                return .response(status: 200, body: #"{"success":true,"data":{"status":"completed"}}"#)
+            }
             return .response(status: 204, body: "")
         }
         // A scan whose job was accepted before a restart of the backend, which forgot it.
         let lost = try harness.queueScan()
         try harness.database.queue.recordJob(
-            lost.id, jobID: "job-lost", streamURL: nil, statusURL: "http://127.0.0.1:9/v3/jobs/scans/job-lost", jobToken: nil)
+            lost.id, jobID: "job-lost", streamURL: nil, statusURL: "http://127.0.0.1:9/v3/jobs/scans/job-lost",
+            jobToken: nil)
         harness.start()
         try await harness.eventually("the lost job was asked for") {
             !harness.backend.requests(.get, pathSuffix: "/job-lost").isEmpty
@@ -363,14 +413,19 @@ struct UplinkServiceTests {
     @Test("a job without a stream is polled no faster than the poll interval until its results arrive")
     func pollingPace() async throws {
         let harness = try UplinkHarness { request, index in
-            if request.method == .post { return .response(status: 202, body: Talk.accepted(job: "job-p", stream: false)) }
+            if request.method == .post {
+                return .response(status: 202, body: Talk.accepted(job: "job-p", stream: false))
+            }
             if request.url.path.hasSuffix("/results") {
-                return .response(status: 200, body: #"{"success":true,"data":{"status":"completed","results":[\#(Talk.book2)]}}"#)
+                return .response(
+                    status: 200, body: #"{"success":true,"data":{"status":"completed","results":[\#(Talk.book2)]}}"#)
             }
             if request.method == .get {
-                return .response(status: 200, body: index < 3
-                    ? #"{"success":true,"data":{"status":"processing","progress":50}}"#
-                    : #"{"success":true,"data":{"status":"completed"}}"#)
+                return .response(
+                    status: 200,
+                    body: index < 3
+                        ? #"{"success":true,"data":{"status":"processing","progress":50}}"#
+                        : #"{"success":true,"data":{"status":"completed"}}"#)
             }
             return .response(status: 204, body: "")
         }

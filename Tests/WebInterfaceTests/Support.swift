@@ -9,7 +9,7 @@ import Testing
 @testable import WebInterface
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// A response as read off the wire.
@@ -30,7 +30,8 @@ enum RawHTTP {
     {
         let raw = try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<[UInt8], any Error>) in
             let thread = Thread {
-                continuation.resume(with: Result { try exchange(port: port, method: method, path: path, headers: headers, body: body) })
+                continuation.resume(
+                    with: Result { try exchange(port: port, method: method, path: path, headers: headers, body: body) })
             }
             thread.start()
         }
@@ -54,7 +55,9 @@ enum RawHTTP {
         address.sin_port = in_port_t(UInt16(port).bigEndian)
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
         let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
         }
         guard connected == 0 else { throw Failure(description: "connect: errno \(errno)") }
         var head = "\(method) \(path) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nConnection: close\r\n"
@@ -64,7 +67,9 @@ enum RawHTTP {
         let request = Array(head.utf8) + body
         var sent = 0
         while sent < request.count {
-            let count = request[sent...].withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            let count = request[sent...].withUnsafeBytes {
+                Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL))
+            }
             if count <= 0 { break }
             sent += count
         }
@@ -84,7 +89,9 @@ enum RawHTTP {
         }
         var lines = String(decoding: raw[..<headEnd.lowerBound], as: UTF8.self).components(separatedBy: "\r\n")
         let statusLine = lines.removeFirst().split(separator: " ")
-        guard statusLine.count >= 2, let status = Int(statusLine[1]) else { throw Failure(description: "bad status line") }
+        guard statusLine.count >= 2, let status = Int(statusLine[1]) else {
+            throw Failure(description: "bad status line")
+        }
         let headers: [(String, String)] = lines.compactMap { line in
             guard let colon = line.firstIndex(of: ":") else { return nil }
             return (String(line[..<colon]), line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces))

@@ -1,9 +1,9 @@
-@testable import Appliance
 import Foundation
 import Store
 import Synchronization
 import Testing
 
+@testable import Appliance
 @testable import WebInterface
 
 /// `swiftwing-web` over real loopback HTTP, with the daemon's real SQLite file and a real control socket.
@@ -66,9 +66,10 @@ import Testing
             let location = try #require(deleted.header("Location"))
             let library = try await device.get(location, cookie: cookie)
             #expect(library.text.contains("Deleted “Dune”"))
-            let token = try #require(library.text.range(of: "name=\"token\" value=\"").map {
-                String(library.text[$0.upperBound...].prefix { $0 != "\"" })
-            })
+            let token = try #require(
+                library.text.range(of: "name=\"token\" value=\"").map {
+                    String(library.text[$0.upperBound...].prefix { $0 != "\"" })
+                })
             let undone = try await device.post("/undo", [("csrf", csrf), ("token", token)], cookie: cookie)
             #expect(undone.status == 303)
             #expect(undone.header("Location") == "/books/1")
@@ -94,7 +95,9 @@ import Testing
             #expect(right.status == 403)
             #expect(right.header("Set-Cookie") == nil)
             #expect(right.text.contains("Pairing is locked"))
-            #expect(throws: ApplianceError.self) { try WebPairing.pair(configuration: device.configuration, now: device.clock.now) }
+            #expect(throws: ApplianceError.self) {
+                try WebPairing.pair(configuration: device.configuration, now: device.clock.now)
+            }
 
             device.clock.advance(4 * 60)
             #expect(try await device.post("/pair", [("code", code)]).text.contains("Pairing is locked"))
@@ -113,8 +116,9 @@ import Testing
             let code = String(printed.split(separator: " ")[1])
             device.clock.advance(5 * 60 + 1)
             #expect(try await device.post("/pair", [("code", code)]).text.contains("No code is waiting"))
-            let fresh = String(try WebPairing.pair(configuration: device.configuration, now: device.clock.now)
-                .split(separator: " ")[1])
+            let fresh = String(
+                try WebPairing.pair(configuration: device.configuration, now: device.clock.now)
+                    .split(separator: " ")[1])
             #expect(try await device.post("/pair", [("code", fresh)]).status == 303)
             #expect(try await device.post("/pair", [("code", fresh)]).text.contains("No code is waiting"))
             // The session lasts 30 days.
@@ -146,7 +150,8 @@ import Testing
             #expect(try device.database.library.book(id: 1)?.isbn13 == nil)
 
             let saved = try await device.post(
-                "/books/1/edit", [("csrf", csrf), ("title", "Dune"), ("authors", "Frank Herbert"), ("isbn", "978-0-441-01359-3")],
+                "/books/1/edit",
+                [("csrf", csrf), ("title", "Dune"), ("authors", "Frank Herbert"), ("isbn", "978-0-441-01359-3")],
                 cookie: cookie)
             #expect(saved.status == 303)
             let book = try #require(try device.database.library.book(id: 1))
@@ -185,7 +190,9 @@ import Testing
                 let file = try await device.get("/export/\(format.rawValue).csv", cookie: cookie)
                 #expect(file.status == 200)
                 #expect(file.body == LibraryCSV.encode(stored, format: format))
-                #expect(file.header("Content-Disposition")?.contains(format.fileName(day: LibraryExport.day(device.clock.now))) == true)
+                #expect(
+                    file.header("Content-Disposition")?.contains(
+                        format.fileName(day: LibraryExport.day(device.clock.now))) == true)
             }
         }
     }
@@ -212,13 +219,15 @@ import Testing
     }
 
     @Test func theNowPagesStatusIsPushedAsServerSentEvents() async throws {
-        try await withWebDevice(books: [BookRecord(title: Self.hostileTitle)], { $0.limits.eventStreamSeconds = 1 }) { device in
+        try await withWebDevice(books: [BookRecord(title: Self.hostileTitle)], { $0.limits.eventStreamSeconds = 1 }) {
+            device in
             let (cookie, _) = try await device.pair()
             let stream = try await device.get("/events", cookie: cookie)
             #expect(stream.status == 200)
             #expect(stream.header("Content-Type") == "text/event-stream")
             #expect(stream.text.hasPrefix("retry: 3000\n\n"))
-            let event = try #require(stream.text.components(separatedBy: "\n\n").first { $0.hasPrefix("event: status") })
+            let event = try #require(
+                stream.text.components(separatedBy: "\n\n").first { $0.hasPrefix("event: status") })
             #expect(event.contains("data: <p class=\"state state-problem\">DAEMON STOPPED</p>"))
             #expect(event.contains(htmlEscaped(Self.hostileTitle)))
             #expect(!event.contains("<script>"))
@@ -247,7 +256,8 @@ import Testing
         try await withWebDevice({ $0.limits.bodyBytes = 1024 }) { device in
             let large = try await device.post("/pair", [("code", String(repeating: "1", count: 2000))])
             #expect(large.status == 413)
-            let header = try await device.request("GET", "/pair", headers: [("X-Large", String(repeating: "a", count: 20_000))])
+            let header = try await device.request(
+                "GET", "/pair", headers: [("X-Large", String(repeating: "a", count: 20_000))])
             #expect(header.status == 431 || header.status == 400)
         }
     }
@@ -267,7 +277,8 @@ import Testing
     @Test func badValuesNameTheKeyAndTheFix() throws {
         func problem(_ environment: [String: String]) -> ConfigurationError? {
             do {
-                _ = try ConfigurationLoader.load(path: nil, environment: environment, defaultPath: "/nonexistent/swiftwing.toml")
+                _ = try ConfigurationLoader.load(
+                    path: nil, environment: environment, defaultPath: "/nonexistent/swiftwing.toml")
                 return nil
             } catch {
                 return error

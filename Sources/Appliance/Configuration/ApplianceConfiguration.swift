@@ -15,7 +15,8 @@ public enum CameraDevice: Equatable, Sendable, CustomStringConvertible {
         } else if text.hasPrefix("synthetic:") {
             let folder = String(text.dropFirst("synthetic:".count))
             guard !folder.isEmpty else {
-                throw ConfigurationValueError("`synthetic:` needs a folder of JPEGs after the colon, e.g. synthetic:/srv/shelves")
+                throw ConfigurationValueError(
+                    "`synthetic:` needs a folder of JPEGs after the colon, e.g. synthetic:/srv/shelves")
             }
             self = .synthetic(folder: folder)
         } else if text.hasPrefix("/") {
@@ -51,7 +52,8 @@ public enum PanelOutput: Equatable, Sendable, CustomStringConvertible {
         } else if text.hasPrefix("png:"), text.count > 4 {
             self = .png(path: String(text.dropFirst(4)))
         } else {
-            throw ConfigurationValueError("\"\(text)\" is not a panel output: use none, fb:/dev/fb0 or png:/path/to/panel.png")
+            throw ConfigurationValueError(
+                "\"\(text)\" is not a panel output: use none, fb:/dev/fb0 or png:/path/to/panel.png")
         }
     }
 

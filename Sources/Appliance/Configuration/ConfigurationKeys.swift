@@ -84,7 +84,8 @@ private func string(_ value: RawConfigurationValue) throws(ConfigurationValueErr
     return text
 }
 
-private func integer(_ value: RawConfigurationValue, in range: ClosedRange<Int>) throws(ConfigurationValueError) -> Int {
+private func integer(_ value: RawConfigurationValue, in range: ClosedRange<Int>) throws(ConfigurationValueError) -> Int
+{
     guard case .integer(let number) = value else { throw typeMismatch(value, expected: "an integer") }
     guard range.contains(number) else {
         throw ConfigurationValueError("\(number) is out of range: use \(range.lowerBound)…\(range.upperBound)")
@@ -92,7 +93,9 @@ private func integer(_ value: RawConfigurationValue, in range: ClosedRange<Int>)
     return number
 }
 
-private func double(_ value: RawConfigurationValue, in range: ClosedRange<Double>) throws(ConfigurationValueError) -> Double {
+private func double(_ value: RawConfigurationValue, in range: ClosedRange<Double>) throws(ConfigurationValueError)
+    -> Double
+{
     let number: Double
     switch value {
     case .double(let d): number = d
@@ -147,7 +150,9 @@ extension ConfigurationKey {
         ConfigurationKey(section: "daemon", name: "state_directory", kind: .string, example: "\"/var/lib/swiftwing\"") {
             $0.stateDirectory = try absolutePath($1)
         },
-        ConfigurationKey(section: "daemon", name: "control_socket", kind: .string, example: "\"/run/swiftwing/control.sock\"") {
+        ConfigurationKey(
+            section: "daemon", name: "control_socket", kind: .string, example: "\"/run/swiftwing/control.sock\""
+        ) {
             $0.controlSocket = try absolutePath($1)
         },
         ConfigurationKey(section: "daemon", name: "log_level", kind: .string, example: "\"info\"") {
@@ -238,10 +243,13 @@ extension ConfigurationKey {
             }
             $0.backend.url = url
         },
-        ConfigurationKey(section: "backend", name: "api_key_file", kind: .string, example: "\"/etc/swiftwing/api-key\"") {
+        ConfigurationKey(section: "backend", name: "api_key_file", kind: .string, example: "\"/etc/swiftwing/api-key\"")
+        {
             $0.backend.apiKeyFile = try absolutePath($1)
         },
-        ConfigurationKey(section: "backend", name: "ca_file", kind: .string, example: "\"/etc/swiftwing/backend-ca.pem\"") {
+        ConfigurationKey(
+            section: "backend", name: "ca_file", kind: .string, example: "\"/etc/swiftwing/backend-ca.pem\""
+        ) {
             $0.backend.caFile = try absolutePath($1)
         },
         ConfigurationKey(section: "backend", name: "concurrency", kind: .integer, example: "3") {
@@ -274,7 +282,8 @@ extension ConfigurationKey {
             }
             $0.enrichment.provider = provider
         },
-        ConfigurationKey(section: "enrichment", name: "base_url", kind: .string, example: "\"https://openlibrary.org\"") {
+        ConfigurationKey(section: "enrichment", name: "base_url", kind: .string, example: "\"https://openlibrary.org\"")
+        {
             let url = try string($1)
             guard url.hasPrefix("https://") || url.hasPrefix("http://") else {
                 throw ConfigurationValueError("\"\(url)\" is not an http(s) URL: write e.g. https://openlibrary.org")
@@ -303,7 +312,8 @@ extension ConfigurationKey {
             let text = try string($1)
             guard LineBias(rawValue: text) != nil else {
                 throw ConfigurationValueError(
-                    "\"\(text)\" is not a bias: use one of \(LineBias.allCases.map(\.rawValue).joined(separator: ", "))")
+                    "\"\(text)\" is not a bias: use one of \(LineBias.allCases.map(\.rawValue).joined(separator: ", "))"
+                )
             }
             $0.shutter.bias = text
         },

@@ -49,14 +49,17 @@ public enum ConfigurationLoader {
                 text = try String(contentsOfFile: filePath, encoding: .utf8)
             } catch {
                 throw ConfigurationError(
-                    origin: .file(path: filePath, line: nil), key: "", problem: "cannot be read (\(error.localizedDescription))",
+                    origin: .file(path: filePath, line: nil), key: "",
+                    problem: "cannot be read (\(error.localizedDescription))",
                     fix: "check that the file exists, is UTF-8 text and readable by the swiftwing user")
             }
             try apply(toml: text, path: filePath, to: &configuration)
         } else if path != nil {
             throw ConfigurationError(
                 origin: .file(path: filePath, line: nil), key: "", problem: "does not exist",
-                fix: "give the path of an existing file, or copy the example: cp config/swiftwing.example.toml \(filePath)")
+                fix:
+                    "give the path of an existing file, or copy the example: cp config/swiftwing.example.toml \(filePath)"
+            )
         }
         for key in ConfigurationKey.all {
             guard let text = environment[key.environmentName] else { continue }
@@ -73,12 +76,15 @@ public enum ConfigurationLoader {
     }
 
     /// Applies a TOML document; every unknown key or wrong type is an error naming its line.
-    static func apply(toml text: String, path: String, to configuration: inout ApplianceConfiguration) throws(ConfigurationError) {
+    static func apply(toml text: String, path: String, to configuration: inout ApplianceConfiguration)
+        throws(ConfigurationError)
+    {
         if let header = TOMLHeaderCheck.firstHeaderWithoutName(in: text) {
             throw ConfigurationError(
                 origin: .file(path: path, line: header.line), key: "",
                 problem: "is not valid TOML at column \(header.column) (a table header must start with a name)",
-                fix: "write the section name right after the bracket, e.g. [camera]; quote a name with other characters")
+                fix: "write the section name right after the bracket, e.g. [camera]; quote a name with other characters"
+            )
         }
         let table: TOMLTable
         do {
@@ -95,7 +101,9 @@ public enum ConfigurationLoader {
         }
         let locator = TOMLLineLocator(text: text)
         // Sorted so that the first error reported is the first one in the file.
-        for (sectionName, sectionValue) in table.sorted(by: { locator.line(section: $0.0, key: nil) ?? 0 < locator.line(section: $1.0, key: nil) ?? 0 }) {
+        for (sectionName, sectionValue) in table.sorted(by: {
+            locator.line(section: $0.0, key: nil) ?? 0 < locator.line(section: $1.0, key: nil) ?? 0
+        }) {
             guard let section = sectionValue.table else {
                 let line = locator.line(section: nil, key: sectionName)
                 let home = ConfigurationKey.all.first { $0.name == sectionName }?.section
@@ -112,7 +120,8 @@ public enum ConfigurationLoader {
                 let line = locator.line(section: sectionName, key: name)
                 guard let key = ConfigurationKey.named(section: sectionName, name: name) else {
                     throw ConfigurationError(
-                        origin: .file(path: path, line: line), key: "\(sectionName).\(name)", problem: "is not a known key",
+                        origin: .file(path: path, line: line), key: "\(sectionName).\(name)",
+                        problem: "is not a known key",
                         fix: suggestion(for: name, in: sectionName))
                 }
                 let raw: RawConfigurationValue
@@ -135,12 +144,14 @@ public enum ConfigurationLoader {
     }
 
     private static func apply(
-        text: String, to key: ConfigurationKey, origin: ConfigurationError.Origin, into configuration: inout ApplianceConfiguration
+        text: String, to key: ConfigurationKey, origin: ConfigurationError.Origin,
+        into configuration: inout ApplianceConfiguration
     ) throws(ConfigurationError) {
         do {
             try key.apply(&configuration, key.value(fromText: text))
         } catch {
-            throw ConfigurationError(origin: origin, key: key.path, problem: message(of: error), fix: "give e.g. \(key.example)")
+            throw ConfigurationError(
+                origin: origin, key: key.path, problem: message(of: error), fix: "give e.g. \(key.example)")
         }
     }
 
@@ -158,13 +169,15 @@ public enum ConfigurationLoader {
         let candidates = ConfigurationKey.all.filter { $0.section == section }
         let closest = candidates.min { editDistance($0.name, name) < editDistance($1.name, name) }
         if let closest, editDistance(closest.name, name) <= 3 {
-            return "did you mean `\(closest.name)`? Known keys in [\(section)]: \(candidates.map(\.name).joined(separator: ", "))"
+            return
+                "did you mean `\(closest.name)`? Known keys in [\(section)]: \(candidates.map(\.name).joined(separator: ", "))"
         }
         return "remove it; known keys in [\(section)] are \(candidates.map(\.name).joined(separator: ", "))"
     }
 
     static func editDistance(_ a: String, _ b: String) -> Int {
-        let a = Array(a), b = Array(b)
+        let a = Array(a)
+        let b = Array(b)
         var previous = Array(0...b.count)
         for i in 1...max(a.count, 1) where !a.isEmpty {
             var current = [i] + Array(repeating: 0, count: b.count)

@@ -10,17 +10,27 @@ enum TOMLHeaderCheck {
 
     static func firstHeaderWithoutName(in text: String) -> Finding? {
         let bytes = Array(text.utf8)
-        var index = 0, line = 1, lineStart = 0, depth = 0
+        var index = 0
+        var line = 1
+        var lineStart = 0
+        var depth = 0
         var atLineStart = true
 
         func byte(_ offset: Int) -> UInt8? { index + offset < bytes.count ? bytes[index + offset] : nil }
         func skipBlanks() { while let b = byte(0), b == 0x20 || b == 0x09 { index += 1 } }
-        func newline() { line += 1; lineStart = index + 1; atLineStart = true }
+        func newline() {
+            line += 1
+            lineStart = index + 1
+            atLineStart = true
+        }
         /// Moves past a string starting at `index` (quote `quote`, `triple` for a multi-line one).
         func skipString(quote: UInt8, triple: Bool) {
             index += triple ? 3 : 1
             while let b = byte(0) {
-                if b == 0x5C, quote == 0x22 { index += 2; continue }  // an escape in a basic string
+                if b == 0x5C, quote == 0x22 {
+                    index += 2
+                    continue
+                }  // an escape in a basic string
                 if b == quote, !triple || (byte(1) == quote && byte(2) == quote) {
                     index += triple ? 3 : 1
                     return
@@ -55,11 +65,17 @@ enum TOMLHeaderCheck {
             }
             guard let b = byte(0) else { break }
             switch b {
-            case 0x0A: newline(); index += 1
+            case 0x0A:
+                newline()
+                index += 1
             case 0x23: while let c = byte(0), c != 0x0A { index += 1 }  // a comment
             case 0x22, 0x27: skipString(quote: b, triple: byte(1) == b && byte(2) == b)
-            case 0x5B, 0x7B: depth += 1; index += 1
-            case 0x5D, 0x7D: depth = max(0, depth - 1); index += 1
+            case 0x5B, 0x7B:
+                depth += 1
+                index += 1
+            case 0x5D, 0x7D:
+                depth = max(0, depth - 1)
+                index += 1
             default: index += 1
             }
         }

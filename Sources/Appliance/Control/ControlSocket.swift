@@ -1,8 +1,8 @@
 import Foundation
 import Glibc
 import Logging
-import Synchronization
 import SwiftWingCore
+import Synchronization
 
 /// Errors of the control socket, naming the socket path and what to do.
 public enum ControlSocketError: Error, CustomStringConvertible, Sendable {
@@ -103,7 +103,8 @@ public enum ControlClient {
         let written = writeAll(payload, to: fd)
         let line = readLine(from: fd)
         guard let line, written || !line.isEmpty else {
-            throw .daemonNotRunning(path, SystemCallError("read", subject: path, errno: errno == 0 ? ECONNRESET : errno))
+            throw .daemonNotRunning(
+                path, SystemCallError("read", subject: path, errno: errno == 0 ? ECONNRESET : errno))
         }
         do {
             return try JSONDecoder().decode(ControlReply.self, from: Data(line))
@@ -292,8 +293,9 @@ public final class ControlSocketServer: Sendable {
                     // would spin a core. Wait, longer each time, until a descriptor is free again.
                     let delay = backoff.map { min($0 * 2, limits.longestBackoff) } ?? limits.shortestBackoff
                     if backoff == nil {
-                        logger.warning("control socket: accept failed, backing off",
-                                       metadata: ["error": "\(SystemCallError("accept", subject: path, errno: failure))"])
+                        logger.warning(
+                            "control socket: accept failed, backing off",
+                            metadata: ["error": "\(SystemCallError("accept", subject: path, errno: failure))"])
                     }
                     backoff = delay
                     if !pause(delay) { break serving }
@@ -342,8 +344,10 @@ public final class ControlSocketServer: Sendable {
         if !started {
             active.wrappingSubtract(1, ordering: .acquiringAndReleasing)
             logger.warning("control socket: no thread could start for a connection (thread or memory limit); refused")
-            Self.refuse(connection, "the daemon could not start a thread for this request (thread or memory limit): "
-                + "try again in a moment")
+            Self.refuse(
+                connection,
+                "the daemon could not start a thread for this request (thread or memory limit): "
+                    + "try again in a moment")
         }
     }
 

@@ -1,8 +1,8 @@
 import Controls
 import Logging
 import Panel
-import Synchronization
 import SwiftWingCore
+import Synchronization
 
 /// What `swiftwing export --device` tells the daemon (it runs as its own unit, started by udev):
 /// the panel shows the outcome and the buzzer plays the export pattern on success.
@@ -37,7 +37,9 @@ final class ExportNotices: Sendable {
         self.logger = logger
     }
 
-    convenience init(show: @escaping @Sendable (PanelNotice, Duration) -> Void, feedback: any PressFeedback, logger: Logger) {
+    convenience init(
+        show: @escaping @Sendable (PanelNotice, Duration) -> Void, feedback: any PressFeedback, logger: Logger
+    ) {
         self.init(logger: logger)
         connect(show: show, feedback: feedback)
     }
@@ -106,7 +108,8 @@ final class ExportNotices: Sendable {
     }
 
     private static func writingNotice(_ export: Export) -> PanelNotice {
-        var detail = "Writing \(export.books) \(export.books == 1 ? "book" : "books") to the USB stick — do not remove it."
+        var detail =
+            "Writing \(export.books) \(export.books == 1 ? "book" : "books") to the USB stick — do not remove it."
         if !export.refused.isEmpty {
             detail += " \(export.refused.joined(separator: ", ")) was left alone: plug it in again after this one."
         }

@@ -1,7 +1,7 @@
 import Panel
 import Store
-import Synchronization
 import SwiftWingCore
+import Synchronization
 
 extension PanelFeeder: ScanOutcomeDisplay {
     /// Long enough to read an ISBN, short enough not to hide the next press's result.

@@ -5,8 +5,8 @@ import Logging
 import Panel
 import ServiceLifecycle
 import Store
-import Synchronization
 import SwiftWingCore
+import Synchronization
 
 /// Keeps the status panel's model up to date from the daemon's parts: counts, the latest book and
 /// the latest scans (with their thumbnails) from the store, the idle viewfinder from the camera,
@@ -257,7 +257,8 @@ final class PanelFeeder: Service, PressFeedback, Sendable {
                     cache[scan.id] = PanelPicture(frame)
                 }
             }
-            tiles.append(ScanTile(id: scan.idempotencyKey, state: Self.tileState(scan.state), thumbnail: cache[scan.id]))
+            tiles.append(
+                ScanTile(id: scan.idempotencyKey, state: Self.tileState(scan.state), thumbnail: cache[scan.id]))
         }
         let visible = Set(scans.map(\.id))
         cache = cache.filter { visible.contains($0.key) }

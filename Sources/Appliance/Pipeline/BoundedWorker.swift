@@ -1,5 +1,5 @@
-import Synchronization
 import SwiftWingCore
+import Synchronization
 
 /// A fixed number of slots and one thread of its own for blocking, CPU-heavy work (scaling,
 /// encoding, fsync), so that work never runs on the cooperative pool or the capture thread.

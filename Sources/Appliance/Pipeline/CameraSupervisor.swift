@@ -1,8 +1,8 @@
 import Camera
 import Logging
 import ServiceLifecycle
-import Synchronization
 import SwiftWingCore
+import Synchronization
 
 /// Keeps a camera open for the daemon's lifetime.
 ///

@@ -5,8 +5,8 @@ import Identify
 import Imaging
 import Logging
 import Store
-import Synchronization
 import SwiftWingCore
+import Synchronization
 
 /// The first half of the main job: a press becomes a durable, queued JPEG.
 ///
@@ -96,8 +96,10 @@ public final class ScanPipeline: Sendable {
         logger[metadataKey: "scan_id"] = "\(id.uuidString.lowercased())"
         logger.info("shutter pressed", metadata: ["source": "\(press.source.rawValue)"])
         guard let slot = worker.reserve() else {
-            return refuse(press, logger: logger, "processing queue is full (\(worker.capacity) presses in flight): wait for the click "
-                + "before pressing again, or raise imaging.queue_depth")
+            return refuse(
+                press, logger: logger,
+                "processing queue is full (\(worker.capacity) presses in flight): wait for the click "
+                    + "before pressing again, or raise imaging.queue_depth")
         }
         defer {
             slot.release()
@@ -166,7 +168,8 @@ public final class ScanPipeline: Sendable {
                 metadata: [
                     "source": "\(press.source.rawValue)",
                     "press_to_frame_ms": "\(Self.milliseconds(frameAt.nanoseconds(since: press.time)))",
-                    "press_to_durable_ms": "\(Self.milliseconds(MonotonicInstant.now().nanoseconds(since: press.time)))",
+                    "press_to_durable_ms":
+                        "\(Self.milliseconds(MonotonicInstant.now().nanoseconds(since: press.time)))",
                     "image_bytes": "\(record.imageSize)", "size": "\(record.width)x\(record.height)",
                     "state": "\(record.state.rawValue)",
                     "quality": "\(record.quality?.verdict.rawValue ?? "unmeasured")",
@@ -223,8 +226,10 @@ public final class ScanPipeline: Sendable {
         let scaler = YUV420Scaler()
         let scaled = try scaler.downscaled(upright, maxLongEdge: settings.maxLongEdge)
         let encoder = try JPEGEncoder(quality: settings.jpegQuality)
-        let saved = try encoder.withJPEG(of: scaled) { jpeg in Result { () throws(Failure) in try saveJPEG(jpeg) } }.get()
-        let thumbnail = try Thumbnail(of: scaled, longEdge: settings.thumbnailLongEdge, encoder: encoder, scaler: scaler)
+        let saved = try encoder.withJPEG(of: scaled) { jpeg in Result { () throws(Failure) in try saveJPEG(jpeg) } }
+            .get()
+        let thumbnail = try Thumbnail(
+            of: scaled, longEdge: settings.thumbnailLongEdge, encoder: encoder, scaler: scaler)
         // A ZBar scanner per frame: the identifier is not Sendable and costs microseconds to make. Regions located on
         // the scaled frame that give no code are read again as captured: from the detail a V4L2 camera that scales
         // its frames keeps beside them, or from the frame before the scaling just done.
@@ -277,7 +282,9 @@ public final class ScanPipeline: Sendable {
     }
 
     private func freeSpaceProblem() -> String? {
-        guard settings.minimumFreeBytes > 0, let free = try? FreeSpace.availableBytes(at: stateDirectory.path) else { return nil }
+        guard settings.minimumFreeBytes > 0, let free = try? FreeSpace.availableBytes(at: stateDirectory.path) else {
+            return nil
+        }
         guard free < settings.minimumFreeBytes else { return nil }
         return "state directory \(stateDirectory.path) is nearly full (\(free / 1_048_576) MB free, "
             + "daemon.min_free_megabytes is \(settings.minimumFreeBytes / 1_048_576)): free space on the card; queued scans are kept"

@@ -24,20 +24,24 @@ extension DoctorReport {
         case .success(let response):
             let health = (try? JSONSerialization.jsonObject(with: Data(response.body))) as? [String: Any]
             guard response.status == 200, health?["service"] as? String == "swiftwing-recognizer" else {
-                return Check(name: "recognizer", ok: true, detail: "\(raw) is not a swiftwing-recognizer (another backend)")
+                return Check(
+                    name: "recognizer", ok: true, detail: "\(raw) is not a swiftwing-recognizer (another backend)")
             }
             let catalogue = health?["catalogue"] as? String ?? "?"
             let books = health?["catalogueBooks"] as? String ?? "?"
             return Check(
-                name: "recognizer", ok: true, detail: "\(raw) is a swiftwing-recognizer (catalogue \(catalogue), \(books) books)")
+                name: "recognizer", ok: true,
+                detail: "\(raw) is a swiftwing-recognizer (catalogue \(catalogue), \(books) books)")
         case .failure(let error):
             guard loopback else {
                 return Check(name: "recognizer", ok: true, detail: "\(raw) did not answer (see \"backend reachable\")")
             }
             return Check(
                 name: "recognizer", ok: false,
-                detail: "nothing answers at \(raw) (\(error)). Fix: import a catalogue to /etc/swiftwing/catalogue.csv, then "
-                    + "`systemctl enable --now swiftwing-recognizer`; `journalctl -u swiftwing-recognizer` says why it stopped")
+                detail:
+                    "nothing answers at \(raw) (\(error)). Fix: import a catalogue to /etc/swiftwing/catalogue.csv, then "
+                    + "`systemctl enable --now swiftwing-recognizer`; `journalctl -u swiftwing-recognizer` says why it stopped"
+            )
         }
     }
 }

@@ -4,10 +4,10 @@ import Foundation
 import HTTPEngine
 import Imaging
 import Panel
-import Talaria
-import Uplink
 import Store
 import SwiftWingCore
+import Talaria
+import Uplink
 
 /// `swiftwing doctor`: checks what the daemon needs, one line each, and says what to fix.
 public struct DoctorReport: Sendable {
@@ -43,14 +43,20 @@ public struct DoctorReport: Sendable {
         guard FileManager.default.fileExists(atPath: path) else {
             let parent = (path as NSString).deletingLastPathComponent
             if access(parent, W_OK) == 0 {
-                return Check(name: "state directory", ok: true, detail: "\(path) does not exist yet; the daemon creates it on start")
+                return Check(
+                    name: "state directory", ok: true,
+                    detail: "\(path) does not exist yet; the daemon creates it on start")
             }
             return Check(
                 name: "state directory", ok: false,
-                detail: "\(path) does not exist and \(parent) is not writable: create it for the swiftwing user, or let systemd do it with StateDirectory=swiftwing")
+                detail:
+                    "\(path) does not exist and \(parent) is not writable: create it for the swiftwing user, or let systemd do it with StateDirectory=swiftwing"
+            )
         }
         guard access(path, W_OK) == 0 else {
-            return Check(name: "state directory", ok: false, detail: "\(path) is not writable by this user: run as the swiftwing user or fix its owner")
+            return Check(
+                name: "state directory", ok: false,
+                detail: "\(path) is not writable by this user: run as the swiftwing user or fix its owner")
         }
         var stats = statvfs()
         guard statvfs(path, &stats) == 0 else {
@@ -97,13 +103,17 @@ public struct DoctorReport: Sendable {
     /// The backend settings as the daemon would take them (no request is made).
     static func backendCheck(_ configuration: ApplianceConfiguration) -> Check {
         guard let raw = configuration.backend.url else {
-            return Check(name: "backend", ok: true, detail: "none configured (backend.url): scans stay queued on the device")
+            return Check(
+                name: "backend", ok: true, detail: "none configured (backend.url): scans stay queued on the device")
         }
         guard let url = URL(string: raw), url.host != nil else {
-            return Check(name: "backend", ok: false, detail: "backend.url \"\(raw)\" is not a URL: write e.g. https://talaria.example/")
+            return Check(
+                name: "backend", ok: false,
+                detail: "backend.url \"\(raw)\" is not a URL: write e.g. https://talaria.example/")
         }
         guard TalariaEndpoints.allowsPlainHTTP(url) else {
-            return Check(name: "backend", ok: false, detail: "backend.url \(raw) is plain http:// to another host: use https://")
+            return Check(
+                name: "backend", ok: false, detail: "backend.url \(raw) is plain http:// to another host: use https://")
         }
         if let caFile = configuration.backend.caFile, !FileManager.default.isReadableFile(atPath: caFile) {
             return Check(name: "backend", ok: false, detail: "backend.ca_file \(caFile) cannot be read")
@@ -113,7 +123,10 @@ public struct DoctorReport: Sendable {
             let present = try key.read() != nil
             return Check(
                 name: "backend", ok: true,
-                detail: "\(raw); API key " + (present ? "read from \(key.path ?? "")" : "none configured (only a backend that needs none will accept uploads)"))
+                detail: "\(raw); API key "
+                    + (present
+                        ? "read from \(key.path ?? "")"
+                        : "none configured (only a backend that needs none will accept uploads)"))
         } catch {
             return Check(name: "backend", ok: false, detail: error.description)
         }
@@ -121,10 +134,14 @@ public struct DoctorReport: Sendable {
 
     static func httpCheck() -> Check {
         let info = CurlEngine.versionInfo
-        let detail = "libcurl \(info.libcurl) with \(info.sslBackend); HTTP/2 \(info.supportsHTTP2 ? "yes" : "no"); TLS 1.3 \(info.supportsTLS13 ? "yes" : "no")"
+        let detail =
+            "libcurl \(info.libcurl) with \(info.sslBackend); HTTP/2 \(info.supportsHTTP2 ? "yes" : "no"); TLS 1.3 \(info.supportsTLS13 ? "yes" : "no")"
         return Check(
             name: "http", ok: info.supportsTLS13,
-            detail: info.supportsTLS13 ? detail : detail + ": the backend link needs TLS 1.3; install a newer libcurl3-gnutls / GnuTLS (3.6.5 or later)")
+            detail: info.supportsTLS13
+                ? detail
+                : detail + ": the backend link needs TLS 1.3; install a newer libcurl3-gnutls / GnuTLS (3.6.5 or later)"
+        )
     }
 
     private static func libraryVersions() -> String {

@@ -134,20 +134,28 @@ public struct StatusReport: Codable, Sendable {
         if daemon.running {
             lines.append("daemon:  running (pid \(daemon.pid ?? 0), swiftwing \(daemon.version ?? "?"))")
             lines.append("camera:  \(daemon.camera ?? "?") — \(daemon.cameraState ?? "?")")
-            lines.append("presses: \(daemon.pressesAccepted ?? 0) saved, \(daemon.pressesRefused ?? 0) refused, \(daemon.processing ?? 0) in flight")
+            lines.append(
+                "presses: \(daemon.pressesAccepted ?? 0) saved, \(daemon.pressesRefused ?? 0) refused, \(daemon.processing ?? 0) in flight"
+            )
             if let lastError = daemon.lastError { lines.append("last refusal: \(lastError)") }
             if let uplink = daemon.uplink {
                 var line = "backend: \(uplink.connectivity)"
-                if uplink.rateLimitRemainingSeconds > 0 { line += " (uploads resume in \(uplink.rateLimitRemainingSeconds) s)" }
+                if uplink.rateLimitRemainingSeconds > 0 {
+                    line += " (uploads resume in \(uplink.rateLimitRemainingSeconds) s)"
+                }
                 line += ", \(uplink.jobsInFlight)/\(uplink.concurrency) jobs in flight — \(uplink.backend)"
                 if uplink.connectivity != "online", let problem = uplink.lastProblem { line += "\n         \(problem)" }
                 lines.append(line)
             } else {
                 lines.append("backend: none configured (backend.url): scans stay queued on the device")
             }
-            if let inputs = daemon.shutterInputs { lines.append("shutter: \(inputs.isEmpty ? "control socket only" : inputs.joined(separator: "; "))") }
+            if let inputs = daemon.shutterInputs {
+                lines.append("shutter: \(inputs.isEmpty ? "control socket only" : inputs.joined(separator: "; "))")
+            }
             if let latency = daemon.shutterLatency, latency.count > 0 {
-                lines.append("press→buzzer: p50 \(latency.p50Microseconds ?? 0) µs, p99 \(latency.p99Microseconds ?? 0) µs over \(latency.count) presses")
+                lines.append(
+                    "press→buzzer: p50 \(latency.p50Microseconds ?? 0) µs, p99 \(latency.p99Microseconds ?? 0) µs over \(latency.count) presses"
+                )
             }
         } else {
             lines.append("daemon:  not running (\(daemon.reason ?? "no reply"))")
@@ -191,7 +199,8 @@ public struct QueueReport: Encodable, Sendable {
     public func text() -> String {
         guard !scans.isEmpty else { return "the queue is empty" }
         return scans.map { scan in
-            var line = "\(scan.idString)  \(scan.state.rawValue.padding(toLength: 15, withPad: " ", startingAt: 0)) "
+            var line =
+                "\(scan.idString)  \(scan.state.rawValue.padding(toLength: 15, withPad: " ", startingAt: 0)) "
                 + "\(UTCDateParts(scan.createdAt).iso8601)  \(scan.width)x\(scan.height)  \(scan.imageSize / 1024) KiB"
             if scan.discardedAt != nil { line += "  discarded" }
             if scan.attempts > 0 { line += "  attempts \(scan.attempts)" }
@@ -219,10 +228,14 @@ func stableJSON(_ value: some Encodable) -> String {
 public struct LibraryReport: Encodable, Sendable {
     public var books: [BookRecord]
 
-    public static func gather(configuration: ApplianceConfiguration, search: String? = nil) throws(ApplianceError) -> LibraryReport {
+    public static func gather(configuration: ApplianceConfiguration, search: String? = nil) throws(ApplianceError)
+        -> LibraryReport
+    {
         do {
             let database = try AppDatabase.openReadOnly(StateDirectory(path: configuration.stateDirectory))
-            if let search, !search.isEmpty { return LibraryReport(books: try database.library.searchBooks(matching: search)) }
+            if let search, !search.isEmpty {
+                return LibraryReport(books: try database.library.searchBooks(matching: search))
+            }
             return LibraryReport(books: try database.library.books())
         } catch {
             throw ApplianceError(error.description)
@@ -245,7 +258,8 @@ public struct LibraryReport: Encodable, Sendable {
     public func text() -> String {
         guard !books.isEmpty else { return "the library is empty" }
         var lines = books.map { book in
-            var line = "\(book.id.map(String.init) ?? "-")".padding(toLength: 5, withPad: " ", startingAt: 0) + " "
+            var line =
+                "\(book.id.map(String.init) ?? "-")".padding(toLength: 5, withPad: " ", startingAt: 0) + " "
                 + "\((book.isbn13 ?? book.isbn10 ?? "no ISBN").padding(toLength: 13, withPad: " ", startingAt: 0))  "
                 + (book.title.isEmpty && book.source == .barcode ? "(from its barcode; title pending)" : book.title)
             if !book.authors.isEmpty { line += " — " + book.authors.joined(separator: ", ") }

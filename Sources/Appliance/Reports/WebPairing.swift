@@ -4,7 +4,8 @@ import Store
 /// `swiftwing web pair|revoke`: who may use the library in a browser (``WebAccess``), from the device's shell.
 public enum WebPairing {
     /// A new pairing code and the addresses to open, as `swiftwing web pair` prints them.
-    public static func pair(configuration: ApplianceConfiguration, now: Date = Date()) throws(ApplianceError) -> String {
+    public static func pair(configuration: ApplianceConfiguration, now: Date = Date()) throws(ApplianceError) -> String
+    {
         guard configuration.web.enabled else {
             throw ApplianceError(
                 "the library in a browser is off: set `enabled = true` under [web] in the configuration file "

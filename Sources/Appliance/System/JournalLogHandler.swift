@@ -59,14 +59,15 @@ public struct JournalLogHandler: LogHandler {
     private func sendToJournal(_ event: LogEvent, metadata: Logger.Metadata) -> Bool {
         let fields = Self.journalFields(event, label: label, metadata: metadata)
         let cStrings = fields.map { strdup($0) }
-        defer { cStrings.forEach { free($0) } }
+        defer { for cString in cStrings { free(cString) } }
         var vectors = cStrings.map { iovec(iov_base: UnsafeMutableRawPointer($0), iov_len: strlen($0!)) }
         return sd_journal_sendv(&vectors, Int32(vectors.count)) >= 0
     }
 
     private func writeLine(_ event: LogEvent, metadata: Logger.Metadata) {
         let details = metadata.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " ")
-        let line = "\(event.level.rawValue.uppercased()) [\(label)] \(event.message)\(details.isEmpty ? "" : " (\(details))")\n"
+        let line =
+            "\(event.level.rawValue.uppercased()) [\(label)] \(event.message)\(details.isEmpty ? "" : " (\(details))")\n"
         line.utf8CString.withUnsafeBufferPointer { buffer in
             _ = Glibc.write(STDERR_FILENO, buffer.baseAddress, buffer.count - 1)
         }

@@ -17,10 +17,13 @@ struct WatchdogService: Service {
             try? await gracefulShutdown()
             return
         }
-        logger.info("watchdog armed", metadata: [
-            "ping_every_s": "\(interval.components.seconds)", "stale_after_s": "\(monitor.staleAfter.components.seconds)",
-            "parts": "\(monitor.parts.map(\.name).joined(separator: ", "))",
-        ])
+        logger.info(
+            "watchdog armed",
+            metadata: [
+                "ping_every_s": "\(interval.components.seconds)",
+                "stale_after_s": "\(monitor.staleAfter.components.seconds)",
+                "parts": "\(monitor.parts.map(\.name).joined(separator: ", "))",
+            ])
         var gate = WatchdogGate()
         while !Task.isShuttingDownGracefully {
             let decision = gate.decide(monitor.check())

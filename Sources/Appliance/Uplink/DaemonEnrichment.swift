@@ -30,9 +30,11 @@ struct DaemonEnrichment: Sendable {
             base = try serviceURL(
                 raw, key: "enrichment.base_url", example: "https://openlibrary.org", service: "catalogue")
         }
-        let engine = uplinkEngine ?? CurlEngine(
-            configuration: CurlEngine.Configuration(userAgent: "swiftwing/\(ApplianceInfo.version)"),
-            logger: Logger(label: "http"))
+        let engine =
+            uplinkEngine
+            ?? CurlEngine(
+                configuration: CurlEngine.Configuration(userAgent: "swiftwing/\(ApplianceInfo.version)"),
+                logger: Logger(label: "http"))
         let service = EnrichmentService(
             settings: EnrichmentSettings(provider: settings.provider, base: base, version: ApplianceInfo.version),
             transport: engine, database: database, logger: Logger(label: "enrichment"), events: events)

@@ -56,7 +56,8 @@ struct DaemonUplink: Sendable {
         }
         let url = try serviceURL(raw, key: "backend.url", example: "https://talaria.example/", service: "backend")
         if let caFile = configuration.backend.caFile, !FileManager.default.isReadableFile(atPath: caFile) {
-            throw ApplianceError("backend.ca_file \(caFile) cannot be read: put the PEM certificates there or remove the setting")
+            throw ApplianceError(
+                "backend.ca_file \(caFile) cannot be read: put the PEM certificates there or remove the setting")
         }
         let engine = CurlEngine(
             configuration: CurlEngine.Configuration(
@@ -80,7 +81,8 @@ struct DaemonUplink: Sendable {
     var status: UplinkStatus {
         let snapshot = service.snapshot
         return UplinkStatus(
-            connectivity: snapshot.connectivity.description, rateLimitRemainingSeconds: snapshot.rateLimitRemainingSeconds,
+            connectivity: snapshot.connectivity.description,
+            rateLimitRemainingSeconds: snapshot.rateLimitRemainingSeconds,
             jobsInFlight: snapshot.jobsInFlight, concurrency: snapshot.concurrency, backend: snapshot.backend,
             lastProblem: snapshot.lastProblem, apiKeyMissing: apiKeyMissing)
     }

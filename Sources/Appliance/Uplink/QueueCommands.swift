@@ -68,7 +68,8 @@ extension ControlReply {
 public enum QueueAction {
     /// Asks the running daemon; when none answers, acts on the store directly while holding the
     /// state directory's lock (so a daemon starting meanwhile waits for it, or this fails clearly).
-    public static func perform(_ request: ControlRequest, configuration: ApplianceConfiguration) async throws(ApplianceError)
+    public static func perform(_ request: ControlRequest, configuration: ApplianceConfiguration)
+        async throws(ApplianceError)
         -> ControlReply
     {
         do {

@@ -1,7 +1,7 @@
 import SwiftWingCore
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Whether a block device, or another partition of the same disk, is in use by the system: a USB
@@ -41,9 +41,10 @@ public struct BlockDeviceUsage: Sendable {
             $0.hasPrefix(diskName) && FileOperations.exists("\(diskPath)/\($0)/partition")
         }
         let names = [diskName] + partitions.sorted()
-        let numbers = Set(names.compactMap { name in
-            text("\(sysfs)/class/block/\(name)/dev").map { $0.trimmed(of: " \n") }
-        })
+        let numbers = Set(
+            names.compactMap { name in
+                text("\(sysfs)/class/block/\(name)/dev").map { $0.trimmed(of: " \n") }
+            })
         for entry in mounts {
             if numbers.contains(entry.device) || names.contains(where: { entry.source == "/dev/\($0)" }) {
                 return entry.mountPoint

@@ -1,7 +1,7 @@
 import SwiftWingCore
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Why an export did not happen, worded as advice. ``panelText`` is the short form for the

@@ -2,7 +2,7 @@ import Foundation
 import SwiftWingCore
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Exports the library as CSV: to a file (`swiftwing export --to FILE`) or onto a USB stick

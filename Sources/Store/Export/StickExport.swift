@@ -2,7 +2,7 @@ import Foundation
 import SwiftWingCore
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// What an export to a stick wrote.
@@ -50,7 +50,8 @@ public struct StickExport: Sendable {
     public func run(books: [BookRecord]) throws(ExportError) -> StickExportResult {
         var files: [StickFiles.File] = []
         for format in formats {
-            files.append(StickFiles.File(name: format.fileName(day: day), bytes: LibraryCSV.encode(books, format: format)))
+            files.append(
+                StickFiles.File(name: format.fileName(day: day), bytes: LibraryCSV.encode(books, format: format)))
         }
         try checkDevice()
         let fileSystem = try fileSystemType()

@@ -1,7 +1,7 @@
 import SwiftWingCore
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// The file systems an export mounts, each only when udev found it on the device (`ID_FS_TYPE`):

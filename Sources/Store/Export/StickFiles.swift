@@ -1,7 +1,7 @@
 import SwiftWingCore
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// The export's files in one folder of a stick, replaced as a set. Every new file is written under a
@@ -50,14 +50,18 @@ struct StickFiles {
             try FileOperations.fsyncDirectory(directory)
         } catch {
             for move in moves.reversed() {
-                if let previous = move.previous { _ = Glibc.rename(previous, move.final) } else { _ = Glibc.unlink(move.final) }
+                if let previous = move.previous {
+                    _ = Glibc.rename(previous, move.final)
+                } else {
+                    _ = Glibc.unlink(move.final)
+                }
             }
             for path in temporaries { _ = Glibc.unlink(path) }
             try? FileOperations.fsyncDirectory(directory)
             throw error
         }
         // The new set is durable; the previous files are no longer needed.
-        for case let (_, previous?) in moves { _ = Glibc.unlink(previous) }
+        for case (_, let previous?) in moves { _ = Glibc.unlink(previous) }
         try? FileOperations.fsyncDirectory(directory)
     }
 
