@@ -115,6 +115,15 @@ print(talaria.line)
     // mattt/EventSource 1.1.1: `EventSource.Parser` is an actor fed one byte per call
     // (`consume(_:)`); events are taken with `getNextEvent()`.
 
+    /// Counts every event the parser has ready into `digest`.
+    func drain(_ parser: EventSource.Parser, into digest: inout Digest) async {
+        while let event = await parser.getNextEvent() {
+            digest.events += 1
+            digest.dataBytes += event.data.utf8.count
+            digest.types[event.event ?? "message", default: 0] += 1
+        }
+    }
+
     /// As EventSource's own connection loop uses it: consume a byte, then drain the queue.
     func runEventSourceAsShipped() async -> Digest {
         let parser = EventSource.Parser()
@@ -122,19 +131,11 @@ print(talaria.line)
         for chunk in chunks {
             for byte in chunk {
                 await parser.consume(byte)
-                while let event = await parser.getNextEvent() {
-                    digest.events += 1
-                    digest.dataBytes += event.data.utf8.count
-                    digest.types[event.event ?? "message", default: 0] += 1
-                }
+                await drain(parser, into: &digest)
             }
         }
         await parser.finish()
-        while let event = await parser.getNextEvent() {
-            digest.events += 1
-            digest.dataBytes += event.data.utf8.count
-            digest.types[event.event ?? "message", default: 0] += 1
-        }
+        await drain(parser, into: &digest)
         return digest
     }
 
@@ -146,18 +147,10 @@ print(talaria.line)
             for byte in chunk {
                 await parser.consume(byte)
             }
-            while let event = await parser.getNextEvent() {
-                digest.events += 1
-                digest.dataBytes += event.data.utf8.count
-                digest.types[event.event ?? "message", default: 0] += 1
-            }
+            await drain(parser, into: &digest)
         }
         await parser.finish()
-        while let event = await parser.getNextEvent() {
-            digest.events += 1
-            digest.dataBytes += event.data.utf8.count
-            digest.types[event.event ?? "message", default: 0] += 1
-        }
+        await drain(parser, into: &digest)
         return digest
     }
 
