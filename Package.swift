@@ -277,7 +277,7 @@ let package = Package(
         .executableTarget(
             name: "swiftwing-recognizer",
             dependencies: [
-                "Recognition", "TalariaReferenceServer",
+                "Recognition", "TalariaReferenceServer", "HTTPEngine", "SwiftWingCore",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
@@ -290,7 +290,7 @@ let package = Package(
         .testTarget(
             name: "RecognizerServiceTests",
             dependencies: [
-                "swiftwing-recognizer", "Recognition", "TalariaReferenceServer",
+                "swiftwing-recognizer", "Recognition", "TalariaReferenceServer", "HTTPEngine",
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),
             ]),

@@ -20,7 +20,8 @@ public struct ReconciliationReport: Hashable, Sendable, CustomStringConvertible 
     /// `analyzing` rows whose photo is missing: left as they are, since the backend already has
     /// the photo and the result can still be fetched; a re-upload will not be possible.
     public var analyzingScansMissingImages: [UUID] = []
-    /// Photos of scans already `done` (the device stopped before deleting them): removed.
+    /// Photos or thumbnails of scans already `done` or discarded (the device stopped before deleting them, or
+    /// between deleting the thumbnail and the photo): removed.
     public var removedFilesOfDoneScans: [UUID] = []
 
     public struct QuarantinedFile: Hashable, Sendable {
@@ -59,7 +60,8 @@ public struct ReconciliationReport: Hashable, Sendable, CustomStringConvertible 
         }
         if !removedFilesOfDoneScans.isEmpty {
             parts.append(
-                "\(removedFilesOfDoneScans.count) photo(s) of done scans removed: \(ids(removedFilesOfDoneScans))")
+                "\(removedFilesOfDoneScans.count) photo(s) of done or discarded scans removed: \(ids(removedFilesOfDoneScans))"
+            )
         }
         if !sweptTemporaryFiles.isEmpty {
             parts.append("\(sweptTemporaryFiles.count) temporary file(s) of interrupted writes removed")
@@ -103,9 +105,10 @@ extension ScanQueue {
             let imagePath: String = row["imagePath"]
             let discarded = (row["discardedAt"] as DatabaseValue) != .null
             let present = FileOperations.exists(spool.path(of: imagePath))
-            if state == .done {
-                if present { doneWithFile.append(id) }
-            } else if !present && !discarded && state != .needsAttention {
+            if state == .done || discarded {
+                let thumbnail = FileOperations.exists(spool.path(of: SpoolDirectory.thumbnailFileName(for: id)))
+                if present || thumbnail { doneWithFile.append(id) }
+            } else if !present && state != .needsAttention {
                 missing.append((id, state, imagePath))
             }
         }

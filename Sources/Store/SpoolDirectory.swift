@@ -117,8 +117,9 @@ public struct SpoolDirectory: Sendable {
     /// Removes a scan's photo and thumbnail (after it is done or discarded), durably. Missing files are fine.
     public func remove(scan id: UUID) throws(StoreError) {
         do {
-            try FileOperations.unlink(path(of: Self.imageFileName(for: id)))
+            // The photo goes last: while it exists, the next start's reconciliation finishes an interrupted removal.
             try FileOperations.unlink(path(of: Self.thumbnailFileName(for: id)))
+            try FileOperations.unlink(path(of: Self.imageFileName(for: id)))
             try FileOperations.fsyncDirectory(path)
         } catch {
             throw Self.classify(

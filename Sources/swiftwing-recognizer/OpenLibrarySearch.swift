@@ -1,8 +1,5 @@
 import Foundation
-
-#if canImport(FoundationNetworking)
-    import FoundationNetworking
-#endif
+import HTTPEngine
 
 /// A book found by an open-set lookup of one spine's text.
 struct OpenSetMatch: Sendable, Equatable {
@@ -20,19 +17,22 @@ protocol OpenLibrarySearching: Sendable {
 
 /// Open Library's search API: `GET {base}/search.json?q=<words>&limit=N` → `{"docs": [{"title", "author_name",
 /// "isbn"}]}`. The spine's words are the query; the doc whose title and authors hold most of them wins, when it
-/// holds at least `minimumShare` of them.
+/// holds at least `minimumShare` of them. Sent through the project's own HTTP engine (libcurl with GnuTLS, https only
+/// off loopback), as every other request the project makes.
 struct OpenLibrarySearch: OpenLibrarySearching {
     let base: URL
+    let transport: any HTTPTransport
     var limit = 5
     var minimumShare = 0.6
-    var timeout: TimeInterval = 10
+    var timeout: Duration = .seconds(10)
 
     struct Failure: Error, CustomStringConvertible {
         let description: String
     }
 
-    init(base: URL) {
+    init(base: URL, transport: any HTTPTransport) {
         self.base = base
+        self.transport = transport
     }
 
     func bestMatch(for spineText: String) async throws -> OpenSetMatch? {
@@ -45,14 +45,15 @@ struct OpenLibrarySearch: OpenLibrarySearching {
             URLQueryItem(name: "fields", value: "title,author_name,isbn"),
         ]
         guard let url = components?.url else { throw Failure(description: "cannot build a search URL from \(base)") }
-        var request = URLRequest(url: url, timeoutInterval: timeout)
-        request.setValue("application/json", forHTTPHeaderField: "Accept")
-        request.setValue("swiftwing-recognizer", forHTTPHeaderField: "User-Agent")
-        let (data, response) = try await URLSession.shared.data(for: request)
-        guard let http = response as? HTTPURLResponse, http.statusCode == 200 else {
-            let status = (response as? HTTPURLResponse)?.statusCode ?? 0
-            throw Failure(description: "\(url.host ?? base.absoluteString) answered HTTP \(status) to a search")
+        let request = HTTPRequest(
+            method: .get, url: url, headers: [HTTPHeader(name: "Accept", value: "application/json")],
+            timeouts: HTTPTimeouts(connect: timeout, total: timeout, stall: timeout))
+        let response = try await transport.send(request)
+        guard response.status == 200 else {
+            throw Failure(
+                description: "\(url.host ?? base.absoluteString) answered HTTP \(response.status) to a search")
         }
+        let data = Data(response.body)
         struct Answer: Decodable {
             struct Doc: Decodable {
                 var title: String?

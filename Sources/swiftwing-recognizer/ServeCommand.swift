@@ -1,8 +1,10 @@
 import ArgumentParser
 import Foundation
+import HTTPEngine
 import Hummingbird
 import Logging
 import Recognition
+import SwiftWingCore
 import TalariaReferenceServer
 
 /// `swiftwing-recognizer serve`: the recognition backend protocol (docs/protocol.md) with the real recognizer in it,
@@ -77,8 +79,15 @@ struct ServeCommand: AsyncParsableCommand {
         settings.maxPixels = maxMegapixels * 1_000_000
         settings.recognitionTimeout = .seconds(recognitionTimeoutSeconds)
         settings.apiKey = apiKey
-        let recognizer = ServiceRecognizer(
-            shelf: shelf, openLibrary: openLibraryURL.map { OpenLibrarySearch(base: $0) }, logger: logger)
+        // One engine for every open-set lookup; its transfer thread ends with the service.
+        let engine = openLibraryURL.map { _ in
+            CurlEngine(
+                configuration: CurlEngine.Configuration(
+                    userAgent: "swiftwing-recognizer/\(SwiftWingVersion.string)", maximumBodyBytes: 1 << 20))
+        }
+        defer { engine?.shutdown() }
+        let openLibrary = openLibraryURL.flatMap { url in engine.map { OpenLibrarySearch(base: url, transport: $0) } }
+        let recognizer = ServiceRecognizer(shelf: shelf, openLibrary: openLibrary, logger: logger)
         let host = self.host
         let portFile = self.portFile
         let app = RecognitionService.makeApplication(settings: settings, recognizer: recognizer, logger: logger) {

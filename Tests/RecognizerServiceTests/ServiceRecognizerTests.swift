@@ -1,4 +1,5 @@
 import Foundation
+import HTTPEngine
 import Logging
 import Recognition
 import TalariaReferenceServer
@@ -37,9 +38,11 @@ import Testing
     }
 
     @Test func unmatchedSpinesAreLookedUpInTheOpenSet() async throws {
+        let engine = CurlEngine()
+        defer { engine.shutdown() }
         try await withReferenceCatalogue { base in
             let recognizer = ServiceRecognizer(
-                shelf: Self.shelf, openLibrary: OpenLibrarySearch(base: base), logger: Self.logger)
+                shelf: Self.shelf, openLibrary: OpenLibrarySearch(base: base, transport: engine), logger: Self.logger)
             let result = try await recognizer.recognize(photo: []) { _, _ in }
             let found = try #require(result.books.first { $0.source == "openlibrary" })
             #expect(
@@ -52,7 +55,9 @@ import Testing
 
     @Test func anOpenSetThatDoesNotAnswerLeavesTheSpinesUnmatched() async throws {
         // Port 9 (discard) has nothing listening on loopback: the lookup fails at once, the job does not.
-        let offline = OpenLibrarySearch(base: URL(string: "http://127.0.0.1:9")!)
+        let engine = CurlEngine()
+        defer { engine.shutdown() }
+        let offline = OpenLibrarySearch(base: URL(string: "http://127.0.0.1:9")!, transport: engine)
         let recognizer = ServiceRecognizer(shelf: Self.shelf, openLibrary: offline, logger: Self.logger)
         let result = try await recognizer.recognize(photo: []) { _, _ in }
         #expect(result.books.map(\.source) == ["catalogue"])

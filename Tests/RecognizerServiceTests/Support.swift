@@ -1,4 +1,5 @@
 import Foundation
+import HTTPEngine
 import Logging
 import Recognition
 import ServiceLifecycle
@@ -6,10 +7,6 @@ import TalariaReferenceServer
 import Testing
 
 @testable import swiftwing_recognizer
-
-#if canImport(FoundationNetworking)
-    import FoundationNetworking
-#endif
 
 /// A whole-photo recognizer for unit tests of the service: answers each photo with `answer`.
 struct FixedShelfRecognizer: ShelfRecognizing {
@@ -73,18 +70,22 @@ func withReferenceCatalogue(_ body: (URL) async throws -> Void) async throws {
     }
 }
 
-/// One HTTP exchange through URLSession; the body whole (a stream is read until the server ends it).
+/// One HTTP exchange through the project's own HTTP engine; the body whole (a stream is read until the server ends
+/// it).
 func fetch(
     _ url: URL, method: String = "GET", headers: [String: String] = [:], body: Data? = nil
 ) async throws -> (status: Int, body: Data) {
-    var request = URLRequest(url: url, timeoutInterval: 30)
-    request.httpMethod = method
+    let engine = CurlEngine()
+    defer { engine.shutdown() }
+    let method = try #require(HTTPRequest.Method(rawValue: method), "HTTPRequest has no method \(method)")
     // No keep-alive: the server stops at the end of each test without waiting for idle connections.
-    request.setValue("close", forHTTPHeaderField: "Connection")
-    for (name, value) in headers { request.setValue(value, forHTTPHeaderField: name) }
-    request.httpBody = body
-    let (data, response) = try await URLSession.shared.data(for: request)
-    return ((response as? HTTPURLResponse)?.statusCode ?? 0, data)
+    let head =
+        [HTTPHeader(name: "Connection", value: "close")] + headers.map { HTTPHeader(name: $0.key, value: $0.value) }
+    let response = try await engine.send(
+        HTTPRequest(
+            method: method, url: url, headers: head, body: [UInt8](body ?? Data()),
+            timeouts: HTTPTimeouts(connect: .seconds(30), total: .seconds(30), stall: .seconds(30))))
+    return (response.status, Data(response.body))
 }
 
 func json(_ data: Data) throws -> [String: Any] {

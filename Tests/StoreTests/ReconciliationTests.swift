@@ -114,6 +114,29 @@ struct ReconciliationTests {
         #expect(entries(spool.path) == ["quarantine"])
     }
 
+    @Test("thumbnails and photos of done or discarded scans left by an interrupted removal are removed")
+    func interruptedRemovals() throws {
+        let directory = TemporaryDirectory()
+        defer { withExtendedLifetime(directory) {} }
+        let (_, database, spool) = try fixture(directory)
+        // A done scan whose thumbnail outlived its photo (as an older removal order could leave it), and a discarded
+        // scan whose files were never removed.
+        let done = try pressShutter(database, spool: spool)
+        _ = try spool.write(thumbnail: syntheticJPEG(), for: done.id)
+        try database.queue.markUploading(done.id)
+        try database.queue.recordJob(done.id, jobID: "j", streamURL: nil, statusURL: nil, jobToken: nil)
+        _ = try database.completeScan(done.id, books: [BookRecord(title: "Found")])
+        try FileManager.default.removeItem(atPath: spool.path(of: done.imagePath))
+        let discarded = try pressShutter(database, spool: spool)
+        _ = try spool.write(thumbnail: syntheticJPEG(), for: discarded.id)
+        try database.queue.markDiscarded(discarded.id)
+
+        let report = try database.queue.reconcile(spool: spool)
+        #expect(Set(report.removedFilesOfDoneScans) == [done.id, discarded.id])
+        #expect(entries(spool.path) == ["quarantine"])
+
+    }
+
     @Test("JPEG inspection reads the size from SOF and refuses what is not whole")
     func inspection() throws {
         #expect(

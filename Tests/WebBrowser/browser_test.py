@@ -24,7 +24,7 @@ import urllib.error
 import urllib.request
 
 from selenium import webdriver
-from selenium.common.exceptions import NoAlertPresentException
+from selenium.common.exceptions import NoAlertPresentException, NoSuchElementException, StaleElementReferenceException
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import WebDriverWait
@@ -155,7 +155,10 @@ class BrowserTest:
         self.driver.get(self.device.url + path)
 
     def wait(self, condition, what):
-        WebDriverWait(self.driver, WAIT).until(lambda driver: condition(), message=what)
+        # A form's submit navigates: until the next page is in, the old page's elements go stale or are missing.
+        # Those are "not yet", not failures.
+        WebDriverWait(self.driver, WAIT, ignored_exceptions=(NoSuchElementException, StaleElementReferenceException)
+                      ).until(lambda driver: condition(), message=what)
 
     def text(self):
         return self.driver.find_element(By.TAG_NAME, "main").text
