@@ -43,7 +43,7 @@ while read -r library; do
     else
         depends+=("${owner%%:*}")
     fi
-done < <(for linked in "$binary" "$(dirname "$binary")/swiftwing-recognizer"; do
+done < <(for linked in "$binary" "$(dirname "$binary")/swiftwing-recognizer" "$(dirname "$binary")/swiftwing-web"; do
     [ -x "$linked" ] && ldd "$linked"
 done | sed -n 's/.*=> \(\/[^ ]*\) .*/\1/p' | sort -u)
 if [ ${#unpackaged[@]} -gt 0 ] && [ "${SWIFTWING_DEB_ALLOW_UNPACKAGED:-0}" != 1 ]; then
@@ -68,6 +68,8 @@ Description: book-scanning kiosk daemon
  backend, and the books land in the device's library. Runs as the systemd service swiftwing.
  swiftwing-recognizer, an offline recognition backend for a catalogue of the owner's books,
  comes as the service swiftwing-recognizer, not enabled until a catalogue is imported.
+ swiftwing-web, the library in a browser, comes as the service swiftwing-web; it serves only
+ with [web] enabled = true in /etc/swiftwing/swiftwing.toml.
 EOF
 echo /etc/swiftwing/swiftwing.toml.example >"$stage/DEBIAN/conffiles"
 
@@ -82,10 +84,10 @@ cat >"$stage/DEBIAN/prerm" <<'EOF'
 #!/bin/sh
 set -e
 if [ -d /run/systemd/system ] && [ "$1" = remove ]; then
-    systemctl stop swiftwing.service swiftwing-recognizer.service || true
+    systemctl stop swiftwing.service swiftwing-recognizer.service swiftwing-web.service || true
 fi
 if [ "$1" = remove ]; then
-    systemctl disable swiftwing.service swiftwing-recognizer.service >/dev/null 2>&1 || true
+    systemctl disable swiftwing.service swiftwing-recognizer.service swiftwing-web.service >/dev/null 2>&1 || true
 fi
 EOF
 cat >"$stage/DEBIAN/postrm" <<'EOF'

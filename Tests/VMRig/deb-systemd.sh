@@ -8,7 +8,8 @@
 # deletes it with the user.
 # journald: with the reference backend on the guest's loopback and a fake API key installed with
 # `systemd-creds encrypt`, `journalctl -u swiftwing SCAN_ID=<id>` follows a press to the books in the
-# library, and neither the key nor a job token is anywhere in the journal.
+# library, and neither the key nor a job token is anywhere in the journal. The library in a browser
+# (swiftwing-web.service) serves under systemd; SIGKILL mid-request leaves the daemon scanning.
 # Watchdog: the wedge test hook is refused without SWIFTWING_TEST_HOOKS=1; with it (and a drop-in
 # WatchdogSec=6) the processing worker is wedged, the daemon stops pinging, systemd restarts it
 # (NRestarts, "Watchdog timeout" in the journal), no acknowledged scan is lost, presses work again.
@@ -154,6 +155,40 @@ if [ -x "$ref" ]; then
     vm_note "the whole journal, every field: $(wc -l </root/journal.txt) lines"
     vm_check "the API key is nowhere in the journal" sh -c '! grep -qF -- "$1" /root/journal.txt' _ "$key"
     vm_check "no job token (jt_…) is anywhere in the journal" sh -c '! grep -Eq "jt_[0-9a-f]{32}" /root/journal.txt'
+
+    # The library in a browser: its unit beside the daemon's. SIGKILL in the middle of a request (an open live
+    # stream) leaves the daemon, its presses and the database as they were; systemd starts the web process again.
+    sed -i '/^\[web\]/,/^\[/ { s/^enabled = false/enabled = true/; s/^address = .*/address = "127.0.0.1"/ }' \
+        /etc/swiftwing/swiftwing.toml
+    systemctl start swiftwing-web.service
+    web_up() { curl -fsS -o /dev/null http://127.0.0.1:8080/pair; }
+    vm_check "swiftwing-web serves the pairing page under systemd" vm_wait_for 60 web_up
+    code="$(swiftwing web pair 2>&1 | sed -n 's/.*code \([0-9]\{6\}\).*/\1/p' | head -n 1)"
+    vm_check "swiftwing web pair (as root) prints a code" grep -Eq '^[0-9]{6}$' <<<"$code"
+    curl -s -o /dev/null -c /root/web.jar -d "code=$code" http://127.0.0.1:8080/pair
+    vm_check "the code pairs curl (a session cookie)" grep -q swiftwing_session /root/web.jar
+    curl -sN -b /root/web.jar -o /root/web-stream.txt http://127.0.0.1:8080/events &
+    stream=$!
+    web_streaming() { [ -s /root/web-stream.txt ]; }
+    vm_check "a live stream is open" vm_wait_for 30 web_streaming
+    daemon_pid="$(show MainPID)"
+    web_pid="$(systemctl show -P MainPID swiftwing-web.service)"
+    systemctl kill -s KILL swiftwing-web.service
+    vm_check "the stream's request died with the web process" vm_wait_for 30 sh -c '! kill -0 "$1" 2>/dev/null' _ "$stream"
+    vm_expect "the daemon kept its pid" "$(show MainPID)" "$daemon_pid"
+    pressed="$(swiftwing shutter 2>&1)"
+    vm_check "a press after the kill is acknowledged" grep -Eq '^[0-9a-f-]{36}$' <<<"$pressed"
+    scan="$pressed"
+    vm_check "and its scan is done" vm_wait_for 120 scan_done
+    web_restarted() { [ "$(systemctl show -P MainPID swiftwing-web.service)" != "$web_pid" ] && web_up; }
+    vm_check "systemd started swiftwing-web again (Restart=on-failure) and it serves" vm_wait_for 60 web_restarted
+    vm_check "the paired session still opens the library" \
+        sh -c 'curl -fsS -b /root/web.jar http://127.0.0.1:8080/library | grep -q "<main"'
+    security="$(systemd-analyze security --no-pager swiftwing-web.service 2>&1)"
+    score="$(sed -n 's/.*Overall exposure level for swiftwing-web.service: \([0-9.]*\).*/\1/p' <<<"$security")"
+    vm_check "systemd-analyze security swiftwing-web on the live unit: $score <= 2.0" \
+        awk -v s="${score:-99}" 'BEGIN { exit !(s <= 2.0) }'
+    systemctl stop swiftwing-web.service
 else
     vm_not_ok "$ref is missing: run 'swift build --product talaria-reference' on the host for the journal part"
 fi
