@@ -50,13 +50,15 @@ final class ShutterControls: Sendable {
 
         var inputs: [any ShutterInput] = []
         let longPress = shutter.longPressMilliseconds == 0 ? nil : shutter.longPressMilliseconds
+        // The 5 s hold pairs a browser: only while the library in a browser is on.
+        let extendedHold = configuration.web.enabled ? PairingDisplay.holdMilliseconds : nil
         if !shutter.gpioChip.isEmpty {
             let spec = GPIOLineSpec(
                 chip: shutter.gpioChip, line: shutter.gpioLine, activeLow: shutter.activeLow,
                 bias: LineBias(rawValue: shutter.bias) ?? .pullUp)
             let timing = PressTiming(
                 glitchMilliseconds: shutter.glitchMilliseconds, debounceMilliseconds: shutter.debounceMilliseconds,
-                longPressMilliseconds: longPress)
+                longPressMilliseconds: longPress, extendedHoldMilliseconds: extendedHold)
             inputs.append(GPIOShutter(spec: spec, timing: timing, realtimePriority: priority, logger: logger))
         }
         let keys = (try? KeyCodes.parse(shutter.keys)) ?? []
@@ -64,6 +66,7 @@ final class ShutterControls: Sendable {
             inputs.append(
                 KeyShutter(
                     directory: shutter.keyDirectory, keys: keys, longPressMilliseconds: longPress,
+                    extendedHoldMilliseconds: extendedHold,
                     realtimePriority: priority,
                     allowList: KeyDeviceAllowList(parsing: shutter.keyDevices), logger: logger))
         }
