@@ -89,7 +89,8 @@ public struct ApplianceDaemon: Sendable {
         let exportNotices = ExportNotices(logger: Logger(label: "export"))
         // The browser pairing code, shown after `swiftwing web pair` or a 5 s hold of the shutter.
         let pairing =
-            configuration.web.enabled ? PairingDisplay(configuration: configuration, logger: Logger(label: "panel")) : nil
+            configuration.web.enabled
+            ? PairingDisplay(configuration: configuration, logger: Logger(label: "panel")) : nil
         // The status panel (none, a framebuffer or a PNG file); without one the daemon runs headless.
         let panelFeeder = makePanel(logger: logger).map { panel in
             PanelFeeder(

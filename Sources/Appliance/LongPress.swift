@@ -183,7 +183,8 @@ final class ShutterEventRouter: Sendable {
     private let extendedHold: (@Sendable (ShutterPress) async -> Void)?
 
     init(
-        feedback: any PressFeedback, press: @escaping @Sendable (ShutterPress) async -> Void, longPress: LongPressAction,
+        feedback: any PressFeedback, press: @escaping @Sendable (ShutterPress) async -> Void,
+        longPress: LongPressAction,
         extendedHold: (@Sendable (ShutterPress) async -> Void)? = nil
     ) {
         self.feedback = feedback

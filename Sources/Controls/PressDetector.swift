@@ -139,14 +139,16 @@ public struct PressDetector: Sendable {
             case .pressed(let start, let level, let lastEdge, let done, let holdDone):
                 if !done, level, let threshold = timing.longPressNanoseconds, now.nanoseconds(since: start) >= threshold
                 {
-                    state = .pressed(start: start, level: level, lastEdge: lastEdge, longPressDone: true, holdDone: holdDone)
+                    state = .pressed(
+                        start: start, level: level, lastEdge: lastEdge, longPressDone: true, holdDone: holdDone)
                     events.append(.longPress(ShutterPress(time: start, source: source)))
                     continue
                 }
                 if !holdDone, level, let threshold = timing.extendedHoldNanoseconds,
                     now.nanoseconds(since: start) >= threshold
                 {
-                    state = .pressed(start: start, level: level, lastEdge: lastEdge, longPressDone: done, holdDone: true)
+                    state = .pressed(
+                        start: start, level: level, lastEdge: lastEdge, longPressDone: done, holdDone: true)
                     events.append(.extendedHold(ShutterPress(time: start, source: source)))
                     continue
                 }

@@ -27,7 +27,8 @@ extension SwiftWingCommand {
                     let reply = try ControlClient.send(
                         ControlRequest(command: .showPairing), to: configuration.controlSocket)
                     if !reply.ok {
-                        FileHandle.standardError.write(Data("note: not on the panel: \(reply.error ?? "refused")\n".utf8))
+                        FileHandle.standardError.write(
+                            Data("note: not on the panel: \(reply.error ?? "refused")\n".utf8))
                     }
                 } catch {
                     FileHandle.standardError.write(Data("note: not on the panel (\(error.description))\n".utf8))

@@ -87,7 +87,8 @@ final class PairingDisplay: Sendable {
         do {
             pairing = try access.currentPairing(now: now)
         } catch {
-            logger.warning("the pairing code could not be read: it is taken off the panel", metadata: ["error": "\(error)"])
+            logger.warning(
+                "the pairing code could not be read: it is taken off the panel", metadata: ["error": "\(error)"])
             pairing = nil
         }
         guard let pairing else {
