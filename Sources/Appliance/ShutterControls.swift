@@ -50,8 +50,7 @@ final class ShutterControls: Sendable {
 
         var inputs: [any ShutterInput] = []
         let longPress = shutter.longPressMilliseconds == 0 ? nil : shutter.longPressMilliseconds
-        // The 5 s hold pairs a browser: only while the library in a browser is on.
-        let extendedHold = configuration.web.enabled ? PairingDisplay.holdMilliseconds : nil
+        let extendedHold = Self.extendedHoldMilliseconds(configuration)
         if !shutter.gpioChip.isEmpty {
             let spec = GPIOLineSpec(
                 chip: shutter.gpioChip, line: shutter.gpioLine, activeLow: shutter.activeLow,
@@ -71,6 +70,13 @@ final class ShutterControls: Sendable {
                     allowList: KeyDeviceAllowList(parsing: shutter.keyDevices), logger: logger))
         }
         self.inputs = inputs
+    }
+
+    /// How long a hold pairs a browser: ``PairingDisplay/holdMilliseconds``, or 1 s past a long press set longer
+    /// than that (so the two stay apart); nil while the library in a browser is off.
+    static func extendedHoldMilliseconds(_ configuration: ApplianceConfiguration) -> Int? {
+        guard configuration.web.enabled else { return nil }
+        return max(PairingDisplay.holdMilliseconds, configuration.shutter.longPressMilliseconds + 1000)
     }
 
     /// The inputs that started, by name.

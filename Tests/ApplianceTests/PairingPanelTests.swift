@@ -232,6 +232,17 @@ import Testing
         #expect(device.panel.model.notice?.detail.contains("locked") == true)
     }
 
+    @Test func theHoldIsFiveSecondsWithTheWebOnAndStaysPastALongerLongPress() {
+        var configuration = ApplianceConfiguration()
+        #expect(ShutterControls.extendedHoldMilliseconds(configuration) == nil, "off with [web] off (the default)")
+        configuration.web.enabled = true
+        #expect(ShutterControls.extendedHoldMilliseconds(configuration) == 5000)
+        configuration.shutter.longPressMilliseconds = 0
+        #expect(ShutterControls.extendedHoldMilliseconds(configuration) == 5000, "long presses off")
+        configuration.shutter.longPressMilliseconds = 6000
+        #expect(ShutterControls.extendedHoldMilliseconds(configuration) == 7000)
+    }
+
     // MARK: Drawing
 
     /// The panel's picture as an 8-bit grey plane, for the barcode reader.
