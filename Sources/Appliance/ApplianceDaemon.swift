@@ -87,13 +87,17 @@ public struct ApplianceDaemon: Sendable {
             heartbeat: uplinkHeartbeat, logger: logger)
         // What `swiftwing export --device` says; its "do not remove" holds the panel while an export runs.
         let exportNotices = ExportNotices(logger: Logger(label: "export"))
+        // The browser pairing code, shown after `swiftwing web pair` or a 5 s hold of the shutter.
+        let pairing =
+            configuration.web.enabled
+            ? PairingDisplay(configuration: configuration, logger: Logger(label: "panel")) : nil
         // The status panel (none, a framebuffer or a PNG file); without one the daemon runs headless.
         let panelFeeder = makePanel(logger: logger).map { panel in
             PanelFeeder(
                 panel: panel, database: database, stateDirectory: state, camera: camera, cameraName: cameraName,
                 settings: PanelFeeder.Settings(minimumFreeBytes: Int64(configuration.minimumFreeMegabytes) * 1_048_576),
                 logger: Logger(label: "panel"), connectivity: { uplink?.panelConnectivity ?? .offline },
-                exportHold: { exportNotices.current() })
+                exportHold: { exportNotices.current() }, pairing: pairing)
         }
         // A rebuilt database is news for the person at the kiosk: say so, and where the old file is.
         if let recovery, let panelFeeder {
@@ -149,6 +153,11 @@ public struct ApplianceDaemon: Sendable {
                     .handle(request)
                 case .exportStarted, .exportFinished, .exportFailed:
                     return exportNotices.handle(request)
+                case .showPairing:
+                    guard let panelFeeder else {
+                        return .refused("this device runs without a status panel ([panel] output): no code is shown")
+                    }
+                    return panelFeeder.showWaitingPairing()
                 }
             }
         } catch {
@@ -169,9 +178,14 @@ public struct ApplianceDaemon: Sendable {
                 }
             }, queueCounts: { try database.queue.counts() },
             show: { notice, duration in panelFeeder?.show(notice, for: duration) }, logger: Logger(label: "shutter"))
+        // Held 5 s (with [web] enabled and a panel to show the code on): a browser pairing code.
+        let extendedHold: (@Sendable (ShutterPress) async -> Void)? =
+            panelFeeder.flatMap { feeder in
+                feeder.pairing == nil ? nil : { @Sendable press in feeder.pairFromHold(press) }
+            }
         let router = ShutterEventRouter(
             feedback: feedback, press: { press in _ = await pipeline.press(press, feedbackGiven: true) },
-            longPress: longPress)
+            longPress: longPress, extendedHold: extendedHold)
         controls.start(router.handle)
 
         // The watchdog is pinged only while the capture loop, the processing worker and the uplink

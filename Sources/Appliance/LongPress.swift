@@ -173,18 +173,24 @@ final class LongPressAction: Sendable {
 
 /// Where the shutter inputs' events go, on the input's own thread: a press gets its feedback there
 /// (the click is on the line before any hop) and is then handed to the pipeline; a long press
-/// sounds its pattern there and runs ``LongPressAction`` in a task. Returns at once either way.
+/// sounds its pattern there and runs ``LongPressAction`` in a task; an extended hold (5 s, pairing a
+/// browser) sounds the long-press pattern again and runs its action in a task. Returns at once.
 final class ShutterEventRouter: Sendable {
     private let feedback: any PressFeedback
     private let press: @Sendable (ShutterPress) async -> Void
     private let longPress: LongPressAction
+    /// Nil: an extended hold does nothing more than the long press it follows.
+    private let extendedHold: (@Sendable (ShutterPress) async -> Void)?
 
     init(
-        feedback: any PressFeedback, press: @escaping @Sendable (ShutterPress) async -> Void, longPress: LongPressAction
+        feedback: any PressFeedback, press: @escaping @Sendable (ShutterPress) async -> Void,
+        longPress: LongPressAction,
+        extendedHold: (@Sendable (ShutterPress) async -> Void)? = nil
     ) {
         self.feedback = feedback
         self.press = press
         self.longPress = longPress
+        self.extendedHold = extendedHold
     }
 
     func handle(_ event: ShutterEvent) {
@@ -197,6 +203,10 @@ final class ShutterEventRouter: Sendable {
             feedback.longPress(shutterPress)
             let action = longPress
             Task { await action.perform(shutterPress) }
+        case .extendedHold(let shutterPress):
+            guard let action = extendedHold else { return }
+            feedback.longPress(shutterPress)
+            Task { await action(shutterPress) }
         }
     }
 }

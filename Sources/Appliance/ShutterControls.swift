@@ -50,13 +50,14 @@ final class ShutterControls: Sendable {
 
         var inputs: [any ShutterInput] = []
         let longPress = shutter.longPressMilliseconds == 0 ? nil : shutter.longPressMilliseconds
+        let extendedHold = Self.extendedHoldMilliseconds(configuration)
         if !shutter.gpioChip.isEmpty {
             let spec = GPIOLineSpec(
                 chip: shutter.gpioChip, line: shutter.gpioLine, activeLow: shutter.activeLow,
                 bias: LineBias(rawValue: shutter.bias) ?? .pullUp)
             let timing = PressTiming(
                 glitchMilliseconds: shutter.glitchMilliseconds, debounceMilliseconds: shutter.debounceMilliseconds,
-                longPressMilliseconds: longPress)
+                longPressMilliseconds: longPress, extendedHoldMilliseconds: extendedHold)
             inputs.append(GPIOShutter(spec: spec, timing: timing, realtimePriority: priority, logger: logger))
         }
         let keys = (try? KeyCodes.parse(shutter.keys)) ?? []
@@ -64,10 +65,18 @@ final class ShutterControls: Sendable {
             inputs.append(
                 KeyShutter(
                     directory: shutter.keyDirectory, keys: keys, longPressMilliseconds: longPress,
+                    extendedHoldMilliseconds: extendedHold,
                     realtimePriority: priority,
                     allowList: KeyDeviceAllowList(parsing: shutter.keyDevices), logger: logger))
         }
         self.inputs = inputs
+    }
+
+    /// How long a hold pairs a browser: ``PairingDisplay/holdMilliseconds``, or 1 s past a long press set longer
+    /// than that (so the two stay apart); nil while the library in a browser is off.
+    static func extendedHoldMilliseconds(_ configuration: ApplianceConfiguration) -> Int? {
+        guard configuration.web.enabled else { return nil }
+        return max(PairingDisplay.holdMilliseconds, configuration.shutter.longPressMilliseconds + 1000)
     }
 
     /// The inputs that started, by name.

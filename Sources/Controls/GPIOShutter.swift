@@ -103,7 +103,11 @@ public final class GPIOShutter: ShutterInput {
                 logger.trace("gpio \(event)")
                 handler(event)
                 stats.withLock {
-                    if case .press = event { $0.presses += 1 } else { $0.longPresses += 1 }
+                    switch event {
+                    case .press: $0.presses += 1
+                    case .longPress: $0.longPresses += 1
+                    case .extendedHold: break
+                    }
                 }
             }
         }

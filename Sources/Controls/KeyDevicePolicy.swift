@@ -113,7 +113,7 @@ public struct PressRateLimit: Sendable, Equatable {
             }
             lastAccepted = press.time
             return true
-        case .longPress(let press):
+        case .longPress(let press), .extendedHold(let press):
             return press.time != lastDropped
         }
     }

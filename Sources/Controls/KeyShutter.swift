@@ -34,7 +34,7 @@ public final class KeyShutter: ShutterInput {
 
     public init(
         directory: String = "/dev/input", keys: [UInt16] = KeyCodes.defaultShutterKeys,
-        longPressMilliseconds: Int? = 2000,
+        longPressMilliseconds: Int? = 2000, extendedHoldMilliseconds: Int? = nil,
         realtimePriority: RealtimePriority? = nil, allowList: KeyDeviceAllowList = KeyDeviceAllowList(),
         minimumPressIntervalNanoseconds: Int64 = PressRateLimit.defaultMinimumIntervalNanoseconds,
         logger: Logger = Logger(label: "shutter")
@@ -44,7 +44,8 @@ public final class KeyShutter: ShutterInput {
         self.minimumPressIntervalNanoseconds = minimumPressIntervalNanoseconds
         self.directory = directory
         self.keys = Set(keys)
-        self.timing = .keys(longPressMilliseconds: longPressMilliseconds)
+        self.timing = .keys(
+            longPressMilliseconds: longPressMilliseconds, extendedHoldMilliseconds: extendedHoldMilliseconds)
         self.logger = logger
     }
 
@@ -152,7 +153,11 @@ public final class KeyShutter: ShutterInput {
                 }
                 handler(event)
                 owner.stats.withLock {
-                    if case .press = event { $0.presses += 1 } else { $0.longPresses += 1 }
+                    switch event {
+                    case .press: $0.presses += 1
+                    case .longPress: $0.longPresses += 1
+                    case .extendedHold: break
+                    }
                 }
             }
         }

@@ -7,6 +7,9 @@ public enum ShutterEvent: Sendable, Equatable {
     /// The same press is still held at the long-press threshold: the second action. Emitted once,
     /// after (never instead of) the `.press` of the same press.
     case longPress(ShutterPress)
+    /// The same press is still held at the extended-hold threshold (the third action, after the long press's).
+    /// Emitted once, after the `.longPress` of the same press when long presses are on.
+    case extendedHold(ShutterPress)
 }
 
 /// Timing of the press detector. All values are on the kernel's event timestamps, not on when the
@@ -21,28 +24,37 @@ public struct PressTiming: Sendable, Equatable {
     public var debounceNanoseconds: Int64
     /// How long a press must be held for the second action; `nil` turns long presses off.
     public var longPressNanoseconds: Int64?
+    /// How long a press must be held for the third action; `nil` (the default) turns it off.
+    public var extendedHoldNanoseconds: Int64?
 
-    public init(glitchMilliseconds: Int = 8, debounceMilliseconds: Int = 30, longPressMilliseconds: Int? = 2000) {
+    public init(
+        glitchMilliseconds: Int = 8, debounceMilliseconds: Int = 30, longPressMilliseconds: Int? = 2000,
+        extendedHoldMilliseconds: Int? = nil
+    ) {
         self.glitchNanoseconds = Int64(glitchMilliseconds) * 1_000_000
         self.debounceNanoseconds = Int64(debounceMilliseconds) * 1_000_000
         self.longPressNanoseconds = longPressMilliseconds.map { Int64($0) * 1_000_000 }
+        self.extendedHoldNanoseconds = extendedHoldMilliseconds.map { Int64($0) * 1_000_000 }
     }
 
     /// For key devices (gpio-keys, USB and Bluetooth HID): the device debounces, so a key-down is a press.
-    public static func keys(longPressMilliseconds: Int? = 2000) -> PressTiming {
-        PressTiming(glitchMilliseconds: 0, debounceMilliseconds: 0, longPressMilliseconds: longPressMilliseconds)
+    public static func keys(longPressMilliseconds: Int? = 2000, extendedHoldMilliseconds: Int? = nil) -> PressTiming {
+        PressTiming(
+            glitchMilliseconds: 0, debounceMilliseconds: 0, longPressMilliseconds: longPressMilliseconds,
+            extendedHoldMilliseconds: extendedHoldMilliseconds)
     }
 }
 
 /// Debounce and long press as a pure state machine on timestamps: fed levels with their kernel
-/// timestamps (and the passing of time), it emits one `.press` per press and at most one
-/// `.longPress`.
+/// timestamps (and the passing of time), it emits one `.press` per press, at most one `.longPress`
+/// and at most one `.extendedHold`.
 ///
 /// - A press starts at the first active edge (its `t0`) and counts once the line has stayed active
 ///   for `glitch` since its last edge; a pulse that ends sooner is ignored.
 /// - A counted press is over once the line has stayed inactive for `debounce` since its last edge;
 ///   any edges before that (release bounce) belong to the same press. A held button never repeats.
-/// - `.longPress(t0)` fires when the line is still active `longPress` after `t0`.
+/// - `.longPress(t0)` fires when the line is still active `longPress` after `t0`, and `.extendedHold(t0)`
+///   when it is still active `extendedHold` after `t0` (a hold that long has given its long press first).
 ///
 /// Levels rather than edge types are fed in, because the GPIO v1 uAPI (libgpiod 1.6) reads the level
 /// after the interrupt and can report two rising edges in a row when a contact bounces fast; a
@@ -53,8 +65,9 @@ public struct PressDetector: Sendable {
         case idle
         /// Active edge seen at `start`; not yet stable. `level` is the latest level, `lastEdge` its time.
         case pending(start: MonotonicInstant, level: Bool, lastEdge: MonotonicInstant)
-        /// Counted. `level` and `lastEdge` track release bounce; `longPressDone` once it fired.
-        case pressed(start: MonotonicInstant, level: Bool, lastEdge: MonotonicInstant, longPressDone: Bool)
+        /// Counted. `level` and `lastEdge` track release bounce; `longPressDone` and `holdDone` once each fired.
+        case pressed(
+            start: MonotonicInstant, level: Bool, lastEdge: MonotonicInstant, longPressDone: Bool, holdDone: Bool)
     }
 
     public let timing: PressTiming
@@ -72,7 +85,7 @@ public struct PressDetector: Sendable {
     public var level: Bool {
         switch state {
         case .idle: false
-        case .pending(_, let level, _), .pressed(_, let level, _, _): level
+        case .pending(_, let level, _), .pressed(_, let level, _, _, _): level
         }
     }
 
@@ -97,8 +110,9 @@ public struct PressDetector: Sendable {
         case .pending(let start, _, let lastEdge):
             state = .pending(start: start, level: active, lastEdge: max(time, lastEdge))
             if active, timing.glitchNanoseconds == 0 { events += advance(to: time) }
-        case .pressed(let start, _, let lastEdge, let done):
-            state = .pressed(start: start, level: active, lastEdge: max(time, lastEdge), longPressDone: done)
+        case .pressed(let start, _, let lastEdge, let done, let holdDone):
+            state = .pressed(
+                start: start, level: active, lastEdge: max(time, lastEdge), longPressDone: done, holdDone: holdDone)
             if !active, timing.debounceNanoseconds == 0 { events += advance(to: time) }
         }
         return events
@@ -115,17 +129,27 @@ public struct PressDetector: Sendable {
             case .pending(let start, let level, let lastEdge):
                 guard now.nanoseconds(since: lastEdge) >= timing.glitchNanoseconds else { return events }
                 if level {
-                    state = .pressed(start: start, level: true, lastEdge: lastEdge, longPressDone: false)
+                    state = .pressed(
+                        start: start, level: true, lastEdge: lastEdge, longPressDone: false, holdDone: false)
                     events.append(.press(ShutterPress(time: start, source: source)))
                 } else {
                     ignoredGlitches += 1
                     state = .idle
                 }
-            case .pressed(let start, let level, let lastEdge, let done):
+            case .pressed(let start, let level, let lastEdge, let done, let holdDone):
                 if !done, level, let threshold = timing.longPressNanoseconds, now.nanoseconds(since: start) >= threshold
                 {
-                    state = .pressed(start: start, level: level, lastEdge: lastEdge, longPressDone: true)
+                    state = .pressed(
+                        start: start, level: level, lastEdge: lastEdge, longPressDone: true, holdDone: holdDone)
                     events.append(.longPress(ShutterPress(time: start, source: source)))
+                    continue
+                }
+                if !holdDone, level, let threshold = timing.extendedHoldNanoseconds,
+                    now.nanoseconds(since: start) >= threshold
+                {
+                    state = .pressed(
+                        start: start, level: level, lastEdge: lastEdge, longPressDone: done, holdDone: true)
+                    events.append(.extendedHold(ShutterPress(time: start, source: source)))
                     continue
                 }
                 if !level, now.nanoseconds(since: lastEdge) >= timing.debounceNanoseconds {
@@ -144,9 +168,12 @@ public struct PressDetector: Sendable {
             return nil
         case .pending(_, _, let lastEdge):
             return lastEdge.advanced(byNanoseconds: timing.glitchNanoseconds)
-        case .pressed(let start, let level, let lastEdge, let done):
+        case .pressed(let start, let level, let lastEdge, let done, let holdDone):
             if !level { return lastEdge.advanced(byNanoseconds: timing.debounceNanoseconds) }
             if !done, let threshold = timing.longPressNanoseconds { return start.advanced(byNanoseconds: threshold) }
+            if !holdDone, let threshold = timing.extendedHoldNanoseconds {
+                return start.advanced(byNanoseconds: threshold)
+            }
             return nil
         }
     }

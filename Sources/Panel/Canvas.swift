@@ -44,6 +44,15 @@ final class Canvas {
         cairo_fill(cr)
     }
 
+    /// Many rectangles in one colour, filled as one path (the modules of a QR code).
+    func fill(_ rects: [PanelRect], _ color: PanelColor) {
+        setColor(color)
+        for rect in rects {
+            cairo_rectangle(cr, Double(rect.x), Double(rect.y), Double(rect.width), Double(rect.height))
+        }
+        cairo_fill(cr)
+    }
+
     /// A border of `lineWidth` pixels drawn inside `rect`.
     func frame(_ rect: PanelRect, _ color: PanelColor, lineWidth: Int) {
         let w = max(1, lineWidth)

@@ -84,6 +84,32 @@ public struct LatestBook: Sendable, Equatable {
     public var needsReview: Bool { (confidence ?? 1) < Self.reviewThreshold }
 }
 
+/// What the panel shows while a browser may pair with the library in a browser: the code to enter, the page's
+/// address, and the address again as a QR code for a phone's camera.
+public struct PanelPairing: Sendable, Equatable {
+    /// The 6-digit code.
+    public var code: String
+    /// `http://192.168.1.20:8080/`.
+    public var address: String
+    /// The address as a QR code; nil draws the text alone.
+    public var qrCode: QRModules?
+    /// How long the code still works, counted down on the panel as m:ss.
+    public var secondsLeft: Int
+
+    public init(code: String, address: String, qrCode: QRModules?, secondsLeft: Int) {
+        self.code = code
+        self.address = address
+        self.qrCode = qrCode
+        self.secondsLeft = secondsLeft
+    }
+
+    /// `4:59`.
+    public var timeLeft: String {
+        let seconds = max(secondsLeft, 0)
+        return "\(seconds / 60):" + (seconds % 60 < 10 ? "0" : "") + "\(seconds % 60)"
+    }
+}
+
 /// A message that takes the whole screen until the condition ends.
 public enum PanelNotice: Sendable, Equatable {
     case cameraMissing(device: String)
@@ -92,6 +118,8 @@ public enum PanelNotice: Sendable, Equatable {
     case exportFinished(books: Int, safeToRemove: Bool)
     /// Anything else: a heading and a line of advice.
     case message(title: String, detail: String)
+    /// A browser may pair: the code, the address and its QR code (drawn in a layout of their own).
+    case pairing(PanelPairing)
 
     /// The heading, in capitals.
     public var title: String {
@@ -101,6 +129,7 @@ public enum PanelNotice: Sendable, Equatable {
         case .backendUnauthorized: "UNAUTHORIZED"
         case .exportFinished: "EXPORT DONE"
         case .message(let title, _): title
+        case .pairing: "PAIR A BROWSER"
         }
     }
 
@@ -116,6 +145,9 @@ public enum PanelNotice: Sendable, Equatable {
         case .exportFinished(let books, let safe):
             "Exported \(books) \(books == 1 ? "book" : "books")" + (safe ? " — safe to remove" : " — do not remove yet")
         case .message(_, let detail): detail
+        // Not the code: the detail is text that may be quoted elsewhere; the code is drawn, never written out.
+        case .pairing(let pairing):
+            "Open \(pairing.address) on a phone or computer on the same network and enter the code."
         }
     }
 

@@ -241,6 +241,10 @@ public final class PanelRenderer {
     }
 
     private func drawNotice(_ notice: PanelNotice, model: PanelModel) {
+        if case .pairing(let pairing) = notice {
+            drawPairing(pairing)
+            return
+        }
         let margin = Double(layout.margin) * 1.5
         let accent = notice.isGoodNews ? PanelColor.white : .orange
         // An accent bar on the left edge, a big heading, then the advice.
@@ -270,6 +274,80 @@ public final class PanelRenderer {
             canvas.setFont(.dataBold, size: unit * 1.0)
             footerX += canvas.text("\(value)", x: footerX, baseline: baseline, color: .white) + unit * 1.1
         }
+    }
+
+    /// The pairing screen: the QR code on the right (dark modules on white with a quiet zone of four
+    /// modules, each module a whole number of pixels so a camera reads it), and on the left the heading, the
+    /// code in large mono digits, the address and how long the code still works.
+    private func drawPairing(_ pairing: PanelPairing) {
+        let margin = Double(layout.margin) * 1.5
+        var textRight = Double(layout.width) - margin
+        if let qr = pairing.qrCode {
+            let quietZone = 4
+            let span = qr.side + 2 * quietZone
+            let boxSide = min(Double(layout.height) - 2 * margin, Double(layout.width) * 0.45)
+            let module = Int(boxSide) / span
+            // Below 2 pixels a module blurs into its neighbours on a small panel: the text alone is clearer.
+            if module >= 2 {
+                let side = module * span
+                let x0 = layout.width - Int(margin) - side
+                let y0 = (layout.height - side) / 2
+                canvas.fill(PanelRect(x: x0, y: y0, width: side, height: side), .white)
+                var modules: [PanelRect] = []
+                for y in 0..<qr.side {
+                    for x in 0..<qr.side where qr.isDark(x: x, y: y) {
+                        modules.append(
+                            PanelRect(
+                                x: x0 + (x + quietZone) * module, y: y0 + (y + quietZone) * module, width: module,
+                                height: module))
+                    }
+                }
+                canvas.fill(modules, .black)
+                textRight = Double(x0) - unit
+            }
+        }
+        canvas.fill(
+            PanelRect(x: Int(margin), y: Int(margin), width: Int(unit * 0.6), height: layout.height - Int(2 * margin)),
+            .orange)
+        let x = margin + unit * 1.6
+        let room = textRight - x
+        canvas.setFont(.labelBold, size: unit * 1.5)
+        var y = margin + canvas.fontMetrics().ascent
+        for line in canvas.wrapped(PanelNotice.pairing(pairing).title, maxWidth: room, maxLines: 2) {
+            canvas.text(line, x: x, baseline: y, color: .orange)
+            y += unit * 1.8
+        }
+        // The code as large as the column allows, in two groups of three (easier to read out and type).
+        let groups = [String(pairing.code.prefix(3)), String(pairing.code.dropFirst(3))]
+        var size = unit * 3.6
+        canvas.setFont(.dataBold, size: size)
+        while size > unit && canvas.width(of: groups.joined()) + size * 0.35 > room {
+            size -= unit * 0.1
+            canvas.setFont(.dataBold, size: size)
+        }
+        y += unit * 0.4
+        canvas.setFont(.label, size: unit * 0.7)
+        canvas.text("CODE", x: x, baseline: y, color: .dim)
+        canvas.setFont(.dataBold, size: size)
+        y += canvas.fontMetrics().ascent
+        let second = x + canvas.text(groups[0], x: x, baseline: y, color: .white) + size * 0.35
+        canvas.text(groups[1], x: second, baseline: y, color: .white)
+        y += unit * 1.6
+        canvas.setFont(.label, size: unit * 0.7)
+        canvas.text("OPEN", x: x, baseline: y, color: .dim)
+        var addressSize = unit * 1.1
+        canvas.setFont(.data, size: addressSize)
+        while addressSize > unit * 0.6 && canvas.width(of: pairing.address) > room {
+            addressSize -= unit * 0.05
+            canvas.setFont(.data, size: addressSize)
+        }
+        y += canvas.fontMetrics().ascent + unit * 0.2
+        canvas.text(canvas.fitted(pairing.address, maxWidth: room), x: x, baseline: y, color: .white)
+        // How long the code works, at the bottom.
+        canvas.setFont(.label, size: unit * 0.9)
+        canvas.text(
+            canvas.fitted("works \(pairing.timeLeft), once", maxWidth: room), x: x,
+            baseline: Double(layout.height) - margin, color: .dim)
     }
 
     /// The border colour of a scan state.

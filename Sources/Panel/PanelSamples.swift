@@ -6,7 +6,7 @@ import SwiftWingCore
 public enum PanelSamples {
     /// The states, in the order a demo shows them.
     public static let names = [
-        "idle", "working", "flash", "rate-limited", "camera-missing", "disk-full", "unauthorized", "export",
+        "idle", "working", "flash", "rate-limited", "camera-missing", "disk-full", "unauthorized", "export", "pairing",
     ]
 
     /// The model named `name` (one of ``names``), or nil.
@@ -33,6 +33,12 @@ public enum PanelSamples {
         case "export":
             return PanelModel(
                 connectivity: .online, library: 523, notice: .exportFinished(books: 523, safeToRemove: true))
+        case "pairing":
+            return PanelModel(
+                connectivity: .online, library: 523,
+                notice: .pairing(
+                    PanelPairing(
+                        code: "482913", address: "http://192.168.1.20:8080/", qrCode: sampleQRCode, secondsLeft: 287)))
         default:
             return nil
         }
@@ -103,4 +109,35 @@ public enum PanelSamples {
         }
         return PanelPicture(frame)
     }
+}
+
+extension PanelSamples {
+    /// `http://192.168.1.20:8080/` as zxing-cpp 1.4 encodes it (the panel has no encoder: Identify has it).
+    static let sampleQRCode = QRModules(rows: [
+        "#######....###..#.#######",
+        "#.....#..##..#....#.....#",
+        "#.###.#.....#...#.#.###.#",
+        "#.###.#.#...#####.#.###.#",
+        "#.###.#.##....#...#.###.#",
+        "#.....#....##...#.#.....#",
+        "#######.#.#.#.#.#.#######",
+        "..........##.............",
+        "##...###.#.#.#.##...##...",
+        ".....#..##..##.###..####.",
+        "#..####.#.#..#.#..##.#.##",
+        "...#.....#..#..##...##..#",
+        "...#..#..#.##.#.###.....#",
+        "#...#........###.......#.",
+        "#...#########..#.#.#.#.##",
+        "#.#......#.#..#.#...#.#.#",
+        "#.##.####..###..#####.#..",
+        "........###.#.###...#.#..",
+        "#######.#.##.##.#.#.##..#",
+        "#.....#.####....#...#..##",
+        "#.###.#..#.###.########..",
+        "#.###.#...####....##.#.##",
+        "#.###.#..##.#....#....#.#",
+        "#.....#.##..#..##.###...#",
+        "#######.#..#..###.#..#..#",
+    ])
 }

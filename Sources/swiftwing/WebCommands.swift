@@ -1,5 +1,6 @@
 import Appliance
 import ArgumentParser
+import Foundation
 
 extension SwiftWingCommand {
     struct Web: ParsableCommand {
@@ -20,6 +21,17 @@ extension SwiftWingCommand {
                     print(try WebPairing.pair(configuration: configuration))
                 } catch {
                     throw CommandFailure(error.description)
+                }
+                // The panel shows the code too (the daemon reads it from the state directory: it is not sent).
+                do {
+                    let reply = try ControlClient.send(
+                        ControlRequest(command: .showPairing), to: configuration.controlSocket)
+                    if !reply.ok {
+                        FileHandle.standardError.write(
+                            Data("note: not on the panel: \(reply.error ?? "refused")\n".utf8))
+                    }
+                } catch {
+                    FileHandle.standardError.write(Data("note: not on the panel (\(error.description))\n".utf8))
                 }
             }
         }

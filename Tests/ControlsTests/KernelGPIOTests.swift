@@ -204,6 +204,7 @@ struct KernelGPIOTests {
             switch event {
             case .press(let press): feedback.pressAccepted(press)
             case .longPress(let press): feedback.longPress(press)
+            case .extendedHold: break
             }
         }
         defer { shutter.stop() }

@@ -18,6 +18,9 @@ public struct ControlRequest: Codable, Equatable, Sendable {
         case exportFinished
         /// The export ended without a file: `reason` is the short text for the panel.
         case exportFailed
+        /// `swiftwing web pair` made a browser pairing code: the panel shows it (read from `web-access.sqlite`; the
+        /// code is not in the request).
+        case showPairing
         /// Blocks the processing worker forever, to prove the watchdog restarts a wedged daemon.
         /// Refused unless the daemon runs with `SWIFTWING_TEST_HOOKS=1` (see ``TestHooks``).
         case testWedgeWorker

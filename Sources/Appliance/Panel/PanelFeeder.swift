@@ -55,7 +55,7 @@ final class PanelFeeder: Service, PressFeedback, Sendable {
     private let camera: CameraSupervisor
     private let cameraName: String
     private let settings: Settings
-    private let logger: Logger
+    let logger: Logger
     /// Idle time, notice times and the refresh pace: the daemon's `ContinuousClock`, in tests a clock they advance.
     let clock: ErasedClock
     /// How long a done scan has lingered (its `updatedAt` is a stored date).
@@ -66,14 +66,17 @@ final class PanelFeeder: Service, PressFeedback, Sendable {
     private let exportHold: @Sendable () -> PanelNotice?
     /// The most recent scan's barcode books (PanelFeeder+Identify).
     let identified = IdentifiedBooks()
+    /// The browser pairing code while it is shown (PairingDisplay.swift); nil while the library in a browser is off.
+    let pairing: PairingDisplay?
 
     init(
         panel: StatusPanel, database: AppDatabase, stateDirectory: StateDirectory, camera: CameraSupervisor,
         cameraName: String, settings: Settings, logger: Logger,
         connectivity: @escaping @Sendable () -> Connectivity = { .offline },
-        exportHold: @escaping @Sendable () -> PanelNotice? = { nil },
+        exportHold: @escaping @Sendable () -> PanelNotice? = { nil }, pairing: PairingDisplay? = nil,
         clock: any Clock<Duration> = ContinuousClock(), wallClock: WallClock = .system
     ) {
+        self.pairing = pairing
         self.clock = ErasedClock(clock)
         self.wallClock = wallClock
         self.connectivitySource = connectivity
@@ -109,6 +112,7 @@ final class PanelFeeder: Service, PressFeedback, Sendable {
         let now = clock.now
         state.withLock { $0.lastPress = now }
         identified.forget()
+        pairing?.dismiss()
         // The viewfinder freezes on its last frame until the press is over (idleAfter).
         panel.flash()
     }
@@ -201,6 +205,8 @@ final class PanelFeeder: Service, PressFeedback, Sendable {
 
     private func currentNotice() -> PanelNotice? {
         if let exporting = exportHold() { return exporting }
+        // Over the long press's notice: a 5 s hold gives the long press at 2 s, then the code.
+        if let pairing = pairing?.notice() { return pairing }
         let now = clock.now
         let shown = state.withLock { state -> PanelNotice? in
             guard let shown = state.shown else { return nil }

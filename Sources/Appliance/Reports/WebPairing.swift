@@ -6,6 +6,21 @@ public enum WebPairing {
     /// A new pairing code and the addresses to open, as `swiftwing web pair` prints them.
     public static func pair(configuration: ApplianceConfiguration, now: Date = Date()) throws(ApplianceError) -> String
     {
+        let pairing = try start(configuration: configuration, now: now)
+        let minutes = Int(WebAccess.codeLifetime / 60)
+        return """
+            code \(pairing.code) (works \(minutes) minutes, once)
+            open \(addresses(configuration).joined(separator: " or ")) on a phone or computer on the same network
+            and enter the code there
+            """
+    }
+
+    /// A new pairing code in `web-access.sqlite`, replacing any earlier one: for `swiftwing web pair` and for the
+    /// daemon when the shutter is held (the panel shows it). Refused while the library in a browser is off or
+    /// pairing is locked after wrong codes.
+    public static func start(configuration: ApplianceConfiguration, now: Date) throws(ApplianceError)
+        -> WebAccess.Pairing
+    {
         guard configuration.web.enabled else {
             throw ApplianceError(
                 "the library in a browser is off: set `enabled = true` under [web] in the configuration file "
@@ -21,15 +36,8 @@ public enum WebPairing {
             throw ApplianceError(error.description)
         }
         switch result {
-        case .failure(let locked):
-            throw ApplianceError(locked.description)
-        case .success(let pairing):
-            let minutes = Int(WebAccess.codeLifetime / 60)
-            return """
-                code \(pairing.code) (works \(minutes) minutes, once)
-                open \(addresses(configuration).joined(separator: " or ")) on a phone or computer on the same network
-                and enter the code there
-                """
+        case .failure(let locked): throw ApplianceError(locked.description)
+        case .success(let pairing): return pairing
         }
     }
 

@@ -27,7 +27,7 @@ struct QueueCommands: Sendable {
                 let id = try Self.scanID(request.scanId)
                 let record = try await discard(id)
                 return ControlReply(ok: true, scanId: record.idString)
-            case .shutter, .status, .exportStarted, .exportFinished, .exportFailed, .testWedgeWorker:
+            case .shutter, .status, .exportStarted, .exportFinished, .exportFailed, .showPairing, .testWedgeWorker:
                 return .refused("\(request.command.rawValue) is not a queue command")
             }
         } catch {
