@@ -64,7 +64,8 @@ worker = subprocess.Popen(
     [sys.executable, "-c", launcher, os.path.join(root, "Sources/swiftwing-recognizer-ocr"), ";".join(arguments.ort),
      "--stage-memory"] + arguments.worker_options, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
 ready = json.loads(worker.stdout.readline())
-print(f"options {' '.join(arguments.ort + arguments.worker_options) or '(defaults)'}: models loaded in {ready['seconds']} s")
+settings = " ".join(arguments.ort + arguments.worker_options) or "(defaults)"
+print(f"options {settings}: models loaded in {ready['seconds']} s")
 rows = []
 for index, (name, data) in enumerate([encoded[0]] + encoded):
     worker.stdin.write(struct.pack(">I", len(data)) + data)

@@ -10,7 +10,11 @@ Polygons are in pixels of the image as decoded (EXIF orientation applied), order
 bottom-right, bottom-left of the text as read, so a spine read bottom-to-top starts at the box's bottom.
 
 Speed: text is found on a copy scaled to --det-side pixels on its long edge, and each box is cut from the
-full-resolution image, so small spine text keeps its detail for recognition. A tall box is spine text turned
+full-resolution image, so small spine text keeps its detail for recognition. Memory: the copy is searched in
+--det-strips side-by-side strips, one at a time, as the detector's feature maps are most of the worker's peak.
+Recognition pads each crop only to --rec-min-width (most spine lines are short) and uses the int8 model that
+scripts/ocr-venv.sh derives from the shipped one (--rec-model); Benchmarks/README.md has the measures.
+A tall box is spine text turned
 90 degrees one way or the other: it is turned upright one way and the angle classifier says whether it is then
 upside down (--direction cls), or both ways are read and the better score kept (--direction both).
 """
@@ -48,17 +52,17 @@ MAX_PIXELS = 40_000_000
 def parse_arguments():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--det-side", type=int, default=1920, help="long edge for text detection, in pixels")
-    parser.add_argument("--det-strips", type=int, default=1,
+    parser.add_argument("--det-strips", type=int, default=3,
                         help="find text on this many side-by-side strips of the scaled copy, one at a time, to bound "
                              "the detector's memory (its feature maps grow with the area it sees at once)")
     parser.add_argument("--threads", type=int, default=2, help="onnxruntime intra-op threads")
     parser.add_argument("--direction", choices=["cls", "both"], default="cls")
     parser.add_argument("--rec-batch", type=int, default=8)
-    parser.add_argument("--rec-min-width", type=int, default=320,
+    parser.add_argument("--rec-min-width", type=int, default=96,
                         help="narrowest input of the recognizer, in pixels at its 48 px height: shorter crops are "
                              "padded to it (its cost grows with the padded width)")
-    parser.add_argument("--rec-model", choices=["float", "int8"], default="float",
-                        help="the recognition model as the wheel ships it, or its int8 copy made by scripts/ocr-venv.sh")
+    parser.add_argument("--rec-model", choices=["float", "int8"], default="int8",
+                        help="the recognition model as the wheel ships it, or its int8 copy (scripts/ocr-venv.sh)")
     parser.add_argument("--min-score", type=float, default=0.5, help="lines read with a lower score are dropped")
     parser.add_argument("--stage-memory", action="store_true",
                         help="benchmarks: add each stage's peak resident memory (MB) to the reply as peakMB")

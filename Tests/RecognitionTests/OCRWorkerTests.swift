@@ -189,10 +189,11 @@ func workerError(_ body: () async throws -> Void) async -> OCRWorkerError? {
 }
 
 extension RealOCRWorkerTests {
-    /// Text found strip by strip (three strips narrower than the photo's spines, so lines cross the strips' edges)
-    /// and read by the int8 recognition model: the same titles and call numbers, each line once.
+    /// The worker's defaults (text found strip by strip, here three strips narrower than the photo's spines, so lines
+    /// cross the strips' edges; crops padded less; the int8 recognition model) read what the whole photo and the
+    /// shipped model read: the same titles and call numbers, each line once.
     @Test func readsTheSameSpinesInStripsWithTheInt8Model() async throws {
-        let whole = try Self.supervisor()
+        let whole = try Self.supervisor(["--det-strips", "1", "--rec-model", "float", "--rec-min-width", "320"])
         defer { whole.shutdown() }
         let strips = try Self.supervisor(["--det-strips", "3", "--rec-model", "int8", "--rec-min-width", "96"])
         defer { strips.shutdown() }
@@ -205,7 +206,7 @@ extension RealOCRWorkerTests {
         #expect(text.contains("796.42"))
         // A line joined across strips is one line, not its pieces twice.
         #expect(photo.lines.filter { $0.text.uppercased().contains("MUSCULACION") }.count == 1)
-        #expect(abs(photo.lines.count - reference.lines.count) <= 1)
+        #expect(abs(photo.lines.count - reference.lines.count) <= 2)
     }
 
     /// `--stage-memory` (benchmarks) adds each stage's peak resident memory and CPU seconds to the worker's reply.
