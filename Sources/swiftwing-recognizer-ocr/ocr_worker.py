@@ -14,9 +14,9 @@ full-resolution image, so small spine text keeps its detail for recognition. Mem
 --det-strips side-by-side strips, one at a time, as the detector's feature maps are most of the worker's peak.
 Recognition pads each crop only to --rec-min-width (most spine lines are short) and uses the int8 model that
 scripts/ocr-venv.sh derives from the shipped one (--rec-model); Benchmarks/README.md has the measures.
-A tall box is spine text turned
-90 degrees one way or the other: it is turned upright one way and the angle classifier says whether it is then
-upside down (--direction cls), or both ways are read and the better score kept (--direction both).
+A tall box is spine text turned 90 degrees one way or the other: it is turned upright one way and the angle
+classifier says whether it is then upside down (--direction cls), or both ways are read and the better score kept
+(--direction both).
 """
 
 import argparse
