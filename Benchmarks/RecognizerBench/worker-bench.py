@@ -40,7 +40,8 @@ for photo in photos:
     name = os.path.splitext(os.path.basename(photo))[0]
     encoded.append((f"{arguments.size}-{name}", buffer.getvalue()))
 
-# The worker run as itself, with the --ort settings laid over its session options.
+# The worker run as itself, with the --ort settings laid over its session options (-B: no bytecode cache left in the
+# checkout by the import).
 launcher = """
 import ast, sys, onnxruntime
 sys.path.insert(0, sys.argv[1])
@@ -61,7 +62,7 @@ sys.argv = ["ocr_worker.py"] + sys.argv[3:]
 sys.exit(ocr_worker.main())
 """
 worker = subprocess.Popen(
-    [sys.executable, "-c", launcher, os.path.join(root, "Sources/swiftwing-recognizer-ocr"), ";".join(arguments.ort),
+    [sys.executable, "-B", "-c", launcher, os.path.join(root, "Sources/swiftwing-recognizer-ocr"), ";".join(arguments.ort),
      "--stage-memory"] + arguments.worker_options, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
 ready = json.loads(worker.stdout.readline())
 settings = " ".join(arguments.ort + arguments.worker_options) or "(defaults)"
