@@ -10,12 +10,17 @@ Polygons are in pixels of the image as decoded (EXIF orientation applied), order
 bottom-right, bottom-left of the text as read, so a spine read bottom-to-top starts at the box's bottom.
 
 Speed: text is found on a copy scaled to --det-side pixels on its long edge, and each box is cut from the
-full-resolution image, so small spine text keeps its detail for recognition. A tall box is spine text turned
-90 degrees one way or the other: it is turned upright one way and the angle classifier says whether it is then
-upside down (--direction cls), or both ways are read and the better score kept (--direction both).
+full-resolution image, so small spine text keeps its detail for recognition. Memory: the copy is searched in
+--det-strips side-by-side strips, one at a time, as the detector's feature maps are most of the worker's peak.
+Recognition pads each crop only to --rec-min-width (most spine lines are short) and uses the int8 model that
+scripts/ocr-venv.sh derives from the shipped one (--rec-model); Benchmarks/README.md has the measures.
+A tall box is spine text turned 90 degrees one way or the other: it is turned upright one way and the angle
+classifier says whether it is then upside down (--direction cls), or both ways are read and the better score kept
+(--direction both).
 """
 
 import argparse
+import ctypes
 import io
 import json
 import os
@@ -36,6 +41,10 @@ from rapidocr_onnxruntime.ch_ppocr_rec import TextRecognizer
 from rapidocr_onnxruntime.utils import infer_engine
 
 MODELS = os.path.join(os.path.dirname(rapidocr_onnxruntime.__file__), "models")
+# Models derived from those at install time (scripts/ocr-venv.sh runs quantize_models.py), kept in the environment.
+DERIVED_MODELS = os.path.join(sys.prefix, "swiftwing-models")
+RECOGNITION_MODEL = "ch_PP-OCRv4_rec_infer.onnx"
+RECOGNITION_MODEL_INT8 = "ch_PP-OCRv4_rec_infer.int8.onnx"
 # A 60 MP photo decodes to 180 MB of pixels; refuse more than this before decoding.
 MAX_PIXELS = 40_000_000
 
@@ -43,10 +52,20 @@ MAX_PIXELS = 40_000_000
 def parse_arguments():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--det-side", type=int, default=1920, help="long edge for text detection, in pixels")
+    parser.add_argument("--det-strips", type=int, default=3,
+                        help="find text on this many side-by-side strips of the scaled copy, one at a time, to bound "
+                             "the detector's memory (its feature maps grow with the area it sees at once)")
     parser.add_argument("--threads", type=int, default=2, help="onnxruntime intra-op threads")
     parser.add_argument("--direction", choices=["cls", "both"], default="cls")
     parser.add_argument("--rec-batch", type=int, default=8)
+    parser.add_argument("--rec-min-width", type=int, default=96,
+                        help="narrowest input of the recognizer, in pixels at its 48 px height: shorter crops are "
+                             "padded to it (its cost grows with the padded width)")
+    parser.add_argument("--rec-model", choices=["float", "int8"], default="int8",
+                        help="the recognition model as the wheel ships it, or its int8 copy (scripts/ocr-venv.sh)")
     parser.add_argument("--min-score", type=float, default=0.5, help="lines read with a lower score are dropped")
+    parser.add_argument("--stage-memory", action="store_true",
+                        help="benchmarks: add each stage's peak resident memory (MB) to the reply as peakMB")
     return parser.parse_args()
 
 
@@ -68,10 +87,21 @@ def session_options(config):
 infer_engine.OrtInferSession._init_sess_opts = staticmethod(session_options)
 
 
-def session_config(model, threads, **extra):
+def session_config(model, threads, folder=MODELS, **extra):
     return dict(
-        model_path=os.path.join(MODELS, model), intra_op_num_threads=threads, inter_op_num_threads=1,
+        model_path=os.path.join(folder, model), intra_op_num_threads=threads, inter_op_num_threads=1,
         use_cuda=False, use_dml=False, **extra)
+
+
+def recognition_model(choice):
+    """The recognition model's file name and folder for --rec-model."""
+    if choice == "float":
+        return RECOGNITION_MODEL, MODELS
+    path = os.path.join(DERIVED_MODELS, RECOGNITION_MODEL_INT8)
+    if not os.path.isfile(path):
+        raise SetupError(f"no int8 recognition model at {path}: scripts/ocr-venv.sh makes it when it makes the "
+                         "environment (or run quantize_models.py with the environment's python3)")
+    return RECOGNITION_MODEL_INT8, DERIVED_MODELS
 
 
 class Reader:
@@ -85,24 +115,28 @@ class Reader:
         self.classifier = TextClassifier(session_config(
             "ch_ppocr_mobile_v2.0_cls_infer.onnx", threads, cls_image_shape=[3, 48, 192],
             cls_batch_num=arguments.rec_batch, cls_thresh=0.9, label_list=["0", "180"]))
+        model, folder = recognition_model(arguments.rec_model)
         self.recognizer = TextRecognizer(session_config(
-            "ch_PP-OCRv4_rec_infer.onnx", threads, rec_img_shape=[3, 48, 320], rec_batch_num=arguments.rec_batch))
+            model, threads, folder, rec_img_shape=[3, 48, arguments.rec_min_width], rec_batch_num=arguments.rec_batch))
 
     def read(self, data):
         seconds = {}
+        peaks = StagePeaks(self.arguments.stage_memory)
         started = time.perf_counter()
         cpu_started = time.process_time()
         image = decode(data)
         height, width = image.shape[:2]
         seconds["decode"] = time.perf_counter() - started
+        peaks.end("decode")
 
         mark = time.perf_counter()
         scale = min(1.0, self.arguments.det_side / max(width, height))
         small = image if scale == 1.0 else cv2.resize(
             image, (round(width * scale), round(height * scale)), interpolation=cv2.INTER_AREA)
-        boxes, _ = self.detector(small)
-        boxes = [] if boxes is None else [box / scale for box in boxes]
+        boxes = [box / scale for box in detect_in_strips(self.detector, small, self.arguments.det_strips)]
+        release_freed_memory()
         seconds["detect"] = time.perf_counter() - mark
+        peaks.end("detect")
 
         mark = time.perf_counter()
         crops, corners = [], []
@@ -118,6 +152,7 @@ class Reader:
         else:
             texts = []
         seconds["recognize"] = time.perf_counter() - mark
+        peaks.end("recognize")
 
         lines = []
         for (text, score), polygon in texts:
@@ -128,8 +163,12 @@ class Reader:
                 "polygon": [{"x": round(float(x), 1), "y": round(float(y), 1)} for x, y in polygon]})
         seconds["total"] = time.perf_counter() - started
         seconds["cpu"] = time.process_time() - cpu_started
-        return {"width": width, "height": height, "lines": lines,
-                "seconds": {key: round(value, 3) for key, value in seconds.items()}}
+        reply = {"width": width, "height": height, "lines": lines,
+                 "seconds": {key: round(value, 3) for key, value in seconds.items()}}
+        if peaks.enabled:
+            reply["peakMB"] = peaks.megabytes
+            reply["cpuSeconds"] = peaks.cpu_seconds
+        return reply
 
     def recognize(self, crops, corners):
         if self.arguments.direction == "both":
@@ -151,6 +190,112 @@ class Reader:
             polygons.append(np.roll(polygon, 2, axis=0) if upside_down else polygon)
         results, _ = self.recognizer(turned)
         return list(zip(results, polygons))
+
+
+# Strips overlap by this share of the scaled copy's width: more than a spine's text is wide, so each upright line is
+# whole in the strip whose middle part holds its centre.
+STRIP_OVERLAP = 0.1
+
+
+def detect_in_strips(detector, image, strips):
+    """The text boxes on `image` found strip by strip (side-by-side, overlapping), as if found on the whole. A box
+    found whole in two strips (it lies in their overlap) is kept once, from the strip it lies most centrally in; a
+    line cut by a strip's inner edge is joined with the piece of it that the neighbouring strip cut, or dropped
+    where a neighbour holds it whole."""
+    height, width = image.shape[:2]
+    if strips <= 1:
+        boxes, _ = detector(image)
+        return [] if boxes is None else list(boxes)
+    overlap = int(width * STRIP_OVERLAP)
+    # Widths a multiple of 32 (the detector's stride), so strips are not resized.
+    strip_width = min(width, -(-(width + (strips - 1) * overlap) // strips // 32) * 32)
+    starts = [round(index * (width - strip_width) / (strips - 1)) for index in range(strips)]
+    whole, pieces = [], []
+    for index, start in enumerate(starts):
+        end = start + strip_width
+        found, _ = detector(np.ascontiguousarray(image[:, start:end]))
+        for box in [] if found is None else found:
+            box = box + np.array([start, 0], dtype=np.float32)
+            cut_left = index > 0 and box[:, 0].min() <= start + 2
+            cut_right = index < strips - 1 and box[:, 0].max() >= end - 3
+            if cut_left or cut_right:
+                pieces.append((index, cut_left, cut_right, box))
+            else:
+                whole.append((abs(box[:, 0].mean() - (start + end) / 2), index, box))
+    kept = []
+    for _, index, box in sorted(whole, key=lambda item: item[0]):
+        if not any(other_index != index and max(area_share_inside(box, other), area_share_inside(other, box)) >= 0.5
+                   for other_index, other in kept):
+            kept.append((index, box))
+    kept = [box for _, box in kept]
+    return kept + join_pieces(pieces, kept)
+
+
+def join_pieces(pieces, whole):
+    """Lines cut by strip edges: a piece cut on its right joins the next strip's piece cut on its left that shares
+    most of its height (chains across several strips join as one); a piece that does not join is dropped when most
+    of it lies inside a box found whole, and kept otherwise."""
+    parent = list(range(len(pieces)))
+
+    def root(item):
+        while parent[item] != item:
+            parent[item] = parent[parent[item]]
+            item = parent[item]
+        return item
+
+    for left, (strip, _, cut_right, box) in enumerate(pieces):
+        if not cut_right:
+            continue
+        for right, (other_strip, cut_left, _, other) in enumerate(pieces):
+            if other_strip == strip + 1 and cut_left and vertical_share(box, other) >= 0.5:
+                parent[root(right)] = root(left)
+    groups = {}
+    for item in range(len(pieces)):
+        groups.setdefault(root(item), []).append(pieces[item][3])
+    joined = []
+    for boxes in groups.values():
+        if len(boxes) == 1:
+            if any(area_share_inside(boxes[0], box) >= 0.5 for box in whole):
+                continue
+            joined.append(boxes[0])
+        else:
+            corners = cv2.boxPoints(cv2.minAreaRect(np.concatenate(boxes).astype(np.float32)))
+            joined.append(clockwise_from_top_left(corners))
+    return joined
+
+
+def vertical_share(first, second):
+    """How much of the lower of two boxes' heights their vertical extents share."""
+    top = max(first[:, 1].min(), second[:, 1].min())
+    bottom = min(first[:, 1].max(), second[:, 1].max())
+    shortest = min(np.ptp(first[:, 1]), np.ptp(second[:, 1]))
+    return max(0.0, bottom - top) / max(shortest, 1.0)
+
+
+def area_share_inside(piece, box):
+    """The share of `piece`'s bounding rectangle that lies inside `box`'s bounding rectangle."""
+    width = min(piece[:, 0].max(), box[:, 0].max()) - max(piece[:, 0].min(), box[:, 0].min())
+    height = min(piece[:, 1].max(), box[:, 1].max()) - max(piece[:, 1].min(), box[:, 1].min())
+    area = max(np.ptp(piece[:, 0]) * np.ptp(piece[:, 1]), 1.0)
+    return max(0.0, width) * max(0.0, height) / area
+
+
+def clockwise_from_top_left(corners):
+    """Four corners ordered top-left, top-right, bottom-right, bottom-left (as the detector orders its boxes)."""
+    by_x = corners[np.argsort(corners[:, 0])]
+    left, right = by_x[:2], by_x[2:]
+    top_left, bottom_left = left[np.argsort(left[:, 1])]
+    top_right, bottom_right = right[np.argsort(right[:, 1])]
+    return np.array([top_left, top_right, bottom_right, bottom_left], dtype=np.float32)
+
+
+def release_freed_memory():
+    """Hands the memory the detector freed back to the system (glibc keeps freed blocks for reuse otherwise), so
+    recognition does not run on top of the detector's high-water mark."""
+    try:
+        ctypes.CDLL("libc.so.6").malloc_trim(0)
+    except (OSError, AttributeError):
+        pass
 
 
 def decode(data):
@@ -194,7 +339,43 @@ def cut_upright(image, box):
     return crop, [0, 1, 2, 3]
 
 
+class StagePeaks:
+    """Each stage's peak resident memory and CPU seconds, for benchmarks: the kernel's high-water mark (VmHWM) read
+    at the stage's end and then reset to the current resident size (writing 5 to /proc/self/clear_refs), so the next
+    stage's peak is its own (recognize includes cutting the crops); the largest is the photo's peak. CPU seconds
+    (all threads) measure the work where a loaded machine makes wall times say little."""
+
+    def __init__(self, enabled):
+        self.enabled = enabled
+        self.megabytes = {}
+        self.cpu_seconds = {}
+        self.cpu_mark = time.process_time()
+        if enabled:
+            self.reset()
+
+    def end(self, stage):
+        if not self.enabled:
+            return
+        now = time.process_time()
+        self.cpu_seconds[stage] = round(now - self.cpu_mark, 3)
+        self.cpu_mark = now
+        with open("/proc/self/status") as status:
+            for line in status:
+                if line.startswith("VmHWM:"):
+                    self.megabytes[stage] = round(int(line.split()[1]) / 1024, 1)
+        self.reset()
+
+    @staticmethod
+    def reset():
+        with open("/proc/self/clear_refs", "w") as clear_refs:
+            clear_refs.write("5")
+
+
 class InputError(Exception):
+    pass
+
+
+class SetupError(Exception):
     pass
 
 
@@ -213,7 +394,11 @@ def main():
     arguments = parse_arguments()
     cv2.setNumThreads(arguments.threads)
     started = time.perf_counter()
-    reader = Reader(arguments)
+    try:
+        reader = Reader(arguments)
+    except SetupError as error:
+        print(f"ocr worker: {error}", file=sys.stderr)
+        return 2
     output = sys.stdout
     output.write(json.dumps({"ready": True, "seconds": round(time.perf_counter() - started, 3)}) + "\n")
     output.flush()

@@ -149,8 +149,14 @@ func workerError(_ body: () async throws -> Void) async -> OCRWorkerError? {
 /// The real worker in its virtual environment (scripts/ocr-venv.sh makes `.ocr-venv` at the repository's root) on
 /// one small photo, so the test takes seconds.
 @Suite struct RealOCRWorkerTests {
-    static func supervisor() throws -> OCRWorkerSupervisor {
-        OCRWorkerSupervisor(configuration: try OCRWorkerConfiguration.locate(root: repositoryRoot))
+    static func supervisor(_ arguments: [String] = []) throws -> OCRWorkerSupervisor {
+        var configuration = try OCRWorkerConfiguration.locate(root: repositoryRoot)
+        configuration.workerArguments = arguments
+        return OCRWorkerSupervisor(configuration: configuration)
+    }
+
+    static func threeSpines() throws -> [UInt8] {
+        try Array(Data(contentsOf: URL(fileURLWithPath: "\(recognitionFixtures)/three_spines.jpg")))
     }
 
     @Test func readsTheTitlesAndCallNumbersOfThreeSpines() async throws {
@@ -179,5 +185,59 @@ func workerError(_ body: () async throws -> Void) async -> OCRWorkerError? {
         let truncated = await workerError { _ = try await supervisor.read(jpeg: Array(jpeg.prefix(600))) }
         #expect(truncated?.isRetryable == false)
         #expect(supervisor.workerStarts == 1)
+    }
+}
+
+extension RealOCRWorkerTests {
+    /// The worker's defaults (text found strip by strip, here three strips narrower than the photo's spines, so lines
+    /// cross the strips' edges; crops padded less; the int8 recognition model) read what the whole photo and the
+    /// shipped model read: the same titles and call numbers, each line once.
+    @Test func readsTheSameSpinesInStripsWithTheInt8Model() async throws {
+        let whole = try Self.supervisor(["--det-strips", "1", "--rec-model", "float", "--rec-min-width", "320"])
+        defer { whole.shutdown() }
+        let strips = try Self.supervisor(["--det-strips", "3", "--rec-model", "int8", "--rec-min-width", "96"])
+        defer { strips.shutdown() }
+        let jpeg = try Self.threeSpines()
+        let reference = try await whole.read(jpeg: jpeg)
+        let photo = try await strips.read(jpeg: jpeg)
+        let text = photo.lines.map(\.text).joined(separator: " ").uppercased()
+        #expect(text.contains("MUSCULACION"))
+        #expect(text.contains("TRIATLON"))
+        #expect(text.contains("796.42"))
+        // A line joined across strips is one line, not its pieces twice.
+        #expect(photo.lines.filter { $0.text.uppercased().contains("MUSCULACION") }.count == 1)
+        #expect(abs(photo.lines.count - reference.lines.count) <= 2)
+    }
+
+    /// `--stage-memory` (benchmarks) adds each stage's peak resident memory and CPU seconds to the worker's reply.
+    @Test func reportsEachStagesPeakMemoryWhenAsked() throws {
+        let configuration = try OCRWorkerConfiguration.locate(root: repositoryRoot)
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: configuration.python)
+        process.arguments = [configuration.script, "--stage-memory"]
+        let input = Pipe()
+        let output = Pipe()
+        process.standardInput = input
+        process.standardOutput = output
+        try process.run()
+        let jpeg = try Self.threeSpines()
+        let length = UInt32(jpeg.count)
+        var frame = Data([UInt8(length >> 24), UInt8((length >> 16) & 0xff), UInt8((length >> 8) & 0xff)])
+        frame.append(UInt8(length & 0xff))
+        frame.append(contentsOf: jpeg)
+        try input.fileHandleForWriting.write(contentsOf: frame)
+        try input.fileHandleForWriting.close()
+        let replies = try output.fileHandleForReading.readToEnd() ?? Data()
+        let lines = replies.split(separator: UInt8(ascii: "\n"))
+        process.waitUntilExit()
+        #expect(lines.count == 2)
+        let reply = try #require(JSONSerialization.jsonObject(with: Data(lines[1])) as? [String: Any])
+        let peaks = try #require(reply["peakMB"] as? [String: Double])
+        let cpu = try #require(reply["cpuSeconds"] as? [String: Double])
+        #expect(Set(peaks.keys) == ["decode", "detect", "recognize"])
+        #expect(Set(cpu.keys) == ["decode", "detect", "recognize"])
+        // The models alone take tens of megabytes: a peak below that was not read from the kernel.
+        #expect(peaks.values.allSatisfy { $0 > 30 })
+        #expect(cpu["recognize", default: 0] > 0)
     }
 }
