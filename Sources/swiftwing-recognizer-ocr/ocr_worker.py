@@ -61,8 +61,9 @@ def parse_arguments():
     parser.add_argument("--rec-min-width", type=int, default=96,
                         help="narrowest input of the recognizer, in pixels at its 48 px height: shorter crops are "
                              "padded to it (its cost grows with the padded width)")
-    parser.add_argument("--rec-model", choices=["float", "int8"], default="int8",
-                        help="the recognition model as the wheel ships it, or its int8 copy (scripts/ocr-venv.sh)")
+    parser.add_argument("--rec-model", choices=["auto", "float", "int8"], default="auto",
+                        help="the recognition model as the wheel ships it, or its int8 copy (scripts/ocr-venv.sh); "
+                             "auto: the int8 copy when the environment has it")
     parser.add_argument("--min-score", type=float, default=0.5, help="lines read with a lower score are dropped")
     parser.add_argument("--stage-memory", action="store_true",
                         help="benchmarks: add each stage's peak resident memory (MB) to the reply as peakMB")
@@ -98,6 +99,11 @@ def recognition_model(choice):
     if choice == "float":
         return RECOGNITION_MODEL, MODELS
     path = os.path.join(DERIVED_MODELS, RECOGNITION_MODEL_INT8)
+    if choice == "auto" and not os.path.isfile(path):
+        # An environment made before the int8 copy existed still reads, a little slower.
+        print(f"ocr_worker: no int8 recognition model at {path}; reading with the float model. Run "
+              "scripts/ocr-venv.sh on this environment to make it.", file=sys.stderr, flush=True)
+        return RECOGNITION_MODEL, MODELS
     if not os.path.isfile(path):
         raise SetupError(f"no int8 recognition model at {path}: scripts/ocr-venv.sh makes it when it makes the "
                          "environment (or run quantize_models.py with the environment's python3)")
