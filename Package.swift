@@ -150,7 +150,7 @@ let package = Package(
         .target(
             name: "WebInterface",
             dependencies: [
-                "Appliance", "Store", "SwiftWingCore",
+                "Appliance", "Store", "SwiftWingCore", "Imaging",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
@@ -350,7 +350,8 @@ let package = Package(
         .testTarget(
             name: "WebInterfaceTests",
             dependencies: [
-                "WebInterface", "Appliance", "Store", .product(name: "Logging", package: "swift-log"),
+                "WebInterface", "Appliance", "Store", "Imaging", "SwiftWingCore",
+                .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]),
         .testTarget(
