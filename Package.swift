@@ -145,8 +145,8 @@ let package = Package(
             linkerSettings: [.unsafeFlags(residentCodeLinkerFlags, .when(platforms: [.linux], configuration: .release))]
         ),
         // The library in a browser: pages, pairing and sessions, the daemon over its control socket, changes through
-        // Appliance's library management. May import: Appliance, Store, SwiftWingCore, GRDB, Hummingbird(Core), NIOCore,
-        // NIOPosix (its thread pool for blocking reads), Mustache, ServiceLifecycle, Logging, Foundation.
+        // Appliance's library management. May import: Appliance, Store, SwiftWingCore, Imaging, GRDB,
+        // Hummingbird(Core), NIOCore, NIOPosix (its thread pool for blocking reads), Mustache, ServiceLifecycle, Logging, Foundation.
         .target(
             name: "WebInterface",
             dependencies: [
@@ -358,7 +358,7 @@ let package = Package(
             name: "SwiftWingIntegrationTests",
             dependencies: [
                 "Imaging", "Identify", "Store", "SwiftWingCore", "SwiftWingTesting", "swiftwing", "talaria-reference",
-                "swiftwing-recognizer",
+                "swiftwing-recognizer", "swiftwing-web",
                 "Uplink", "HTTPEngine", "Talaria", .product(name: "Logging", package: "swift-log"),
             ]
         ),
