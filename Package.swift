@@ -146,7 +146,8 @@ let package = Package(
         ),
         // The library in a browser: pages, pairing and sessions, the daemon over its control socket, changes through
         // Appliance's library management. May import: Appliance, Store, SwiftWingCore, Imaging, GRDB,
-        // Hummingbird(Core), NIOCore, NIOPosix (its thread pool for blocking reads), Mustache, ServiceLifecycle, Logging, Foundation.
+        // Hummingbird(Core), NIOCore, NIOPosix (its thread pool for blocking reads), Mustache, ServiceLifecycle,
+        // Logging, Foundation.
         .target(
             name: "WebInterface",
             dependencies: [
