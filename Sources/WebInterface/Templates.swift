@@ -109,7 +109,7 @@ enum Templates {
 
     static let grid = """
         <p class="summary">{{summary}}</p>
-        <ul class="grid">{{#books}}<li class="tile"><a href="/books/{{id}}">{{#cover}}<img src="{{cover}}" alt=""{{#spine}} class="spine"{{/spine}} loading="lazy">{{/cover}}{{^cover}}<span class="plain" aria-hidden="true">{{title}}</span>{{/cover}}<span class="title">{{title}}</span><span class="authors">{{authors}}</span>{{#review}}<span class="badge">Review</span>{{/review}}</a></li>{{/books}}</ul>
+        <ul class="grid">{{#books}}<li class="tile"><a href="/books/{{id}}">{{#spine}}<img src="{{cover}}" alt="" class="spine" loading="lazy">{{/spine}}{{^spine}}{{#cover}}<img src="{{cover}}" alt="" loading="lazy">{{/cover}}{{^cover}}<span class="plain" aria-hidden="true">{{title}}</span>{{/cover}}{{/spine}}<span class="title">{{title}}</span><span class="authors">{{authors}}</span>{{#review}}<span class="badge">Review</span>{{/review}}</a></li>{{/books}}</ul>
         <nav class="pages" aria-label="More books">{{#previous}}<a href="{{previous}}">← Previous</a>{{/previous}} {{#next}}<a href="{{next}}" rel="next">Next →</a>{{/next}}</nav>
         """
 
