@@ -28,23 +28,28 @@ final class WebHarness: @unchecked Sendable {
         process.standardError = FileHandle.nullDevice
         try process.run()
         self.process = process
-        // Only the first line is read: the process prints nothing more to stdout.
-        var line = Data()
+        // Its own line names the port; log lines may come before it. The pipe is drained afterwards so that
+        // logging never blocks the process.
+        var printed = Data()
         let reader = out.fileHandleForReading
-        while !line.contains(UInt8(ascii: "\n")) {
+        var found: Int?
+        while found == nil {
             let chunk = reader.availableData
             if chunk.isEmpty {
-                throw HarnessError("swiftwing-web exited before listening: \(process.terminationStatus)")
+                throw HarnessError("swiftwing-web exited before listening: \(String(decoding: printed, as: UTF8.self))")
             }
-            line += chunk
+            printed += chunk
+            let text = String(decoding: printed, as: UTF8.self)
+            if let range = text.range(
+                of: #"swiftwing-web: listening on \S+ port [0-9]+\n"#, options: .regularExpression)
+            {
+                found = Int(
+                    text[range].split(separator: " ").last?.trimmingCharacters(in: .whitespacesAndNewlines) ?? "")
+            }
         }
-        let text = String(decoding: line, as: UTF8.self)
-        guard
-            let found = text.split(separator: " ").last.flatMap({
-                Int($0.trimmingCharacters(in: .whitespacesAndNewlines))
-            })
-        else { throw HarnessError("swiftwing-web printed no port: \(text)") }
-        port = found
+        // At the end of the pipe the handler is called again and again: it stops itself there.
+        reader.readabilityHandler = { handle in if handle.availableData.isEmpty { handle.readabilityHandler = nil } }
+        port = found ?? 0
     }
 
     func stop(signal: Int32) {
@@ -112,7 +117,10 @@ final class WebHarness: @unchecked Sendable {
         stream.standardOutput = streamed
         try stream.run()
         let received = LockedBytes()
-        streamed.fileHandleForReading.readabilityHandler = { received.append($0.availableData) }
+        streamed.fileHandleForReading.readabilityHandler = { handle in
+            let data = handle.availableData
+            if data.isEmpty { handle.readabilityHandler = nil } else { received.append(data) }
+        }
         try Self.waitFor("the first status event") { received.text.contains("event: status") }
 
         var pressed: [String] = []
