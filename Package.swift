@@ -145,12 +145,13 @@ let package = Package(
             linkerSettings: [.unsafeFlags(residentCodeLinkerFlags, .when(platforms: [.linux], configuration: .release))]
         ),
         // The library in a browser: pages, pairing and sessions, the daemon over its control socket, changes through
-        // Appliance's library management. May import: Appliance, Store, SwiftWingCore, GRDB, Hummingbird(Core), NIOCore,
-        // NIOPosix (its thread pool for blocking reads), Mustache, ServiceLifecycle, Logging, Foundation.
+        // Appliance's library management. May import: Appliance, Store, SwiftWingCore, Imaging, GRDB,
+        // Hummingbird(Core), NIOCore, NIOPosix (its thread pool for blocking reads), Mustache, ServiceLifecycle,
+        // Logging, Foundation.
         .target(
             name: "WebInterface",
             dependencies: [
-                "Appliance", "Store", "SwiftWingCore",
+                "Appliance", "Store", "SwiftWingCore", "Imaging",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
@@ -350,14 +351,15 @@ let package = Package(
         .testTarget(
             name: "WebInterfaceTests",
             dependencies: [
-                "WebInterface", "Appliance", "Store", .product(name: "Logging", package: "swift-log"),
+                "WebInterface", "Appliance", "Store", "Imaging", "SwiftWingCore",
+                .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]),
         .testTarget(
             name: "SwiftWingIntegrationTests",
             dependencies: [
                 "Imaging", "Identify", "Store", "SwiftWingCore", "SwiftWingTesting", "swiftwing", "talaria-reference",
-                "swiftwing-recognizer",
+                "swiftwing-recognizer", "swiftwing-web",
                 "Uplink", "HTTPEngine", "Talaria", .product(name: "Logging", package: "swift-log"),
             ]
         ),

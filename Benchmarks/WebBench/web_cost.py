@@ -4,6 +4,8 @@
 
 Usage: python3 Benchmarks/WebBench/web_cost.py BUILD_DIR [--books N] [--runs R] [--web BINARY]
 BUILD_DIR holds swiftwing, swiftwing-web and ExportBench; --web measures another swiftwing-web (a release build).
+The resident set is read idle (listening, nothing asked yet) and after every page was asked for, with where it
+lies: the binary, each shared library, and anonymous memory (heap, stacks), from /proc/PID/smaps.
 """
 
 import os
@@ -20,6 +22,20 @@ import urllib.request
 
 def option(name, default):
     return int(sys.argv[sys.argv.index(name) + 1]) if name in sys.argv else default
+
+
+def memory(pid):
+    """VmRSS and VmHWM in kB, and the resident kB of each mapping's file (anonymous memory as one entry)."""
+    status = {line.split(":")[0]: int(line.split()[1]) for line in open(f"/proc/{pid}/status")
+              if line.startswith(("VmRSS", "VmHWM"))}
+    where, name = {}, None
+    for line in open(f"/proc/{pid}/smaps"):
+        fields = line.split()
+        if re.match(r"^[0-9a-f]+-[0-9a-f]+ ", line):
+            name = os.path.basename(fields[5]) if len(fields) > 5 and fields[5].startswith("/") else "(anonymous)"
+        elif fields[0] == "Rss:":
+            where[name] = where.get(name, 0) + int(fields[1])
+    return status, where
 
 
 def main():
@@ -43,6 +59,8 @@ def main():
     try:
         while "listening on" not in open(os.path.join(root, "web.log")).read():
             time.sleep(0.05)
+        time.sleep(1)  # the start's last allocations settle
+        idle, idle_where = memory(web.pid)
         printed = subprocess.run([os.path.join(build, "swiftwing"), "web", "pair", "--config", config],
                                  capture_output=True, text=True, check=True).stdout
         code = re.search(r"code (\d{6})", printed).group(1)
@@ -71,13 +89,20 @@ def main():
         for _ in range(runs):
             for name, path in paths:
                 figures[name].append(server_ms(path))
-        rss = [line for line in open(f"/proc/{web.pid}/status") if line.startswith(("VmRSS", "VmHWM"))]
+        loaded, loaded_where = memory(web.pid)
         baseline = statistics.median(figures[paths[0][0]])
         print(f"swiftwing-web, {books} books, {runs} runs each (server time, median / max, ms; ratio to baseline):")
         for name, values in figures.items():
             median = statistics.median(values)
             print(f"  {name:32} {median:8.2f} / {max(values):8.2f}   x{median / baseline:7.1f}")
-        print("  " + "  ".join(line.strip() for line in rss))
+        print(f"resident kB idle: VmRSS {idle['VmRSS']}, VmHWM {idle['VmHWM']}; after {runs * len(paths)} requests: "
+              f"VmRSS {loaded['VmRSS']}, VmHWM {loaded['VmHWM']}")
+        print("where (resident kB idle / after), largest first:")
+        for name in sorted(loaded_where, key=lambda key: -loaded_where[key]):
+            if max(loaded_where[name], idle_where.get(name, 0)) >= 100:
+                print(f"  {name:40} {idle_where.get(name, 0):7} / {loaded_where[name]:7}")
+        small = sum(value for key, value in loaded_where.items() if max(value, idle_where.get(key, 0)) < 100)
+        print(f"  {'(each below 100 kB, together)':40} {'':7}   {small:7}")
     finally:
         web.terminate()
         web.wait()

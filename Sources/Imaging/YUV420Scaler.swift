@@ -114,6 +114,34 @@ public struct YUV420Scaler: Sendable {
             sequence: frame.sequence, crop: crop, width: width, height: height)
     }
 
+    /// The `width` x `height` region of `frame` whose top-left corner is (`x`, `y`), cut to the frame's edges,
+    /// then shrunk like ``downscaled(_:maxLongEdge:)`` so its long edge is at most `maxLongEdge` (never enlarged).
+    /// Used to show one book of a shelf photo on its own.
+    /// - Throws: ``ImagingError/invalidSize(width:height:reason:)`` when nothing of the region is inside the
+    ///   frame, or `maxLongEdge` < 2.
+    public func cropped(_ frame: YUV420Frame, x: Int, y: Int, width: Int, height: Int, maxLongEdge: Int)
+        throws(ImagingError) -> YUV420Frame
+    {
+        guard maxLongEdge >= 2 else {
+            throw .invalidSize(
+                width: maxLongEdge, height: maxLongEdge, reason: "the long edge limit must be at least 2 pixels")
+        }
+        let left = min(max(x, 0), frame.width)
+        let top = min(max(y, 0), frame.height)
+        let right = min(max(x + width, left), frame.width)
+        let bottom = min(max(y + height, top), frame.height)
+        guard right > left, bottom > top else {
+            throw .invalidSize(
+                width: width, height: height,
+                reason: "the region at (\(x), \(y)) lies outside the \(frame.width)x\(frame.height) picture")
+        }
+        let crop = CropRect(x: Double(left), y: Double(top), width: Double(right - left), height: Double(bottom - top))
+        let size = Self.downscaledSize(width: right - left, height: bottom - top, maxLongEdge: maxLongEdge)
+        return try scale(
+            UnsafeRawPointer(frame.buffer.bytes.baseAddress!), frame.layout, timestamp: frame.timestamp,
+            sequence: frame.sequence, crop: crop, width: size.width, height: size.height)
+    }
+
     struct CropRect {
         var x: Double, y: Double, width: Double, height: Double
     }

@@ -39,13 +39,18 @@ struct BookTile {
     let title: String
     let authors: String
     let cover: String?
+    /// The cover is the book's spine cut from its scan's photo (tall and narrow: shown whole, not filled).
+    let spine: Bool
     let review: Bool
 
-    init(_ book: BookRecord) {
+    /// `spinePhoto`: the scan's photo is in the spool and the book has a bounding box on it.
+    init(_ book: BookRecord, spinePhoto: Bool = false) {
         id = book.id ?? 0
         title = book.title.isEmpty ? (book.isbn13 ?? "(no title yet)") : book.title
         authors = book.authors.joined(separator: ", ")
-        cover = BookTile.safeCover(book.coverURL)
+        let url = BookTile.safeCover(book.coverURL)
+        spine = url == nil && spinePhoto
+        cover = url ?? (spine ? "/books/\(id)/cover" : nil)
         review = book.needsReview
     }
 

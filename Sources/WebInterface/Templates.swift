@@ -109,7 +109,7 @@ enum Templates {
 
     static let grid = """
         <p class="summary">{{summary}}</p>
-        <ul class="grid">{{#books}}<li class="tile"><a href="/books/{{id}}">{{#cover}}<img src="{{cover}}" alt="" loading="lazy">{{/cover}}{{^cover}}<span class="plain" aria-hidden="true">{{title}}</span>{{/cover}}<span class="title">{{title}}</span><span class="authors">{{authors}}</span>{{#review}}<span class="badge">Review</span>{{/review}}</a></li>{{/books}}</ul>
+        <ul class="grid">{{#books}}<li class="tile"><a href="/books/{{id}}">{{#spine}}<img src="{{cover}}" alt="" class="spine" loading="lazy">{{/spine}}{{^spine}}{{#cover}}<img src="{{cover}}" alt="" loading="lazy">{{/cover}}{{^cover}}<span class="plain" aria-hidden="true">{{title}}</span>{{/cover}}{{/spine}}<span class="title">{{title}}</span><span class="authors">{{authors}}</span>{{#review}}<span class="badge">Review</span>{{/review}}</a></li>{{/books}}</ul>
         <nav class="pages" aria-label="More books">{{#previous}}<a href="{{previous}}">← Previous</a>{{/previous}} {{#next}}<a href="{{next}}" rel="next">Next →</a>{{/next}}</nav>
         """
 
@@ -208,6 +208,7 @@ enum Templates {
         .tile a { display: flex; flex-direction: column; gap: 4px; text-decoration: none; }
         .tile img, .tile .plain { width: 100%; aspect-ratio: 2 / 3; object-fit: cover; background: #111;
           border: 1px solid #333; }
+        .tile img.spine { object-fit: contain; }
         .tile .plain { display: flex; align-items: flex-end; padding: 10px; font-weight: 700; overflow: hidden;
           border-top: 6px solid var(--orange); }
         .tile .title { font-weight: 600; } .authors, .when, .reason { color: var(--grey); }

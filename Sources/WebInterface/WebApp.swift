@@ -2,6 +2,7 @@ import Appliance
 import Foundation
 import Hummingbird
 import HummingbirdCore
+import Imaging
 import Logging
 import Mustache
 import NIOCore
@@ -110,6 +111,7 @@ public final class WebApp: Sendable {
         router.get("/library") { request, context in try await self.libraryPage(request, context) }
         router.get("/library/grid") { request, context in try await self.libraryGrid(request, context) }
         router.get("/books/:id") { _, context in try await self.bookPage(context) }
+        router.get("/books/:id/cover") { request, context in try await self.spineCover(request, context) }
         router.post("/books/:id/edit") { _, context in try await self.edit(context) }
         router.post("/books/:id/approve") { _, context in try await self.approve(context) }
         router.post("/books/:id/delete") { _, context in try await self.delete(context) }
@@ -380,8 +382,15 @@ public final class WebApp: Sendable {
         let sort = query["sort"].flatMap(LibraryReader.Sort.init(rawValue:))
         let pageNumber = min(max(Int(query["page"] ?? "") ?? 0, 0), 100_000)
         let reader = self.reader
-        let found = try await blocking {
-            try reader.page(query: text, sort: sort, page: pageNumber, pageSize: Self.pageSize)
+        let spool = self.spool
+        let (found, spines) = try await blocking {
+            let found = try reader.page(query: text, sort: sort, page: pageNumber, pageSize: Self.pageSize)
+            let spines = Set(
+                found.books.compactMap { book in
+                    BookTile.safeCover(book.coverURL) == nil && (try? Self.spinePhoto(of: book, reader, spool)) != nil
+                        ? book.id : nil
+                })
+            return (found, spines)
         }
         func link(_ page: Int) -> String {
             var parts: [String] = []
@@ -402,7 +411,7 @@ public final class WebApp: Sendable {
                 ? "\(found.total) books, \(range) shown." : "\(found.total) books match “\(text)”, \(range) shown."
         }
         let grid = GridModel(
-            summary: summary, books: found.books.map(BookTile.init),
+            summary: summary, books: found.books.map { BookTile($0, spinePhoto: $0.id.map(spines.contains) ?? false) },
             previous: pageNumber > 0 ? link(pageNumber - 1) : nil,
             next: found.hasMore ? link(pageNumber + 1) : nil)
         let shownOrder = sort ?? (text.isEmpty ? .added : .relevance)
@@ -622,6 +631,56 @@ public final class WebApp: Sendable {
         return Response(
             status: .ok, headers: [.contentType: "image/jpeg", .cacheControl: "private, max-age=3600"],
             body: .init(byteBuffer: ByteBuffer(bytes: bytes)))
+    }
+
+    var spool: SpoolDirectory { SpoolDirectory(StateDirectory(path: settings.configuration.stateDirectory)) }
+
+    /// The path of the photo a book was found on, and where on it: only when the book has a bounding box and the
+    /// photo is still in the spool. The file name is the one the queue row holds, never one from a request.
+    static func spinePhoto(of book: BookRecord, _ reader: LibraryReader, _ spool: SpoolDirectory) throws
+        -> (path: String, box: SpineCover.Box)?
+    {
+        guard let scanID = book.scanID, let box = SpineCover.box(inRawJSON: book.rawJSON),
+            let name = try reader.scan(id: scanID)?.imagePath, !name.isEmpty, !name.contains("/"), !name.hasPrefix(".")
+        else { return nil }
+        let path = spool.path(of: name)
+        return FileManager.default.fileExists(atPath: path) ? (path, box) : nil
+    }
+
+    /// A book's spine cut from its scan's photo, for a tile without a cover URL. The book's id is the only thing
+    /// read from the request; the photo is the one its scan row names, in the spool. The crop changes only when
+    /// the book does, so browsers keep it and ask again with its tag.
+    func spineCover(_ request: Request, _ context: WebRequestContext) async throws -> Response {
+        guard let id = Self.bookID(context) else { return Response(status: .notFound) }
+        let reader = self.reader
+        let spool = self.spool
+        let found = try? await blocking { () -> (BookRecord, String, SpineCover.Box)? in
+            guard let book = try reader.book(id: id), let photo = try Self.spinePhoto(of: book, reader, spool) else {
+                return nil
+            }
+            return (book, photo.path, photo.box)
+        }
+        guard let (book, path, box) = found ?? nil else { return Response(status: .notFound) }
+        let tag =
+            "\"\(id)-\(book.scanID?.uuidString.lowercased() ?? "")-\(Int64(book.updatedAt.timeIntervalSince1970))\""
+        let caching: HTTPFields = [.cacheControl: "private, max-age=86400", .eTag: tag]
+        if request.headers[.ifNoneMatch] == tag { return Response(status: .notModified, headers: caching) }
+        let jpeg: [UInt8]
+        do {
+            jpeg = try await blocking {
+                guard let photo = FileManager.default.contents(atPath: path) else {
+                    throw ImagingError.unreadableFile(path: path, reason: "gone from the spool")
+                }
+                return try SpineCover.jpeg(photo: Array(photo), box: box, source: "the photo of scan \(id)")
+            }
+        } catch {
+            logger.warning(
+                "web: no spine cover for a book", metadata: ["book": "\(id)", "error": "\(publicText("\(error)"))"])
+            return Response(status: .notFound)
+        }
+        var headers = caching
+        headers[.contentType] = "image/jpeg"
+        return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: jpeg)))
     }
 
     func exportPage(_ context: WebRequestContext) async throws -> Response {

@@ -1,5 +1,7 @@
 import Foundation
+import Imaging
 import Store
+import SwiftWingCore
 import Synchronization
 import Testing
 
@@ -308,5 +310,123 @@ import Testing
         #expect(fields["empty"] == "")
         #expect(FormFields(parsing: FormFields.encode("ä & b=c"))["ä & b=c"] == "")
         #expect(FormFields.decode(FormFields.encode("ä & b=c")) == "ä & b=c")
+    }
+}
+
+/// The Library's tiles: a cover URL, else the book's spine cut from its scan's photo, else a plain tile.
+@Suite struct SpineCoverTests {
+    /// An 800x600 shelf photo, dark except for one bright spine at (200, 60), 160x480: the box below.
+    static func shelfPhoto() throws -> [UInt8] {
+        let frame = YUV420Frame(layout: YUV420Layout(width: 800, height: 600))
+        let layout = frame.layout
+        let bytes = frame.buffer.bytes
+        for row in 0..<600 {
+            for column in 0..<800 {
+                let inside = (200..<360).contains(column) && (60..<540).contains(row)
+                bytes[row * layout.lumaStride + column] = inside ? 235 : 16
+            }
+        }
+        for offset in [layout.cbOffset, layout.crOffset] {
+            for index in 0..<(layout.chromaStride * layout.chromaHeight) { bytes[offset + index] = 128 }
+        }
+        return try JPEGEncoder(quality: 90).encode(frame)
+    }
+
+    static let box = #"{"boundingBox":{"height":0.8,"width":0.2,"x":0.25,"y":0.1},"title":"Spine"}"#
+
+    /// Puts `photo` in the spool under a queued scan whose row names `fileName` (the daemon's own name unless a
+    /// test wants a hostile one) and returns the scan's id.
+    static func queueScan(_ device: WebDevice, photo: [UInt8]?, fileName: String? = nil) throws -> UUID {
+        let id = UUID()
+        let state = StateDirectory(path: device.configuration.stateDirectory)
+        var image = SpooledImage(fileName: SpoolDirectory.imageFileName(for: id), path: "", size: 1)
+        if let photo { image = try SpoolDirectory(state).write(jpeg: photo, for: id) }
+        if let fileName { image.fileName = fileName }
+        try device.database.queue.enqueue(
+            NewScan(
+                id: id, pressedAt: .now(), pressedWallAt: device.clock.now, frameAt: nil, image: image, width: 800,
+                height: 600))
+        return id
+    }
+
+    @Test func theTileIsTheCoverURLElseTheSpineFromThePhotoElseTheTitle() async throws {
+        try await withWebDevice { device in
+            let (cookie, _) = try await device.pair()
+            let scan = try Self.queueScan(device, photo: try Self.shelfPhoto())
+            let library = device.database.library
+            let spine = try library.insert(BookRecord(title: "Spine", scanID: scan, rawJSON: Self.box))
+            let withURL = try library.insert(
+                BookRecord(title: "Linked", coverURL: "https://covers.example/1.jpg", scanID: scan, rawJSON: Self.box))
+            let plain = try library.insert(BookRecord(title: "Plain", scanID: scan, rawJSON: #"{"title":"Plain"}"#))
+            let grid = try await device.get("/library/grid", cookie: cookie).text
+            #expect(grid.contains(#"<img src="/books/\#(spine.id ?? 0)/cover" alt="" class="spine""#))
+            #expect(grid.contains(#"<img src="https://covers.example/1.jpg" alt="" loading="lazy">"#))
+            #expect(!grid.contains("/books/\(withURL.id ?? 0)/cover"))
+            #expect(!grid.contains("/books/\(plain.id ?? 0)/cover"))
+            #expect(grid.contains(#"<span class="plain" aria-hidden="true">Plain</span>"#))
+
+            let answer = try await device.get("/books/\(spine.id ?? 0)/cover", cookie: cookie)
+            #expect(answer.status == 200)
+            #expect(answer.header("Content-Type") == "image/jpeg")
+            #expect(answer.header("Cache-Control") == "private, max-age=86400")
+            let tag = try #require(answer.header("ETag"))
+            // The box is 160x480 pixels of the photo: a third as wide as tall, its long edge the tile's.
+            let info = try JPEGInfo(answer.body)
+            #expect(info.height == SpineCover.longEdge)
+            #expect(abs(info.width - SpineCover.longEdge / 3) <= 2, "\(info)")
+            // Only the bright spine is in it, not the dark shelf around it.
+            let crop = try JPEGDecoder().decode(answer.body)
+            let luma = crop.buffer.bytes
+            let middle = luma[crop.height / 2 * crop.layout.lumaStride + crop.width / 2]
+            #expect(middle > 220, "centre \(middle)")
+            var sum = 0
+            for row in 0..<crop.height {
+                for column in 0..<crop.width { sum += Int(luma[row * crop.layout.lumaStride + column]) }
+            }
+            #expect(sum / (crop.width * crop.height) > 200)
+
+            let again = try await device.request(
+                "GET", "/books/\(spine.id ?? 0)/cover", headers: [("Cookie", cookie), ("If-None-Match", tag)])
+            #expect(again.status == 304)
+            #expect(again.body.isEmpty)
+            #expect(try await device.get("/books/\(spine.id ?? 0)/cover").status == 303)
+        }
+    }
+
+    @Test func aCoverIsOnlyEverTheDevicesOwnPhotoOfThatBook() async throws {
+        try await withWebDevice { device in
+            let (cookie, _) = try await device.pair()
+            let library = device.database.library
+            // A scan row naming a file outside the spool (as a damaged database might): never read.
+            let hostileScan = try Self.queueScan(device, photo: nil, fileName: "../state.lock")
+            let hostile = try library.insert(BookRecord(title: "Hostile", scanID: hostileScan, rawJSON: Self.box))
+            // A photo the spool no longer holds.
+            let goneScan = try Self.queueScan(device, photo: nil)
+            let gone = try library.insert(BookRecord(title: "Gone", scanID: goneScan, rawJSON: Self.box))
+            for path in [
+                "/books/\(hostile.id ?? 0)/cover", "/books/\(gone.id ?? 0)/cover", "/books/999/cover",
+                "/books/-1/cover", "/books/..%2F..%2Fstate.lock/cover", "/books/%2Fetc%2Fpasswd/cover",
+                "/books/1%00/cover", "/books/\(hostileScan.uuidString)/cover",
+            ] {
+                let answer = try await device.get(path, cookie: cookie)
+                #expect(answer.status == 404, "\(path)")
+                #expect(answer.header("Content-Type") != "image/jpeg", "\(path)")
+            }
+            let grid = try await device.get("/library/grid", cookie: cookie).text
+            #expect(!grid.contains("/cover"))
+        }
+    }
+
+    @Test func aBoundingBoxIsReadOnlyWhenItLiesOnThePhoto() {
+        #expect(SpineCover.box(inRawJSON: Self.box) == SpineCover.Box(x: 0.25, y: 0.1, width: 0.2, height: 0.8))
+        for json in [
+            nil, "", "not json", #"{"boundingBox":null}"#, #"{"boundingBox":{"x":0.1,"y":0.1,"width":0,"height":1}}"#,
+            #"{"boundingBox":{"x":1.2,"y":0.1,"width":0.1,"height":0.5}}"#,
+            #"{"boundingBox":{"x":"a","y":0.1,"width":0.1,"height":0.5}}"#,
+        ] {
+            #expect(SpineCover.box(inRawJSON: json) == nil, "\(json ?? "nil")")
+        }
+        let edge = SpineCover.pixels(of: .init(x: -0.5, y: 0.9, width: 1, height: 0.5), width: 800, height: 600)
+        #expect(edge == (0, 540, 400, 60))
     }
 }
