@@ -155,26 +155,62 @@ public struct BookRecord: Identifiable, Hashable, Sendable, Codable, FetchableRe
         "reviewedAt", "editedAt", "matchTitle", "matchAuthor",
     ]
 
-    /// The values of ``storedColumns``; `key` is this book's ``matchKey``, when the caller has it already.
-    func storedValues(matchKey key: BookMatchKey?? = nil) throws -> [DatabaseValue] {
+    /// The values of ``storedColumns``; `key` is this book's ``matchKey``, when the caller has it already;
+    /// `timestamps` remembers the text of dates already written (a job's books share theirs).
+    func storedValues(
+        matchKey key: BookMatchKey?? = nil, timestamps: StorageTimestampMemo? = nil
+    ) throws -> [DatabaseValue] {
         let key = key ?? matchKey
+        func timestamp(_ date: Date) -> DatabaseValue {
+            timestamps?.databaseValue(date) ?? StorageTimestamp.databaseValue(date)
+        }
         return [
             id.databaseValue, isbn13.databaseValue, isbn10.databaseValue, title.databaseValue,
             try Self.authorsJSON(authors).databaseValue, format.databaseValue, publisher.databaseValue,
             publishedDate.databaseValue, pageCount.databaseValue, coverURL.databaseValue, confidence.databaseValue,
-            enrichmentStatus.databaseValue, StorageTimestamp.databaseValue(addedAt),
-            StorageTimestamp.databaseValue(updatedAt), scanID.map { $0.uuidString.lowercased() }.databaseValue,
-            rawJSON.databaseValue, source.databaseValue, reviewReason.databaseValue,
-            reviewedAt.map(StorageTimestamp.databaseValue) ?? .null,
-            editedAt.map(StorageTimestamp.databaseValue) ?? .null,
+            enrichmentStatus.databaseValue, timestamp(addedAt), timestamp(updatedAt),
+            scanID.map { $0.uuidString.lowercased() }.databaseValue, rawJSON.databaseValue, source.databaseValue,
+            reviewReason.databaseValue, reviewedAt.map(timestamp) ?? .null, editedAt.map(timestamp) ?? .null,
             (key?.title ?? "").databaseValue, (key?.author ?? "").databaseValue,
         ]
     }
 
     /// The names as the JSON text GRDB's `Codable` encoding gives an array column (its default JSON encoder).
+    /// Names with nothing that encoder escapes are written directly, the same text at a small part of its cost.
     static func authorsJSON(_ authors: [String]) throws -> String {
-        String(decoding: try authorsEncoder.encode(authors), as: UTF8.self)
+        guard authors.allSatisfy(isVerbatimJSON) else {
+            return String(decoding: try authorsEncoder.encode(authors), as: UTF8.self)
+        }
+        var json = "["
+        for (index, name) in authors.enumerated() {
+            if index > 0 { json += "," }
+            json += "\"" + name + "\""
+        }
+        return json + "]"
+    }
+
+    /// True when `text` goes into a JSON string as it is: no quote, backslash or slash (escaped without
+    /// `.withoutEscapingSlashes`), no control character; DEL, U+2028 and U+2029 are left to the encoder too.
+    static func isVerbatimJSON(_ text: String) -> Bool {
+        text.unicodeScalars.allSatisfy { scalar in
+            switch scalar.value {
+            case 0..<0x20, 0x22, 0x2F, 0x5C, 0x7F, 0x2028, 0x2029: false
+            default: true
+            }
+        }
     }
 
     private static let authorsEncoder = BookRecord.databaseJSONEncoder(for: "authors")
+}
+
+/// The ``StorageTimestamp`` text of dates already written, for writes of many rows with the same dates.
+final class StorageTimestampMemo {
+    private var values: [Date: DatabaseValue] = [:]
+
+    func databaseValue(_ date: Date) -> DatabaseValue {
+        if let value = values[date] { return value }
+        let value = StorageTimestamp.databaseValue(date)
+        values[date] = value
+        return value
+    }
 }
