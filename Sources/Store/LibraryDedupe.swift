@@ -304,14 +304,20 @@ struct MatchingBatch {
         """
 
     private mutating func loadCandidates(keys: [BookMatchKey], isbns: [String], _ db: Database) throws {
-        let keyList =
-            "["
-            + keys.map { "[\(Self.jsonString($0.title)),\(Self.jsonString($0.author))]" }
-            .joined(separator: ",") + "]"
+        var keyList = "["
+        keyList.reserveCapacity(keys.count * 40)
+        for (index, key) in keys.enumerated() {
+            keyList += (index == 0 ? "[" : ",[") + Self.jsonString(key.title) + "," + Self.jsonString(key.author) + "]"
+        }
+        keyList += "]"
         let isbnList = "[" + isbns.map(Self.jsonString).joined(separator: ",") + "]"
         let rows = try Row.fetchCursor(db.cachedStatement(sql: Self.candidatesSQL), arguments: [keyList, isbnList])
+        var columns: [String: Int] = [:]
         while let row = try rows.next() {
-            let record = try BookRecord(row: row)
+            if columns.isEmpty {
+                columns = Dictionary(row.columnNames.enumerated().map { ($1, $0) }) { first, _ in first }
+            }
+            let record = try BookRecord.quicklyDecoded(row, columns: columns) ?? BookRecord(row: row)
             guard let id = record.id, stored[id] == nil else { continue }
             let book = StoredBook(
                 record: record, key: record.matchKey, storedTitle: row["matchTitle"], storedAuthor: row["matchAuthor"],
@@ -324,6 +330,9 @@ struct MatchingBatch {
 
     /// `text` as a JSON string (keys and ISBNs are letters, digits and spaces, but nothing relies on it).
     private static func jsonString(_ text: String) -> String {
+        if !text.utf8.contains(where: { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }) {
+            return "\"" + text + "\""
+        }
         var json = "\""
         for scalar in text.unicodeScalars {
             switch scalar {
