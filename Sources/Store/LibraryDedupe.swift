@@ -223,19 +223,48 @@ extension Library {
 /// Until the end a new book is a pending row, found by ISBN and key like a stored one and younger than every
 /// stored one; it is inserted with the id AUTOINCREMENT would have given it, so the ids are those of inserting
 /// the books one by one.
+///
+/// The stored books a job's books can meet are read once, by one query (``candidatesSQL``): those with the
+/// stored key or the ISBN-13 of one of them, and those whose stored key is not to be trusted (NULL or stale).
+/// From then on the batch keeps them as the database has them, so each look-up is the one
+/// ``Library/book(matching:withoutISBNOnly:_:)`` and ``Library/book(isbn13:_:)`` would make, without a query.
 struct MatchingBatch {
     let now: Date
-    /// The new rows, in the order they were first seen, with their keys.
+    /// The new rows, in the order they were first seen, with their keys, found by key and ISBN.
     private var pending: [BookRecord] = []
     private var pendingKeys: [BookMatchKey?] = []
+    private var pendingByKey: [BookMatchKey: [Int]] = [:]
+    private var pendingByISBN: [String: Int] = [:]
+    /// The stored rows the job's books may go into, by id, key and ISBN.
+    private var stored: [Int64: StoredBook] = [:]
+    private var storedByKey: [BookMatchKey: [Int64]] = [:]
+    private var storedByISBN: [String: Int64] = [:]
+    private let timestamps = StorageTimestampMemo()
 
     init(now: Date) {
         self.now = now
     }
 
-    /// Where a book goes: a row already stored, or a pending one.
+    /// A stored row as the database has it now: the record, its key by today's rule, and the key column.
+    private struct StoredBook {
+        var record: BookRecord
+        var key: BookMatchKey?
+        var storedTitle: String?
+        var storedAuthor: String?
+        /// The stored key is NULL or stale: the row is judged by its own title and authors.
+        var keyUnsure: Bool
+
+        /// What the three look-ups of ``Library/candidatesSQL(withoutISBNOnly:)`` and the judging of their rows
+        /// would answer for this row (its key, ``key``, is `key` already).
+        func isFound(by key: BookMatchKey, withoutISBNOnly: Bool) -> Bool {
+            (keyUnsure || (storedTitle == key.title && storedAuthor == key.author))
+                && (!withoutISBNOnly || record.isbn13 == nil)
+        }
+    }
+
+    /// Where a book goes: a row already stored (its id), or a pending one.
     private enum Target {
-        case stored(BookRecord)
+        case stored(Int64)
         case pending(Int)
     }
 
@@ -247,7 +276,9 @@ struct MatchingBatch {
 
     /// Saves `books` in order and returns the record each became (as stored after it, with its id).
     mutating func save(_ books: [BookRecord], _ db: Database) throws -> [BookRecord] {
-        let outcomes = try books.map { book in try add(book, db) }
+        let keys = books.map(\.matchKey)
+        try loadCandidates(keys: keys.compactMap { $0 }, isbns: books.compactMap(\.isbn13), db)
+        let outcomes = try zip(books, keys).map { book, key in try add(book, key: key, db) }
         let ids = try insertPending(db)
         return outcomes.map { outcome in
             switch outcome {
@@ -259,93 +290,202 @@ struct MatchingBatch {
         }
     }
 
-    private mutating func add(_ book: BookRecord, _ db: Database) throws -> Outcome {
+    /// The stored rows a book with one of `keys` or `isbns` may meet, each once, with whether its key is unsure.
+    /// The keys and ISBNs go in as JSON arrays (one statement whatever their number); each part searches an
+    /// index.
+    static let candidatesSQL = """
+        SELECT *, matchTitle IS NULL OR id IN (SELECT bookId FROM book_match_stale) AS matchKeyUnsure FROM book
+        WHERE (matchTitle, matchAuthor) IN (
+            SELECT json_extract(value, '$[0]'), json_extract(value, '$[1]') FROM json_each(?))
+        UNION ALL SELECT *, 1 FROM book WHERE matchTitle IS NULL
+        UNION ALL SELECT *, 1 FROM book WHERE id IN (SELECT bookId FROM book_match_stale)
+        UNION ALL SELECT *, matchTitle IS NULL OR id IN (SELECT bookId FROM book_match_stale) FROM book
+        WHERE isbn13 IN (SELECT value FROM json_each(?))
+        """
+
+    private mutating func loadCandidates(keys: [BookMatchKey], isbns: [String], _ db: Database) throws {
+        var keyList = "["
+        keyList.reserveCapacity(keys.count * 40)
+        for (index, key) in keys.enumerated() {
+            keyList += (index == 0 ? "[" : ",[") + Self.jsonString(key.title) + "," + Self.jsonString(key.author) + "]"
+        }
+        keyList += "]"
+        let isbnList = "[" + isbns.map(Self.jsonString).joined(separator: ",") + "]"
+        let rows = try Row.fetchCursor(db.cachedStatement(sql: Self.candidatesSQL), arguments: [keyList, isbnList])
+        var columns: [String: Int] = [:]
+        while let row = try rows.next() {
+            if columns.isEmpty {
+                columns = Dictionary(row.columnNames.enumerated().map { ($1, $0) }) { first, _ in first }
+            }
+            let record = try BookRecord.quicklyDecoded(row, columns: columns) ?? BookRecord(row: row)
+            guard let id = record.id, stored[id] == nil else { continue }
+            let book = StoredBook(
+                record: record, key: record.matchKey, storedTitle: row["matchTitle"], storedAuthor: row["matchAuthor"],
+                keyUnsure: row["matchKeyUnsure"])
+            stored[id] = book
+            if let key = book.key { storedByKey[key, default: []].append(id) }
+            if let isbn13 = record.isbn13 { storedByISBN[isbn13] = id }
+        }
+    }
+
+    /// `text` as a JSON string (keys and ISBNs are letters, digits and spaces, but nothing relies on it).
+    private static func jsonString(_ text: String) -> String {
+        if !text.utf8.contains(where: { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }) {
+            return "\"" + text + "\""
+        }
+        var json = "\""
+        for scalar in text.unicodeScalars {
+            switch scalar {
+            case "\"": json += "\\\""
+            case "\\": json += "\\\\"
+            case _ where scalar.value < 0x20: json += "\\u" + String(repeating: "0", count: 2) + hexByte(scalar.value)
+            default: json.unicodeScalars.append(scalar)
+            }
+        }
+        return json + "\""
+    }
+
+    private static func hexByte(_ value: UInt32) -> String {
+        let hex = String(value, radix: 16)
+        return hex.count == 1 ? "0" + hex : hex
+    }
+
+    private mutating func add(_ book: BookRecord, key: BookMatchKey?, _ db: Database) throws -> Outcome {
         if let isbn13 = book.isbn13 {
-            if try target(isbn13: isbn13, db) == nil, let key = book.matchKey,
-                let existing = try target(matching: key, withoutISBNOnly: true, db)
-            {
+            if target(isbn13: isbn13) == nil, let key, let existing = target(matching: key, withoutISBNOnly: true) {
                 // The same book seen before without its ISBN: give that row the ISBN, then merge.
                 switch existing {
-                case .stored(var record):
-                    let before = record
+                case .stored(let id):
+                    var record = stored[id]!.record
                     record.isbn13 = isbn13
-                    try Self.update(record, from: before, db)
+                    try updateStored(id, to: record, db)
                 case .pending(let index):
-                    pending[index].isbn13 = isbn13
+                    var record = pending[index]
+                    record.isbn13 = isbn13
+                    setPending(index, to: record)
                 }
             }
-            return try upsert(book, db)
+            return try upsert(book, key: key, db)
         }
-        guard let key = book.matchKey, let existing = try target(matching: key, db) else {
-            return try upsert(book, db)  // no ISBN, no match: a new row
+        guard let key, let existing = target(matching: key) else {
+            return try upsert(book, key: key, db)  // no ISBN, no match: a new row
         }
         let existingISBN: String?
         switch existing {
-        case .stored(let record): existingISBN = record.isbn13
+        case .stored(let id): existingISBN = stored[id]!.record.isbn13
         case .pending(let index): existingISBN = pending[index].isbn13
         }
         if existingISBN != nil {
             var keyed = book
             keyed.isbn13 = existingISBN
-            return try upsert(keyed, db)
+            return try upsert(keyed, key: key, db)
         }
         return try merge(book, into: existing, db)
     }
 
     /// ``Library/upsert(_:now:)``: into the row with the book's ISBN-13, else a new row.
-    private mutating func upsert(_ book: BookRecord, _ db: Database) throws -> Outcome {
-        if let isbn13 = book.isbn13, let existing = try target(isbn13: isbn13, db) {
+    private mutating func upsert(_ book: BookRecord, key: BookMatchKey?, _ db: Database) throws -> Outcome {
+        if let isbn13 = book.isbn13, let existing = target(isbn13: isbn13) {
             return try merge(book, into: existing, db)
         }
         var fresh = book
         fresh.id = nil
         pending.append(fresh)
-        pendingKeys.append(fresh.matchKey)
-        return .pending(pending.count - 1, fresh)
+        pendingKeys.append(key)
+        let index = pending.count - 1
+        if let key { pendingByKey[key, default: []].append(index) }
+        if let isbn13 = fresh.isbn13 { pendingByISBN[isbn13] = index }
+        return .pending(index, fresh)
     }
 
     private mutating func merge(_ book: BookRecord, into target: Target, _ db: Database) throws -> Outcome {
         switch target {
-        case .stored(let record):
-            let merged = record.merged(with: book, now: now)
-            try Self.update(merged, from: record, db)
+        case .stored(let id):
+            let merged = stored[id]!.record.merged(with: book, now: now)
+            try updateStored(id, to: merged, db)
             return .stored(merged)
         case .pending(let index):
-            pending[index] = pending[index].merged(with: book, now: now)
-            pendingKeys[index] = pending[index].matchKey
+            setPending(index, to: pending[index].merged(with: book, now: now))
             return .pending(index, pending[index])
         }
     }
 
-    /// GRDB's `updateChanges(_:from:)` for a stored book, leaner: the columns whose values differ from `old`'s,
-    /// by a statement prepared once for each set of columns; then the key mended, as every update of a book does.
-    private static func update(_ record: BookRecord, from old: BookRecord, _ db: Database) throws {
-        guard let id = record.id else { return }
+    /// The key of `record`, which replaces `old` whose key is `oldKey`: computed again only when the title or the
+    /// authors changed.
+    private static func key(of record: BookRecord, replacing old: BookRecord, oldKey: BookMatchKey?) -> BookMatchKey? {
+        record.title == old.title && record.authors == old.authors ? oldKey : record.matchKey
+    }
+
+    /// Replaces the pending row at `index`, keeping the look-ups by key and ISBN in step.
+    private mutating func setPending(_ index: Int, to record: BookRecord) {
+        let (old, oldKey) = (pending[index], pendingKeys[index])
+        let key = Self.key(of: record, replacing: old, oldKey: oldKey)
+        pending[index] = record
+        pendingKeys[index] = key
+        if key != oldKey {
+            if let oldKey { pendingByKey[oldKey]?.removeAll { $0 == index } }
+            if let key {
+                // Oldest first: the first pending row with a key is the one a look-up finds.
+                let rows = pendingByKey[key, default: []]
+                pendingByKey[key] = (rows + [index]).sorted()
+            }
+        }
+        if record.isbn13 != old.isbn13 {
+            if let isbn13 = old.isbn13 { pendingByISBN[isbn13] = nil }
+            if let isbn13 = record.isbn13 { pendingByISBN[isbn13] = index }
+        }
+    }
+
+    /// GRDB's `updateChanges(_:from:)` for a stored book, leaner: the columns whose values differ from the stored
+    /// row's, by a statement prepared once for each set of columns; then the key mended, as every update of a
+    /// book does (``BookRecord/mendMatchKey(_:matchKey:)``), unless the stored key is known right and stays so.
+    private mutating func updateStored(_ id: Int64, to record: BookRecord, _ db: Database) throws {
+        var book = stored[id]!
+        let old = book.record
+        let oldKey = book.key
+        let key = Self.key(of: record, replacing: old, oldKey: oldKey)
+        book.record = record
+        book.key = key
+        defer {
+            if key != oldKey {
+                if let oldKey { storedByKey[oldKey]?.removeAll { $0 == id } }
+                if let key { storedByKey[key, default: []].append(id) }
+            }
+            if record.isbn13 != old.isbn13 {
+                if let isbn13 = old.isbn13 { storedByISBN[isbn13] = nil }
+                if let isbn13 = record.isbn13 { storedByISBN[isbn13] = id }
+            }
+            stored[id] = book
+        }
         let columns = BookRecord.storedColumns
-        let key = record.matchKey
-        let oldKey = record.title == old.title && record.authors == old.authors ? key : old.matchKey
-        let (values, oldValues) = (try record.storedValues(matchKey: key), try old.storedValues(matchKey: oldKey))
+        let values = try record.storedValues(matchKey: key, timestamps: timestamps)
+        let oldValues = try old.storedValues(matchKey: oldKey, timestamps: timestamps)
         let changed = columns.indices.filter { values[$0] != oldValues[$0] }
         guard !changed.isEmpty else { return }
         let assignments = changed.map { "\(columns[$0]) = ?" }.joined(separator: ", ")
         try db.cachedStatement(sql: "UPDATE book SET \(assignments) WHERE id = ?")
             .execute(arguments: StatementArguments(changed.map { values[$0] } + [id.databaseValue]))
-        try record.mendMatchKey(db, matchKey: key)
+        let (keyTitle, keyAuthor) = (key?.title ?? "", key?.author ?? "")
+        let keyStaysRight =
+            !book.keyUnsure && book.storedTitle == keyTitle && book.storedAuthor == keyAuthor
+            && record.title == old.title && record.authors == old.authors
+        if !keyStaysRight { try record.mendMatchKey(db, matchKey: key) }
+        (book.storedTitle, book.storedAuthor, book.keyUnsure) = (keyTitle, keyAuthor, false)
     }
 
-    private func target(isbn13: String, _ db: Database) throws -> Target? {
-        if let record = try Library.book(isbn13: isbn13, db) { return .stored(record) }
-        return pending.firstIndex { $0.isbn13 == isbn13 }.map(Target.pending)
+    private func target(isbn13: String) -> Target? {
+        if let id = storedByISBN[isbn13] { return .stored(id) }
+        return pendingByISBN[isbn13].map(Target.pending)
     }
 
     /// The oldest row with this key: a stored one, else the first pending one.
-    private func target(matching key: BookMatchKey, withoutISBNOnly: Bool = false, _ db: Database) throws -> Target? {
-        if let record = try Library.book(matching: key, withoutISBNOnly: withoutISBNOnly, db) {
-            return .stored(record)
-        }
-        return pendingKeys.indices.first { index in
-            pendingKeys[index] == key && (!withoutISBNOnly || pending[index].isbn13 == nil)
-        }.map(Target.pending)
+    private func target(matching key: BookMatchKey, withoutISBNOnly: Bool = false) -> Target? {
+        let storedMatch = storedByKey[key]?.filter { id in
+            stored[id]!.isFound(by: key, withoutISBNOnly: withoutISBNOnly)
+        }.min()
+        if let storedMatch { return .stored(storedMatch) }
+        return pendingByKey[key]?.first { index in !withoutISBNOnly || pending[index].isbn13 == nil }
+            .map(Target.pending)
     }
 
     /// Inserts the pending rows, `rowsPerStatement` to a statement (within SQLite's oldest limit of 999
@@ -374,7 +514,7 @@ struct MatchingBatch {
             for index in rows {
                 var record = pending[index]
                 record.id = ids[index]
-                values += try record.storedValues(matchKey: pendingKeys[index])
+                values += try record.storedValues(matchKey: pendingKeys[index], timestamps: timestamps)
             }
             try db.cachedStatement(sql: sql).execute(arguments: StatementArguments(values))
         }
