@@ -6,8 +6,9 @@ import GRDB
 /// and the document frequencies of words and trigrams the matcher weighs evidence by.
 ///
 /// Text is indexed compacted (folded, spaces dropped: "guiadelamusculacion"), and spines are queried the same way,
-/// so trigrams still meet when OCR merged or split words. Only the frequency tables live in memory (tens of
-/// thousands of words and trigrams, whatever the catalogue's size); entries stay on disk behind SQLite's page cache.
+/// so trigrams still meet when OCR merged or split words. Only the frequency tables (tens of thousands of words and
+/// trigrams, whatever the catalogue's size) and each entry's trigram count (2 bytes an entry) live in memory;
+/// entries, with their folded words for the scoring, stay on disk behind SQLite's page cache.
 public final class CatalogueIndex: Sendable {
     /// Bumped when the schema or the indexed text changes, so an old index file is rebuilt.
     static let formatVersion = "5"
