@@ -6,9 +6,9 @@ import GRDB
 /// and the document frequencies of words and trigrams the matcher weighs evidence by.
 ///
 /// Text is indexed compacted (folded, spaces dropped: "guiadelamusculacion"), and spines are queried the same way,
-/// so trigrams still meet when OCR merged or split words. Only the frequency tables (tens of thousands of words and
-/// trigrams, whatever the catalogue's size) and each entry's trigram count (2 bytes an entry) live in memory;
-/// entries, with their folded words for the scoring, stay on disk behind SQLite's page cache.
+/// so trigrams still meet when OCR merged or split words. Only the frequency tables live in memory (tens of
+/// thousands of words and trigrams, whatever the catalogue's size); entries, with their folded words for the
+/// scoring, stay on disk behind SQLite's page cache.
 public final class CatalogueIndex: Sendable {
     /// Bumped when the schema or the indexed text changes, so an old index file is rebuilt.
     static let formatVersion = "5"
@@ -18,8 +18,6 @@ public final class CatalogueIndex: Sendable {
     let wordDocuments: [String: Int32]
     let textGramDocuments: [UInt64: Int32]
     let tagGramDocuments: [UInt64: Int32]
-    /// Each entry's distinct title and author trigrams, by id.
-    let textGramCounts: [UInt16]
     /// Where the index lives, and whether this open built it (false: reused from an earlier run).
     public let path: String
     public let built: Bool
@@ -60,16 +58,8 @@ public final class CatalogueIndex: Sendable {
             try db.execute(sql: "PRAGMA cache_size = -8192")
         }
         let queue = try DatabaseQueue(path: path, configuration: configuration)
-        let (count, words, textGrams, tagGrams, entryGrams) = try queue.read { db in
+        let (count, words, textGrams, tagGrams) = try queue.read { db in
             let count = try Int.fetchOne(db, sql: "SELECT count(*) FROM entry") ?? 0
-            // Ids run 1...count; slot 0 stays unused.
-            var entryGrams = [UInt16](repeating: 0, count: count + 1)
-            let entryRows = try Row.fetchCursor(db, sql: "SELECT id, text_grams FROM entry")
-            while let row = try entryRows.next() {
-                let id: Int = row[0]
-                let grams: Int = row[1]
-                if id >= 0 && id <= count { entryGrams[id] = UInt16(clamping: grams) }
-            }
             var words: [String: Int32] = [:]
             let wordRows = try Row.fetchCursor(db, sql: "SELECT word, documents FROM word_frequency")
             while let row = try wordRows.next() {
@@ -87,7 +77,7 @@ public final class CatalogueIndex: Sendable {
                 if text > 0 { textGrams[UInt64(bitPattern: gram)] = text }
                 if tag > 0 { tagGrams[UInt64(bitPattern: gram)] = tag }
             }
-            return (count, words, textGrams, tagGrams, entryGrams)
+            return (count, words, textGrams, tagGrams)
         }
         database = queue
         self.path = path
@@ -96,7 +86,6 @@ public final class CatalogueIndex: Sendable {
         wordDocuments = words
         textGramDocuments = textGrams
         tagGramDocuments = tagGrams
-        textGramCounts = entryGrams
     }
 
     private func meta(_ key: String) throws -> String? {
@@ -151,7 +140,7 @@ public final class CatalogueIndex: Sendable {
                             id INTEGER PRIMARY KEY, title TEXT NOT NULL, authors TEXT NOT NULL,
                             isbn TEXT, tag TEXT, series TEXT,
                             main_words TEXT NOT NULL, subtitle_words TEXT NOT NULL, surnames TEXT NOT NULL,
-                            forenames TEXT NOT NULL, tag_folded TEXT NOT NULL, text_grams INTEGER NOT NULL);
+                            forenames TEXT NOT NULL, tag_folded TEXT NOT NULL);
                         CREATE VIRTUAL TABLE entry_text USING fts5(
                             text, content='', columnsize=0, detail=none, tokenize='trigram');
                         CREATE VIRTUAL TABLE entry_tag USING fts5(
@@ -167,8 +156,8 @@ public final class CatalogueIndex: Sendable {
                         sql: """
                             INSERT INTO entry(
                                 id, title, authors, isbn, tag, series,
-                                main_words, subtitle_words, surnames, forenames, tag_folded, text_grams)
-                            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                                main_words, subtitle_words, surnames, forenames, tag_folded)
+                            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                             """)
                     let insertText = try db.makeStatement(sql: "INSERT INTO entry_text(rowid, text) VALUES (?, ?)")
                     let insertTag = try db.makeStatement(sql: "INSERT INTO entry_tag(rowid, tag) VALUES (?, ?)")
@@ -180,7 +169,7 @@ public final class CatalogueIndex: Sendable {
                         try insertEntry.execute(arguments: [
                             count, entry.title, entry.authors.joined(separator: "\n"), entry.isbn, entry.tag,
                             entry.series, prepared.main, prepared.subtitle, prepared.surnames, prepared.forenames,
-                            prepared.tag, textGrams.count,
+                            prepared.tag,
                         ])
                         let tag = Normalisation.compact(prepared.tag)
                         try insertText.execute(arguments: [count, String(scalars: text)])
@@ -252,7 +241,7 @@ public final class CatalogueIndex: Sendable {
     func documents(word: String) -> Int { Int(wordDocuments[word] ?? 0) }
 
     /// The ids of up to `limit` entries sharing the most trigrams with the spine's words, each trigram weighted by
-    /// its rarity (idf) and the sum by the entry's length, best first. Only the `queryGrams` rarest trigrams the catalogue holds are looked up: that
+    /// its rarity (idf), best first. Only the `queryGrams` rarest trigrams the catalogue holds are looked up: that
     /// bounds the postings read per spine, and rare trigrams are the ones that tell entries apart. Trigrams are taken
     /// within the spine's words, since ones spanning two words are mostly chance ("badmemoria").
     func candidates(words: [String], useTags: Bool, limit: Int, queryGrams: Int) throws -> [Int64] {
@@ -289,15 +278,7 @@ public final class CatalogueIndex: Sendable {
                     gram.tag ? tagStatement : textStatement, arguments: ["\"" + Self.trigramText(gram.key) + "\""])
                 while let id = try rows.next() { weights[id, default: 0] += weight }
             }
-            // Divided by the square root of the entry's trigram count, so a short title whose rare word the spine
-            // shows ("Los aztecas") is not outweighed by long titles sharing many commoner trigrams with it.
-            var ranked: [Int64: Double] = [:]
-            ranked.reserveCapacity(weights.count)
-            for (id, weight) in weights {
-                let grams = id > 0 && id < textGramCounts.count ? Int(textGramCounts[Int(id)]) : 1
-                ranked[id] = weight / Double(max(1, grams)).squareRoot()
-            }
-            return Self.best(ranked, limit: limit)
+            return Self.best(weights, limit: limit)
         }
     }
 

@@ -69,29 +69,4 @@ struct MatchingInternalsTests {
             #expect(CatalogueIndex.best(weights, limit: limit) == Array(full.prefix(limit).map(\.key)))
         }
     }
-
-    @Test func retrievalWeighsAnEntrysSharedTrigramsByItsLength() throws {
-        let catalogue = try SmallCatalogue(
-            csv: """
-                title,author,tag,series,isbn
-                Enciclopedia del arte moderno europeo,,,,
-                Enciclopedia del arte antiguo oriental,,,,
-                Enciclopedia del arte barroco italiano,,,,
-                Los aztecas,,,,
-                Memoria,"Baddeley, Alan",,,
-                Mapas mentales,"Buzan, Tony",,,
-                Correr per ser feliç,"Morilla, Marc",,,
-                El Arte de la guerra,Sunzi,,,
-                La Actitud científica,"MacIntyre, Lee",,,
-                Guía de la musculación,"Delavier, Frédéric",,,
-
-                """)
-        defer { catalogue.remove() }
-        let index = try CatalogueIndex.open(catalogue: catalogue.path)
-        // The encyclopaedias share more trigrams with the spine than the short title does, but a smaller share of
-        // their own: the short title, whose every word the spine shows, comes first.
-        let ids = try index.candidates(
-            words: ["enciclopedia", "del", "arte", "los", "aztecas"], useTags: false, limit: 2, queryGrams: 32)
-        #expect(ids.first == 4)
-    }
 }
