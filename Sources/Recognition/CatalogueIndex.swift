@@ -7,10 +7,11 @@ import GRDB
 ///
 /// Text is indexed compacted (folded, spaces dropped: "guiadelamusculacion"), and spines are queried the same way,
 /// so trigrams still meet when OCR merged or split words. Only the frequency tables live in memory (tens of
-/// thousands of words and trigrams, whatever the catalogue's size); entries stay on disk behind SQLite's page cache.
+/// thousands of words and trigrams, whatever the catalogue's size); entries, with their folded words for the
+/// scoring, stay on disk behind SQLite's page cache.
 public final class CatalogueIndex: Sendable {
     /// Bumped when the schema or the indexed text changes, so an old index file is rebuilt.
-    static let formatVersion = "4"
+    static let formatVersion = "5"
 
     let database: DatabaseQueue
     public let entryCount: Int
@@ -137,7 +138,9 @@ public final class CatalogueIndex: Sendable {
                         CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
                         CREATE TABLE entry(
                             id INTEGER PRIMARY KEY, title TEXT NOT NULL, authors TEXT NOT NULL,
-                            isbn TEXT, tag TEXT, series TEXT);
+                            isbn TEXT, tag TEXT, series TEXT,
+                            main_words TEXT NOT NULL, subtitle_words TEXT NOT NULL, surnames TEXT NOT NULL,
+                            forenames TEXT NOT NULL, tag_folded TEXT NOT NULL);
                         CREATE VIRTUAL TABLE entry_text USING fts5(
                             text, content='', columnsize=0, detail=none, tokenize='trigram');
                         CREATE VIRTUAL TABLE entry_tag USING fts5(
@@ -150,20 +153,28 @@ public final class CatalogueIndex: Sendable {
                 var grams: [UInt64: (text: Int32, tag: Int32)] = [:]
                 try db.inTransaction {
                     let insertEntry = try db.makeStatement(
-                        sql: "INSERT INTO entry(id, title, authors, isbn, tag, series) VALUES (?, ?, ?, ?, ?, ?)")
+                        sql: """
+                            INSERT INTO entry(
+                                id, title, authors, isbn, tag, series,
+                                main_words, subtitle_words, surnames, forenames, tag_folded)
+                            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                            """)
                     let insertText = try db.makeStatement(sql: "INSERT INTO entry_text(rowid, text) VALUES (?, ?)")
                     let insertTag = try db.makeStatement(sql: "INSERT INTO entry_tag(rowid, tag) VALUES (?, ?)")
                     format = try CatalogueImport.read(path: cataloguePath) { entry in
                         count += 1
+                        let prepared = PreparedEntry.Stored(entry)
+                        let text = indexedText(entry)
+                        let textGrams = Set(trigrams(text))
                         try insertEntry.execute(arguments: [
                             count, entry.title, entry.authors.joined(separator: "\n"), entry.isbn, entry.tag,
-                            entry.series,
+                            entry.series, prepared.main, prepared.subtitle, prepared.surnames, prepared.forenames,
+                            prepared.tag,
                         ])
-                        let text = indexedText(entry)
-                        let tag = Normalisation.compact(Normalisation.fold(entry.tag ?? ""))
+                        let tag = Normalisation.compact(prepared.tag)
                         try insertText.execute(arguments: [count, String(scalars: text)])
                         if !tag.isEmpty { try insertTag.execute(arguments: [count, String(scalars: tag)]) }
-                        for gram in Set(trigrams(text)) { grams[gram, default: (0, 0)].text += 1 }
+                        for gram in textGrams { grams[gram, default: (0, 0)].text += 1 }
                         for gram in Set(trigrams(tag)) { grams[gram, default: (0, 0)].tag += 1 }
                         let entryWords = Set(
                             Normalisation.words(entry.title) + entry.authors.flatMap(Normalisation.words))
@@ -260,31 +271,62 @@ public final class CatalogueIndex: Sendable {
             let textStatement = try db.cachedStatement(sql: "SELECT rowid FROM entry_text WHERE entry_text MATCH ?")
             let tagStatement = try db.cachedStatement(sql: "SELECT rowid FROM entry_tag WHERE entry_tag MATCH ?")
             var weights: [Int64: Double] = [:]
+            weights.reserveCapacity(min(entryCount, postings + asked.count * 64))
             for gram in asked {
                 let weight = log(total / Double(gram.documents)) + 0.5
                 let rows = try Int64.fetchCursor(
                     gram.tag ? tagStatement : textStatement, arguments: ["\"" + Self.trigramText(gram.key) + "\""])
                 while let id = try rows.next() { weights[id, default: 0] += weight }
             }
-            return weights.sorted { $0.value > $1.value || ($0.value == $1.value && $0.key < $1.key) }
-                .prefix(limit).map(\.key)
+            return Self.best(weights, limit: limit)
         }
     }
 
-    /// The entries with these ids.
-    func entries(_ ids: [Int64]) throws -> [Int64: CatalogueEntry] {
+    /// The `limit` ids of highest weight, best first (ties: lower id first). Kept in a short sorted list rather
+    /// than by sorting every id: most of the thousands of ids a spine's trigrams reach fall below the list's last.
+    static func best(_ weights: [Int64: Double], limit: Int) -> [Int64] {
+        guard limit > 0 else { return [] }
+        func before(_ a: (key: Int64, value: Double), _ b: (key: Int64, value: Double)) -> Bool {
+            a.value > b.value || (a.value == b.value && a.key < b.key)
+        }
+        var top: [(key: Int64, value: Double)] = []
+        top.reserveCapacity(limit + 1)
+        for item in weights {
+            if top.count == limit, !before(item, top[limit - 1]) { continue }
+            var position = top.count
+            while position > 0, before(item, top[position - 1]) { position -= 1 }
+            top.insert(item, at: position)
+            if top.count > limit { top.removeLast() }
+        }
+        return top.map(\.key)
+    }
+
+    /// The entries with these ids, each with its folded forms.
+    func entries(_ ids: [Int64]) throws -> [Int64: (entry: CatalogueEntry, prepared: PreparedEntry)] {
         guard !ids.isEmpty else { return [:] }
         return try database.read { db in
             let placeholders = Array(repeating: "?", count: ids.count).joined(separator: ",")
             let rows = try Row.fetchCursor(
-                db, sql: "SELECT id, title, authors, isbn, tag, series FROM entry WHERE id IN (\(placeholders))",
+                db,
+                sql: """
+                    SELECT id, title, authors, isbn, tag, series,
+                        main_words, subtitle_words, surnames, forenames, tag_folded
+                    FROM entry WHERE id IN (\(placeholders))
+                    """,
                 arguments: StatementArguments(ids))
-            var found: [Int64: CatalogueEntry] = [:]
+            var found: [Int64: (entry: CatalogueEntry, prepared: PreparedEntry)] = [:]
+            found.reserveCapacity(ids.count)
             while let row = try rows.next() {
                 let authors: String = row[2]
-                found[row[0]] = CatalogueEntry(
-                    title: row[1], authors: authors.isEmpty ? [] : authors.components(separatedBy: "\n"),
+                let entry = CatalogueEntry(
+                    title: row[1],
+                    authors: authors.isEmpty
+                        ? [] : authors.split(separator: "\n", omittingEmptySubsequences: false).map(String.init),
                     isbn: row[3], tag: row[4], series: row[5])
+                let prepared = PreparedEntry(
+                    PreparedEntry.Stored(
+                        main: row[6], subtitle: row[7], surnames: row[8], forenames: row[9], tag: row[10]))
+                found[row[0]] = (entry, prepared)
             }
             return found
         }

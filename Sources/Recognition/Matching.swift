@@ -139,8 +139,8 @@ public final class CatalogueMatcher: SpineMatching {
         var scored: [ScoredCandidate] = []
         scored.reserveCapacity(ids.count)
         for id in ids {
-            guard let entry = entries[id] else { continue }
-            let features = self.features(of: entry, against: prepared)
+            guard let (entry, preparedEntry) = entries[id] else { continue }
+            let features = self.features(of: preparedEntry, against: prepared)
             scored.append(ScoredCandidate(id: id, entry: entry, score: score(features), features: features))
         }
         scored.sort { $0.score > $1.score || ($0.score == $1.score && $0.id < $1.id) }
@@ -197,22 +197,23 @@ public final class CatalogueMatcher: SpineMatching {
         return total
     }
 
-    func features(of entry: CatalogueEntry, against spine: PreparedSpine) -> MatchFeatures {
-        var features = MatchFeatures()
-        features.spineLetters = spine.compact.count
-        let parts = Normalisation.titleParts(entry.title)
-        let mainWords = Normalisation.words(parts.main)
-        let subtitleWords = Normalisation.words(parts.subtitle)
-        var surnames: [String] = []
-        var forenames: [String] = []
-        for author in entry.authors {
-            let name = Normalisation.nameParts(author)
-            surnames += name.surnames
-            forenames += name.forenames
+    func features(of entry: PreparedEntry, against spine: PreparedSpine) -> MatchFeatures {
+        entry.letters.withUnsafeBufferPointer { letters in
+            spine.compact.withUnsafeBufferPointer { spineLetters in
+                features(of: entry, letters: letters, against: spine, spineLetters: spineLetters)
+            }
         }
-        let (mainCoverage, mainInformation) = coverage(mainWords, spine)
-        let mainCompact = Normalisation.compact(mainWords.joined())
-        let runDistance = substringDistance(mainCompact, in: spine.compact)
+    }
+
+    private func features(
+        of entry: PreparedEntry, letters: UnsafeBufferPointer<UInt32>, against spine: PreparedSpine,
+        spineLetters: UnsafeBufferPointer<UInt32>
+    ) -> MatchFeatures {
+        var features = MatchFeatures()
+        features.spineLetters = spineLetters.count
+        let (mainCoverage, mainInformation) = coverage(entry, entry.mainWords, letters, spine, spineLetters)
+        let mainCompact = UnsafeBufferPointer(rebasing: letters[entry.mainLetters])
+        let runDistance = substringDistance(mainCompact, in: spineLetters)
         // A short title read as one run counts only spelt exactly: one edit in five letters is mostly chance.
         let runSimilarity =
             mainCompact.count < 6 && runDistance > 0
@@ -220,34 +221,38 @@ public final class CatalogueMatcher: SpineMatching {
         features.title = max(mainCoverage, runSimilarity)
         features.titleRun = runSimilarity
         features.titleInformation = min(1, mainInformation / 12)
-        features.subtitle = coverage(subtitleWords, spine).coverage
-        features.surname = coverage(surnames, spine).coverage
-        features.forename = coverage(forenames, spine).coverage
-        let entryCompact = Normalisation.compact((mainWords + subtitleWords + surnames + forenames).joined())
+        features.subtitle = coverage(entry, entry.subtitleWords, letters, spine, spineLetters).coverage
+        features.surname = coverage(entry, entry.surnames, letters, spine, spineLetters).coverage
+        features.forename = coverage(entry, entry.forenames, letters, spine, spineLetters).coverage
         var explained = 0
         var total = 0
-        for word in spine.words where word.count >= 3 {
-            let letters = Normalisation.compact(word)
-            total += letters.count
-            if substringDistance(letters, in: entryCompact) <= letters.count / 4 { explained += letters.count }
+        for word in spine.wordLetters where word.count >= 3 {
+            total += word.count
+            let distance = word.withUnsafeBufferPointer { substringDistance($0, in: letters) }
+            if distance <= word.count / 4 { explained += word.count }
         }
         features.explained = total == 0 ? 0 : Double(explained) / Double(total)
-        if options.useTags, let tag = entry.tag {
-            let tagCompact = Normalisation.compact(Normalisation.fold(tag))
-            features.tag = similarity(
-                distance: substringDistance(tagCompact, in: spine.compact), length: tagCompact.count)
+        if options.useTags {
+            let tag = entry.tagCompact
+            let distance = tag.withUnsafeBufferPointer { substringDistance($0, in: spineLetters) }
+            features.tag = similarity(distance: distance, length: tag.count)
         }
         return features
     }
 
-    /// The idf-weighted share of `words` found on the spine, and the idf found.
-    private func coverage(_ words: [String], _ spine: PreparedSpine) -> (coverage: Double, information: Double) {
+    /// The idf-weighted share of the entry's `words` found on the spine, and the idf found.
+    private func coverage(
+        _ entry: PreparedEntry, _ words: Range<Int>, _ letters: UnsafeBufferPointer<UInt32>, _ spine: PreparedSpine,
+        _ spineLetters: UnsafeBufferPointer<UInt32>
+    ) -> (coverage: Double, information: Double) {
         var found = 0.0
         var total = 0.0
-        for word in words {
-            let weight = idf(word)
+        for word in entry.words[words] {
+            let weight = idf(word.text)
             total += weight
-            found += weight * wordSimilarity(word, spine)
+            found +=
+                weight
+                * wordSimilarity(word.text, UnsafeBufferPointer(rebasing: letters[word.letters]), spine, spineLetters)
         }
         return total == 0 ? (0, 0) : (found / total, found)
     }
@@ -258,11 +263,13 @@ public final class CatalogueMatcher: SpineMatching {
 
     /// 1 for a word the spine holds as it is; for a longer word, how closely some stretch of the spine's letters
     /// spells it (merged or split words included); short words count only when read whole.
-    private func wordSimilarity(_ word: String, _ spine: PreparedSpine) -> Double {
+    private func wordSimilarity(
+        _ word: String, _ letters: UnsafeBufferPointer<UInt32>, _ spine: PreparedSpine,
+        _ spineLetters: UnsafeBufferPointer<UInt32>
+    ) -> Double {
         if spine.wordSet.contains(word) { return 1 }
-        let letters = Normalisation.compact(word)
         if letters.count <= 3 { return 0 }
-        let distance = substringDistance(letters, in: spine.compact)
+        let distance = substringDistance(letters, in: spineLetters)
         // A four-letter word counts only spelt out (inside a merged word); a longer one also misread.
         if letters.count == 4 { return distance == 0 ? 0.8 : 0 }
         return similarity(distance: distance, length: letters.count)
@@ -282,18 +289,84 @@ public final class CatalogueMatcher: SpineMatching {
 struct PreparedSpine {
     let words: [String]
     let wordSet: Set<String>
+    /// Each word's letters as scalars.
+    let wordLetters: [[UInt32]]
     let compact: [UInt32]
 
     init(_ text: String) {
         let folded = Normalisation.fold(text)
         words = folded.split(separator: " ").map(String.init)
         wordSet = Set(words)
+        wordLetters = words.map { $0.unicodeScalars.map(\.value) }
         compact = Normalisation.compact(folded)
     }
 }
 
-/// The fewest edits (insert, delete, substitute) turning `pattern` into some substring of `text`.
+/// The fewest edits (insert, delete, substitute) turning `pattern` into some substring of `text`. Patterns of up
+/// to 64 letters (every word and nearly every title) take Myers' bit-parallel form, one step per letter of `text`;
+/// longer ones the dynamic programme it computes.
 func substringDistance(_ pattern: [UInt32], in text: [UInt32]) -> Int {
+    pattern.withUnsafeBufferPointer { pattern in
+        text.withUnsafeBufferPointer { text in substringDistance(pattern, in: text) }
+    }
+}
+
+func substringDistance(_ pattern: UnsafeBufferPointer<UInt32>, in text: UnsafeBufferPointer<UInt32>) -> Int {
+    let length = pattern.count
+    guard length > 0 else { return 0 }
+    guard !text.isEmpty else { return length }
+    guard length <= 64 else { return substringDistanceByTable(Array(pattern), in: Array(text)) }
+    return withUnsafeTemporaryAllocation(of: UInt64.self, capacity: 128) { asciiPositions in
+        // Where each letter stands in the pattern, one bit per position: a table for ASCII, a short list for the
+        // rest (folded text has few other letters).
+        asciiPositions.initialize(repeating: 0)
+        var otherLetters: [UInt32] = []
+        var otherPositions: [UInt64] = []
+        for position in 0..<length {
+            let letter = pattern[position]
+            let bit: UInt64 = 1 << UInt64(position)
+            if letter < 128 {
+                asciiPositions[Int(letter)] |= bit
+            } else if let known = otherLetters.firstIndex(of: letter) {
+                otherPositions[known] |= bit
+            } else {
+                otherLetters.append(letter)
+                otherPositions.append(bit)
+            }
+        }
+        let last: UInt64 = 1 << UInt64(length - 1)
+        var plus = UInt64.max
+        var minus: UInt64 = 0
+        var score = length
+        var best = length
+        for letter in text {
+            let equal: UInt64
+            if letter < 128 {
+                equal = asciiPositions[Int(letter)]
+            } else if let known = otherLetters.firstIndex(of: letter) {
+                equal = otherPositions[known]
+            } else {
+                equal = 0
+            }
+            let vertical = equal | minus
+            let horizontal = (((equal & plus) &+ plus) ^ plus) | equal
+            var horizontalPlus = minus | ~(horizontal | plus)
+            var horizontalMinus = plus & horizontal
+            if horizontalPlus & last != 0 { score += 1 }
+            if horizontalMinus & last != 0 { score -= 1 }
+            // Shifted in as 0: the match may start anywhere in the text, so the top row stays 0.
+            horizontalPlus <<= 1
+            horizontalMinus <<= 1
+            plus = horizontalMinus | ~(vertical | horizontalPlus)
+            minus = horizontalPlus & vertical
+            if score < best { best = score }
+        }
+        return best
+    }
+}
+
+/// ``substringDistance(_:in:)`` by the full table, one column of it at a time.
+func substringDistanceByTable(_ pattern: [UInt32], in text: [UInt32]) -> Int {
     let length = pattern.count
     guard length > 0 else { return 0 }
     guard !text.isEmpty else { return length }

@@ -3,11 +3,31 @@
 /// table for the Latin letters the catalogues hold (Spanish, Catalan, French, German, Portuguese), so neither side
 /// needs ICU and a spine read without its accents ("GUIA DE LA MUSCULACION") meets "Guía de la musculación".
 public enum Normalisation {
-    /// `text` folded: lower case, accents dropped, every run of other characters one space, trimmed.
+    /// `text` folded: lower case, accents dropped, every run of other characters one space, trimmed. ASCII, most of
+    /// any catalogue or spine, is folded byte by byte; only other scalars go through the table.
     public static func fold(_ text: String) -> String {
-        var out = String.UnicodeScalarView()
+        var out: [UInt8] = []
+        out.reserveCapacity(text.utf8.count)
         var pendingSpace = false
         for scalar in text.unicodeScalars {
+            let value = scalar.value
+            var ascii: UInt8 = 0
+            switch value {
+            case 0x30...0x39, 0x61...0x7A: ascii = UInt8(value)
+            case 0x41...0x5A: ascii = UInt8(value + 32)
+            case 0..<0x80:
+                pendingSpace = !out.isEmpty
+                continue
+            default: break
+            }
+            if ascii != 0 {
+                if pendingSpace {
+                    out.append(0x20)
+                    pendingSpace = false
+                }
+                out.append(ascii)
+                continue
+            }
             let folded = foldScalar(scalar)
             if folded.isEmpty {
                 // A combining mark (a decomposed accent) vanishes without splitting the word.
@@ -16,12 +36,12 @@ public enum Normalisation {
                 continue
             }
             if pendingSpace {
-                out.append(" ")
+                out.append(0x20)
                 pendingSpace = false
             }
-            out.append(contentsOf: folded.unicodeScalars)
+            out.append(contentsOf: folded.utf8)
         }
-        return String(out)
+        return String(decoding: out, as: UTF8.self)
     }
 
     /// The folded words of `text`.
@@ -32,13 +52,21 @@ public enum Normalisation {
     /// A catalogue title split at its first " : " (the catalogue form "Title : subtitle") or " / " (statement of
     /// responsibility): the part a spine prints, and the rest, which it often leaves out.
     public static func titleParts(_ title: String) -> (main: String, subtitle: String) {
-        var cut = title.endIndex
-        for separator in [" : ", " / ", " ; ", " = "] {
-            if let range = title.range(of: separator), range.lowerBound < cut { cut = range.lowerBound }
+        // The separators are ASCII, so a scan of the UTF-8 bytes finds the first of them.
+        let bytes = title.utf8
+        var index = bytes.startIndex
+        while index != bytes.endIndex {
+            if bytes[index] == 0x20,
+                let mark = bytes.index(index, offsetBy: 1, limitedBy: bytes.endIndex), mark != bytes.endIndex,
+                isTitleSeparator(bytes[mark]),
+                let after = bytes.index(mark, offsetBy: 1, limitedBy: bytes.endIndex), after != bytes.endIndex,
+                bytes[after] == 0x20
+            {
+                return (String(title[..<index]), String(title[bytes.index(after: after)...]))
+            }
+            index = bytes.index(after: index)
         }
-        if cut == title.endIndex { return (title, "") }
-        let separatorEnd = title.index(cut, offsetBy: 3, limitedBy: title.endIndex) ?? title.endIndex
-        return (String(title[..<cut]), String(title[separatorEnd...]))
+        return (title, "")
     }
 
     /// A personal name split into the surname a spine prints and the forenames: "Surname, Forename, 1919-2020"
@@ -58,6 +86,11 @@ public enum Normalisation {
     /// merged ("ELARTE") or split ("MUSCU LACION") still line up.
     public static func compact(_ folded: String) -> [UInt32] {
         folded.unicodeScalars.compactMap { $0 == " " ? nil : $0.value }
+    }
+
+    /// ":", "/", ";" and "=", the marks that part a catalogue title when spaced.
+    private static func isTitleSeparator(_ byte: UInt8) -> Bool {
+        byte == 0x3A || byte == 0x2F || byte == 0x3B || byte == 0x3D
     }
 
     private static func isCombiningMark(_ scalar: Unicode.Scalar) -> Bool {
