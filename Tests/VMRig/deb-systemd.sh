@@ -158,12 +158,20 @@ if [ -x "$ref" ]; then
 
     # The library in a browser: its unit beside the daemon's. SIGKILL in the middle of a request (an open live
     # stream) leaves the daemon, its presses and the database as they were; systemd starts the web process again.
-    sed -i '/^\[web\]/,/^\[/ { s/^enabled = false/enabled = true/; s/^address = .*/address = "127.0.0.1"/ }' \
-        /etc/swiftwing/swiftwing.toml
+    # The config file was removed above (the daemon runs on its defaults): one with the web section alone.
+    printf '[web]\nenabled = true\naddress = "127.0.0.1"\nport = 8080\n' >/etc/swiftwing/swiftwing.toml
+    chown root:swiftwing /etc/swiftwing/swiftwing.toml && chmod 0640 /etc/swiftwing/swiftwing.toml
     systemctl start swiftwing-web.service
     web_up() { curl -fsS -o /dev/null http://127.0.0.1:8080/pair; }
-    vm_check "swiftwing-web serves the pairing page under systemd" vm_wait_for 60 web_up
-    code="$(runuser -u swiftwing -- swiftwing web pair 2>&1 | sed -n 's/.*code \([0-9]\{6\}\).*/\1/p' | head -n 1)"
+    if vm_wait_for 60 web_up; then
+        vm_ok "swiftwing-web serves the pairing page under systemd"
+    else
+        vm_not_ok "swiftwing-web serves the pairing page under systemd"
+        journalctl -u swiftwing-web.service --no-pager -o cat | tail -n 20 | sed 's/^/#   web journal: /'
+    fi
+    paired="$(runuser -u swiftwing -- swiftwing web pair 2>&1)"
+    printf '%s\n' "$paired" | grep -v code | sed 's/^/#   web pair: /'
+    code="$(sed -n 's/.*code \([0-9]\{6\}\).*/\1/p' <<<"$paired" | head -n 1)"
     vm_check "swiftwing web pair (as the swiftwing user, as the README says) prints a code" grep -Eq '^[0-9]{6}$' <<<"$code"
     curl -s -o /dev/null -c /root/web.jar -d "code=$code" http://127.0.0.1:8080/pair
     vm_check "the code pairs curl (a session cookie)" grep -q swiftwing_session /root/web.jar
