@@ -17,7 +17,7 @@
 # the guest sees the host's /opt/swift, which the package does not carry), and for the journal part
 # `swift build --product talaria-reference`.
 # Run alone: Tests/VMRig/deb-systemd.sh
-VM_TEST_TIMEOUT=900
+VM_TEST_TIMEOUT=1200
 here="$(cd "$(dirname "$0")" && pwd)"
 
 if [ "${SWIFTWING_VM_GUEST:-0}" != 1 ]; then
