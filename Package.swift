@@ -315,7 +315,7 @@ let package = Package(
         .testTarget(
             name: "StoreTests",
             dependencies: [
-                "Store", "SwiftWingCore", .product(name: "CSV", package: "CSV.swift"),
+                "Store", "SwiftWingCore", "SwiftWingTesting", .product(name: "CSV", package: "CSV.swift"),
                 .product(name: "GRDB", package: "GRDB.swift"),
             ]),
         .testTarget(name: "ControlsTests", dependencies: ["Controls", "CShim", "SwiftWingCore", "SwiftWingTesting"]),

@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import SwiftWingTesting
 import Testing
 
 @testable import Store
@@ -45,7 +46,7 @@ struct LibraryDedupeBatchTests {
     @Test("a row read column by column is the record Codable reads, or left to Codable when not plain")
     func quickDecoding() throws {
         let database = try AppDatabase.inMemory()
-        var random = SplitMix(seed: 7)
+        var random = SeededGenerator(seed: 7)
         for book in (0..<30).map({ _ in randomBook(&random) }) { try database.library.upsert(book) }
         let scan = try database.queue.enqueue(newScan())
         try database.writer.write { db in
@@ -77,7 +78,7 @@ struct LibraryDedupeBatchTests {
     @Test("random jobs into libraries with unsure keys become the rows they become one book at a time (12 seeds)")
     func randomJobsEqualOneByOne() throws {
         for seed in UInt64(1)...12 {
-            var random = SplitMix(seed: seed)
+            var random = SeededGenerator(seed: seed)
             let stored = (0..<12).map { _ in randomBook(&random) }
             let incoming = (0..<24).map { _ in randomBook(&random) }
             let now = Date(timeIntervalSince1970: 1_800_000_000 + Double(seed))
@@ -137,7 +138,7 @@ struct LibraryDedupeBatchTests {
 }
 
 /// Books drawn from a few titles, authors and ISBNs, so that a job's books meet stored ones and each other.
-private func randomBook(_ random: inout SplitMix) -> BookRecord {
+private func randomBook(_ random: inout SeededGenerator) -> BookRecord {
     let titles = [
         "Emma", "EMMA: A Novel", "Persuasion", "The Hobbit", "Hobbit (illustrated)", "Cien años de soledad",
         "Война и мир", "!!!", "Kim", "A Study in Scarlet",
@@ -147,26 +148,11 @@ private func randomBook(_ random: inout SplitMix) -> BookRecord {
     ]
     let isbns: [String?] = [nil, nil, nil, "9780141439518", "9780547928227", "9780441013593", "9780547928272"]
     func pick<Value>(_ values: [Value]) -> Value { values[Int(random.next() % UInt64(values.count))] }
-    let coin = { (random: inout SplitMix) in random.next() % 2 == 0 }
+    let coin = { (random: inout SeededGenerator) in random.next() % 2 == 0 }
     return BookRecord(
         isbn13: pick(isbns), title: pick(titles), authors: pick(authors),
         publisher: coin(&random) ? nil : pick(["P", "Q"]), pageCount: coin(&random) ? nil : pick([100, 200]),
         confidence: coin(&random) ? nil : pick([0.5, 0.9]),
         enrichmentStatus: coin(&random) ? .pending : .success,
         reviewReason: random.next() % 5 == 0 ? "the backend gave no confidence" : nil)
-}
-
-/// SplitMix64: the same seed, the same books.
-private struct SplitMix {
-    var state: UInt64
-
-    init(seed: UInt64) { state = seed }
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
 }
