@@ -57,15 +57,44 @@ private func fileRequest(_ url: String, _ file: ScratchFile) -> HTTPRequest {
     @Test func aRequestSentAgainOnAFreshConnectionRewindsTheFileAndSendsItWhole() async throws {
         let file = try ScratchFile(count: 3 << 20)
         defer { file.remove() }
+        let expected = prefix + file.bytes + suffix
+        // curl reuses the warm connection only while it has been idle for less than its limit (118 s),
+        // and on a busy machine this test's task can wait that long on the cooperative pool between the
+        // two sends. A round in which curl opened a fresh connection for the upload shows nothing about
+        // rewinding, so it is run again; three such rounds in a row are a failure.
+        var gaps: [Duration] = []
+        for _ in 1...3 {
+            let round = try await uploadOnAKeptConnectionThatDies(file)
+            #expect(round.warmStatus == 200)
+            #expect(round.status == 201)
+            let fresh = try #require(round.resent)
+            #expect(fresh.count == expected.count)
+            #expect(fresh == expected, "the body sent on the fresh connection starts at the prefix's first byte")
+            guard let firstAttempt = round.firstAttempt else {
+                gaps.append(round.gap)
+                continue
+            }
+            #expect(firstAttempt == expected, "the first attempt went out whole on the kept connection")
+            return
+        }
+        Issue.record("curl never sent the upload on the kept connection (gaps between the sends: \(gaps))")
+    }
+
+    /// One round: a GET on a connection the server keeps alive, then the file upload, which curl sends
+    /// on that connection; the server reads it whole and closes the connection unanswered, so curl
+    /// must rewind the file and send it again on a fresh connection, which is answered 201.
+    private func uploadOnAKeptConnectionThatDies(
+        _ file: ScratchFile
+    ) async throws -> (warmStatus: Int, status: Int, firstAttempt: [UInt8]?, resent: [UInt8]?, gap: Duration) {
         let deadConnectionBodies = Mutex<[[UInt8]]>([])
+        let warmAnswered = Mutex<ContinuousClock.Instant?>(nil)
         let server = try LoopbackServer { connection, request in
             guard request.target == "/warm" else {
                 connection.respond(status: 201)
                 return
             }
-            // Kept alive, so curl sends the upload on this connection, which then dies unanswered
-            // once the body is in: curl retries on a fresh connection and must rewind the file.
             connection.write("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
+            warmAnswered.withLock { $0 = .now }
             if let upload = connection.readNextRequest() { deadConnectionBodies.withLock { $0.append(upload.body) } }
         }
         defer { server.stop() }
@@ -73,16 +102,12 @@ private func fileRequest(_ url: String, _ file: ScratchFile) -> HTTPRequest {
         defer { engine.shutdown() }
 
         let warm = try await engine.send(makeRequest(.get, "\(server.url)/warm"))
+        let gap = warmAnswered.withLock { $0 }.map { ContinuousClock.now - $0 } ?? .zero
         let response = try await engine.send(fileRequest("\(server.url)/upload", file))
-
-        #expect(warm.status == 200)
-        #expect(response.status == 201)
-        let expected = prefix + file.bytes + suffix
         let firstAttempts = deadConnectionBodies.withLock { $0 }
-        #expect(firstAttempts == [expected], "the first attempt went out whole on the kept connection")
-        let fresh = try #require(server.requests.first { $0.target == "/upload" })
-        #expect(fresh.body.count == expected.count)
-        #expect(fresh.body == expected, "the re-sent body starts again at the prefix's first byte")
+        #expect(firstAttempts.count <= 1)
+        let resent = server.requests.first { $0.target == "/upload" }?.body
+        return (warm.status, response.status, firstAttempts.first, resent, gap)
     }
 
     @Test func aFileTruncatedWhileBeingSentFailsTheTransferInsteadOfSendingAShortBody() async throws {

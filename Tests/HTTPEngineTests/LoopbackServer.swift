@@ -125,6 +125,7 @@ final class ServerConnection: @unchecked Sendable {
         var headEnd: Int?
         while headEnd == nil {
             let count = recv(fd, &buffer, buffer.count, 0)
+            if count < 0 && errno == EINTR { continue }
             guard count > 0 else { return nil }
             bytes += buffer[0..<count]
             if bytes.count >= 4 {
@@ -144,6 +145,7 @@ final class ServerConnection: @unchecked Sendable {
         let length = headers.first { $0.name.lowercased() == "content-length" }.flatMap { Int($0.value) } ?? 0
         while readsBody && body.count < length {
             let count = recv(fd, &buffer, buffer.count, 0)
+            if count < 0 && errno == EINTR { continue }
             guard count > 0 else { break }
             body += buffer[0..<count]
         }

@@ -93,7 +93,8 @@ final class LoopbackHTTPServer: Sendable {
         var bytes: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 65536)
         func more() -> Bool {
-            let count = recv(fd, &buffer, buffer.count, 0)
+            var count = recv(fd, &buffer, buffer.count, 0)
+            while count < 0 && errno == EINTR { count = recv(fd, &buffer, buffer.count, 0) }
             guard count > 0 else { return false }
             bytes += buffer[0..<count]
             return true
