@@ -69,7 +69,12 @@ let package = Package(
         // types. May import: CLinux, Glibc, Synchronization.
         .target(name: "SwiftWingCore", dependencies: ["CLinux"]),
         // Scaling, rotation, JPEG. May import: SwiftWingCore, CJPEG, CShim.
-        .target(name: "Imaging", dependencies: ["SwiftWingCore", "CShim", "CJPEG"]),
+        .target(
+            name: "Imaging", dependencies: ["SwiftWingCore", "CShim", "CJPEG"],
+            // Optimised in debug builds too: the scaler's SIMD passes run about 100x slower unoptimised, which
+            // made the synthetic camera take 28 s to fit two shelf photos in a debug daemon (minutes under the VM
+            // rig's emulation) and slowed every test that scales a frame.
+            swiftSettings: [.unsafeFlags(["-O"], .when(configuration: .debug))]),
         // Frames from V4L2 or a photo folder, on a device thread. May import: SwiftWingCore, Imaging, CV4L2,
         // CShim, Logging.
         .target(
