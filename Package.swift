@@ -71,9 +71,10 @@ let package = Package(
         // Scaling, rotation, JPEG. May import: SwiftWingCore, CJPEG, CShim.
         .target(
             name: "Imaging", dependencies: ["SwiftWingCore", "CShim", "CJPEG"],
-            // Optimised in debug builds too: the scaler's SIMD passes run about 100x slower unoptimised, which
-            // made the synthetic camera take 28 s to fit two shelf photos in a debug daemon (minutes under the VM
-            // rig's emulation) and slowed every test that scales a frame.
+            // Optimised in debug builds too, like Identify and Panel: their per-pixel loops run 10-100x slower
+            // unoptimised. A debug daemon's synthetic camera took 28 s to fit two shelf photos (0.46 s with this),
+            // `swiftwing identify` 1.4 s a 12 MP photo (0.05-0.11 s), a press 0.46-0.60 s to durable (0.22-0.30 s);
+            // the VM rig runs debug daemons under emulation, where that is minutes per test.
             swiftSettings: [.unsafeFlags(["-O"], .when(configuration: .debug))]),
         // Frames from V4L2 or a photo folder, on a device thread. May import: SwiftWingCore, Imaging, CV4L2,
         // CShim, Logging.
@@ -118,14 +119,17 @@ let package = Package(
             ]
         ),
         // Barcodes (ZBar) and the quality check on a frame's Y plane; also reads PNG/JPEG files for `identify`.
-        .target(name: "Identify", dependencies: ["SwiftWingCore", "Imaging", "CZBar", "CZXingShim", "CPNG"]),
+        .target(
+            name: "Identify", dependencies: ["SwiftWingCore", "Imaging", "CZBar", "CZXingShim", "CPNG"],
+            swiftSettings: [.unsafeFlags(["-O"], .when(configuration: .debug))]),
         // zxing-cpp (libzxing-dev) is C++ only: a C interface for the codes ZBar cannot read.
         .target(name: "CZXingShim", linkerSettings: [.linkedLibrary("ZXing")]),
         // The status panel drawn with Cairo into a framebuffer or PNG. May import: SwiftWingCore, CCairo, CShim,
         // Logging, Foundation.
         .target(
             name: "Panel",
-            dependencies: ["SwiftWingCore", "CCairo", "CShim", .product(name: "Logging", package: "swift-log")]
+            dependencies: ["SwiftWingCore", "CCairo", "CShim", .product(name: "Logging", package: "swift-log")],
+            swiftSettings: [.unsafeFlags(["-O"], .when(configuration: .debug))]
         ),
         // The daemon, its configuration, control socket and reports. May import: every component above,
         // CSystemd (in System/, its wrapper) but no other C module (library versions come from the wrappers),
