@@ -288,7 +288,10 @@ import Testing
             Issue.record("no pairing sample")
             return
         }
-        #expect(sample.qrCode == (try QRCode.encode(sample.address)))
-        #expect(sample.qrCode?.side == 25)
+        let url = WebPairing.pairingURL(address: sample.address, code: sample.code)
+        let made = try QRCode.encode(url)
+        let rows = (0..<made.side).map { y in String((0..<made.side).map { made.isDark(x: $0, y: y) ? "#" : "." }) }
+        #expect(sample.qrCode == made, "PanelSamples.sampleQRCode for \(url):\n\(rows.joined(separator: "\n"))")
+        #expect(sample.qrCode?.side == 29)
     }
 }
