@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The library in a real browser (Tests/WebBrowser/browser_test.py): Debian's chromium and chromium-driver
-# (scripts/install-deps.sh test) driven by selenium, pinned in Tests/WebBrowser/requirements.txt and installed
-# into a virtual environment made here (.web-test-venv, kept while the requirements are unchanged).
+# (scripts/install-deps.sh test) driven by selenium, and zbarimg (zbar-tools) to read the pairing QR code off the
+# panel's PNG. Selenium is pinned in Tests/WebBrowser/requirements.txt and installed into a virtual environment
+# made here (.web-test-venv, kept while the requirements are unchanged).
 # Needs the debug build of swiftwing, swiftwing-web and ExportBench (`swift build --build-tests` builds them).
 # Prints `browser-result NAME ok|fail` per check, then `N passed, N failed`.
 # Usage: scripts/web-browser-test.sh [--screenshots DIR]
@@ -11,7 +12,7 @@ venv="${SWIFTWING_WEB_TEST_VENV:-$root/.web-test-venv}"
 requirements="$root/Tests/WebBrowser/requirements.txt"
 build="${SWIFTWING_BUILD_DIR:-$root/.build/debug}"
 
-for tool in chromium chromedriver; do
+for tool in chromium chromedriver zbarimg; do
   command -v "$tool" >/dev/null || { echo "web-browser-test: $tool not found: run scripts/install-deps.sh test" >&2; exit 1; }
 done
 stamp="$venv/.swiftwing-requirements"

@@ -85,13 +85,13 @@ public struct LatestBook: Sendable, Equatable {
 }
 
 /// What the panel shows while a browser may pair with the library in a browser: the code to enter, the page's
-/// address, and the address again as a QR code for a phone's camera.
+/// address, and a QR code for a phone's camera that opens the pairing form with the code filled in.
 public struct PanelPairing: Sendable, Equatable {
     /// The 6-digit code.
     public var code: String
     /// `http://192.168.1.20:8080/`.
     public var address: String
-    /// The address as a QR code; nil draws the text alone.
+    /// The pairing URL (`http://192.168.1.20:8080/pair?code=482913`) as a QR code; nil draws the text alone.
     public var qrCode: QRModules?
     /// How long the code still works, counted down on the panel as m:ss.
     public var secondsLeft: Int

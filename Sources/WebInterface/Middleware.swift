@@ -65,6 +65,12 @@ struct AccessMiddleware: RouterMiddleware {
             }
             context.form = FormFields(parsing: String(buffer: body))
         }
+        if path == "/pair", request.method == .post, Self.comesFromAnotherSite(request) {
+            return app.message(
+                "Refused",
+                "The pairing form was sent from another site: open the device's own page (the panel's QR code) "
+                    + "and press Pair there.", status: .forbidden, paired: false)
+        }
         if path == "/pair" || path.hasPrefix("/static/") {
             return try await next(request, context)
         }
@@ -95,5 +101,20 @@ struct AccessMiddleware: RouterMiddleware {
             }
         }
         return try await next(request, context)
+    }
+
+    /// Whether the browser says a form came from another site: its `Sec-Fetch-Site`, or else an `Origin` that is not
+    /// this host (`Origin: null`, what the no-referrer policy makes of a same-origin form, says nothing either way).
+    /// The pairing form has no session whose CSRF token could be checked: this keeps another site from pairing a
+    /// browser, or spending the five tries, with a form of its own.
+    static func comesFromAnotherSite(_ request: Request) -> Bool {
+        if let site = request.headers[HTTPFields.Element.Name("Sec-Fetch-Site")!]?.lowercased() {
+            return site != "same-origin" && site != "none"
+        }
+        guard let origin = request.headers[HTTPFields.Element.Name("Origin")!]?.lowercased(), origin != "null" else {
+            return false
+        }
+        let originAuthority = origin.range(of: "://").map { String(origin[$0.upperBound...]) } ?? origin
+        return originAuthority != request.head.authority?.lowercased()
     }
 }

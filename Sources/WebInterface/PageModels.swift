@@ -32,6 +32,8 @@ struct MessageModel {
 
 struct PairModel {
     var problem: String?
+    /// The code to fill in (from the panel's QR code), already checked to be 6 digits.
+    var code: String? = nil
 }
 
 struct BookTile {

@@ -47,12 +47,12 @@ enum Templates {
 
     static let pair = """
         <h1>Pair this browser</h1>
-        <p>On the device (over SSH), run <code>sudo -u swiftwing swiftwing web pair</code>, and enter the 6-digit code it prints. A code works 5 minutes, once.</p>
+        <p>Hold the shutter for 5 seconds (or run <code>sudo -u swiftwing swiftwing web pair</code> on the device): the panel shows a 6-digit code and a QR code. Scan the QR code with a phone's camera to fill the code in here, or type it. A code works 5 minutes, once.</p>
         {{#problem}}<p class="error" role="alert">{{problem}}</p>{{/problem}}
         <form method="post" action="/pair" class="pair">
         <label for="code">Code</label>
-        <input id="code" name="code" class="mono code" inputmode="numeric" autocomplete="one-time-code" pattern="[0-9]{6}" maxlength="6" required autofocus>
-        <button type="submit">Pair</button>
+        <input id="code" name="code" class="mono code" inputmode="numeric" autocomplete="one-time-code" pattern="[0-9]{6}" maxlength="6" required{{#code}} value="{{code}}"{{/code}}{{^code}} autofocus{{/code}}>
+        <button type="submit"{{#code}} autofocus{{/code}}>Pair</button>
         </form>
         """
 

@@ -103,7 +103,7 @@ public final class WebApp: Sendable {
         router.get("/static/app.css") { _, _ in Self.asset(Templates.styleSheet, type: "text/css; charset=utf-8") }
         router.get("/static/app.js") { _, _ in Self.asset(Templates.script, type: "text/javascript; charset=utf-8") }
         router.get("/static/mono.ttf") { _, _ in try await Self.monospaceFont() }
-        router.get("/pair") { _, _ in self.page("Pair", current: nil, "pair", PairModel(problem: nil), paired: false) }
+        router.get("/pair") { request, _ in self.pairPage(request) }
         router.post("/pair") { _, context in try await self.pair(context) }
         router.get("/") { _, context in await self.nowPage(context) }
         router.get("/events") { _, _ in self.events() }
@@ -194,9 +194,22 @@ public final class WebApp: Sendable {
 
     // MARK: Pairing
 
+    /// The pairing form. `?code=` (the panel's QR code carries it) fills the code in when it is 6 digits and is
+    /// ignored otherwise. Opening the page never pairs and never counts as an attempt: only pressing Pair (the POST)
+    /// does, so a link preview or a prefetch of the address can neither pair a browser nor use up the five tries.
+    func pairPage(_ request: Request) -> Response {
+        let code = FormFields(parsing: request.uri.query ?? "")["code"].flatMap(Self.pairingCode)
+        return page("Pair", current: nil, "pair", PairModel(problem: nil, code: code), paired: false)
+    }
+
+    /// The 6 digits of a code as typed (spaces dropped), or nil when it is not one.
+    static func pairingCode(_ text: String) -> String? {
+        let code = text.filter { !$0.isWhitespace }
+        return code.count == 6 && code.allSatisfy({ $0.isASCII && $0.isNumber }) ? code : nil
+    }
+
     func pair(_ context: WebRequestContext) async throws -> Response {
-        let code = (context.form["code"] ?? "").filter { !$0.isWhitespace }
-        guard code.count == 6, code.allSatisfy({ $0.isASCII && $0.isNumber }) else {
+        guard let code = Self.pairingCode(context.form["code"] ?? "") else {
             return page(
                 "Pair", current: nil, "pair", PairModel(problem: "The code is the 6 digits the device shows."),
                 status: .badRequest, paired: false)

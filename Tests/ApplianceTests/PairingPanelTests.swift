@@ -12,8 +12,8 @@ import Testing
 @testable import Appliance
 
 /// The browser pairing code on the panel: made by a 5 s hold (timed on a ManualClock) or by
-/// `swiftwing web pair`, read from a real `web-access.sqlite`, drawn with its address as a QR code that
-/// zxing-cpp reads back, and gone once used or expired. The code never reaches the log.
+/// `swiftwing web pair`, read from a real `web-access.sqlite`, drawn with its address and a QR code of the pairing
+/// URL that zxing-cpp reads back, and gone once used or expired. The code never reaches the log.
 @Suite struct PairingPanelTests {
     static let address = "http://192.168.1.20:8080/"
 
@@ -158,7 +158,10 @@ import Testing
         #expect(shown.code.count == 6 && shown.code.allSatisfy(\.isNumber))
         #expect(shown.address == Self.address)
         #expect(shown.timeLeft == "5:00")
-        #expect(shown.qrCode == (try QRCode.encode(Self.address)))
+        // The QR code opens the pairing form with the code filled in (pressing Pair there pairs).
+        let url = WebPairing.pairingURL(address: shown.address, code: stored.code)
+        #expect(url == "http://192.168.1.20:8080/pair?code=\(stored.code)")
+        #expect(shown.qrCode == (try QRCode.encode(url)))
         #expect(shutter.longPresses.count == 1, "the hold is not a second long press")
 
         // Still up a second before the code expires, counting down; gone when it does.
@@ -285,7 +288,10 @@ import Testing
             Issue.record("no pairing sample")
             return
         }
-        #expect(sample.qrCode == (try QRCode.encode(sample.address)))
-        #expect(sample.qrCode?.side == 25)
+        let url = WebPairing.pairingURL(address: sample.address, code: sample.code)
+        let made = try QRCode.encode(url)
+        let rows = (0..<made.side).map { y in String((0..<made.side).map { made.isDark(x: $0, y: y) ? "#" : "." }) }
+        #expect(sample.qrCode == made, "PanelSamples.sampleQRCode for \(url):\n\(rows.joined(separator: "\n"))")
+        #expect(sample.qrCode?.side == 29)
     }
 }

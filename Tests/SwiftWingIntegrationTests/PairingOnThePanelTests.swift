@@ -4,10 +4,10 @@ import SwiftWingCore
 import Testing
 
 /// `swiftwing web pair` against the real daemon drawing its panel into a PNG: the daemon learns of the code over the
-/// control socket (the code itself is not sent), and the panel then shows the page's address as a QR code that
-/// zxing-cpp reads back from the file. The code is never in the daemon's log.
+/// control socket (the code itself is not sent), and the panel then shows the pairing URL (the page's address and
+/// the code) as a QR code that zxing-cpp reads back from the file. The code is never in the daemon's log.
 @Suite struct PairingOnThePanelTests {
-    @Test func swiftwingWebPairPutsTheAddressOnThePanelAsAQRCode() throws {
+    @Test func swiftwingWebPairPutsThePairingURLOnThePanelAsAQRCode() throws {
         let harness = try DaemonHarness()
         let panel = harness.root.appendingPathComponent("panel.png").path
         harness.configText = "[web]\nenabled = true\n"
@@ -34,7 +34,8 @@ import Testing
             }
             if read == nil { Thread.sleep(forTimeInterval: 0.1) }
         }
-        #expect(read == address)
+        // The address with the code: it opens the form filled in, as a phone's camera would.
+        #expect(read == address + "pair?code=" + code)
         #expect(harness.log.contains("pairing code is on the panel"))
         // Lines about pairing only: six digits may turn up by chance elsewhere (a pid, an id).
         let pairingLines = harness.log.split(separator: "\n").filter { $0.contains("pairing") || $0.contains("code") }

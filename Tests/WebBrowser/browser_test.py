@@ -1,7 +1,9 @@
 """The library in a real browser: Debian's chromium, headless, driven by chromium-driver through selenium.
 
-Runs the real binaries on loopback: `swiftwing run` on the synthetic camera (no backend), `swiftwing-web` beside it
-over a state directory seeded with known books, and the CLI for the pairing code and a shutter press. Each check
+Runs the real binaries on loopback: `swiftwing run` on the synthetic camera (no backend) drawing its panel into a PNG,
+`swiftwing-web` beside it over a state directory seeded with known books, and the CLI to ask for a pairing code and to
+press the shutter. The browser pairs as a phone would: zbarimg (Debian's zbar-tools) reads the QR code off the panel's
+PNG, chromium opens that address and Pair is pressed; what the CLI prints is not used. Each check
 prints `browser-result NAME ok|fail`; the last line counts them. With --screenshots DIR it also saves every page at
 390x844 and 1280x800.
 
@@ -48,6 +50,7 @@ class Device:
         self.state = os.path.join(self.root, "state")
         self.socket = os.path.join(self.root, "control.sock")
         self.port = free_port()
+        self.panel = os.path.join(self.root, "panel.png")
         self.config = os.path.join(self.root, "swiftwing.toml")
         with open(self.config, "w") as config:
             config.write(
@@ -63,7 +66,7 @@ class Device:
                         os.path.join(self.root, "expected.json")], check=True, stdout=subprocess.DEVNULL)
         shelves = os.path.join(ROOT, "Fixtures", "shelves")
         self.spawn("daemon", [os.path.join(self.build, "swiftwing"), "run", "--config", self.config,
-                              "--camera", f"synthetic:{shelves}", "--panel", "none"])
+                              "--camera", f"synthetic:{shelves}", "--panel", f"png:{self.panel}"])
         deadline = time.monotonic() + 60
         while '"running" : true' not in self.cli("status", "--json", check=False):
             if time.monotonic() > deadline:
@@ -94,6 +97,19 @@ class Device:
         if check and result.returncode != 0:
             raise RuntimeError(f"swiftwing {' '.join(arguments)} failed: {result.stderr}")
         return result.stdout
+
+    def panel_qr_code(self):
+        """The text of the QR code on the panel, once the daemon has drawn one into its PNG (written atomically)."""
+        deadline = time.monotonic() + 60
+        while True:
+            if os.path.exists(self.panel):
+                read = subprocess.run(["zbarimg", "--quiet", "--raw", "-Sdisable", "-Sqrcode.enable", self.panel],
+                                      capture_output=True, text=True)
+                if read.returncode == 0 and read.stdout.strip():
+                    return read.stdout.strip()
+            if time.monotonic() > deadline:
+                raise RuntimeError("no QR code on the panel within 60 s:\n" + self.log("daemon")[-3000:])
+            time.sleep(0.2)
 
     def stop(self):
         for process in reversed(self.processes):
@@ -190,12 +206,20 @@ class BrowserTest:
         assert status == 401, status
         self.open("/library")
         self.wait(lambda: self.driver.current_url.endswith("/pair"), "the pairing page")
-        self.shoot("pair")
 
-    def pairs_with_the_code(self):
-        printed = self.device.cli("web", "pair")
-        code = re.search(r"code (\d{6})", printed).group(1)
-        self.driver.find_element(By.ID, "code").send_keys(code)
+    def pairs_with_the_code_on_the_panel(self):
+        # Someone asks for a code (the command's output is not read): the daemon draws it on the panel with the QR
+        # code of the pairing address, which a phone's camera would read.
+        self.device.cli("web", "pair")
+        address = self.device.panel_qr_code()
+        assert re.fullmatch(re.escape(self.device.url) + r"/pair\?code=\d{6}", address), address
+        self.driver.get(address)
+        self.wait(lambda: self.driver.find_elements(By.ID, "code"), "the pairing form")
+        assert self.driver.find_element(By.ID, "code").get_attribute("value") == address[-6:], "the code filled in"
+        assert self.driver.get_cookie("swiftwing_session") is None, "opening the address paired by itself"
+        status, _, _ = raw_request(self.device.url + "/library", cookie=None)
+        assert status == 303, "not paired before Pair is pressed"
+        self.shoot("pair")
         self.submit("/pair")
         self.wait(lambda: self.driver.find_elements(By.ID, "now-status"), "the Now page")
         cookie = self.driver.get_cookie("swiftwing_session")
@@ -310,7 +334,7 @@ class BrowserTest:
 
     def run(self):
         self.check("refused-without-pairing", self.refused_without_pairing)
-        self.check("pairs-with-the-code", self.pairs_with_the_code)
+        self.check("pairs-with-the-panels-code", self.pairs_with_the_code_on_the_panel)
         self.check("refused-without-csrf", self.refused_without_csrf)
         self.check("searches-as-you-type", self.searches_as_you_type)
         self.check("edits-bad-then-good-isbn", self.edits_with_a_bad_then_a_good_isbn)

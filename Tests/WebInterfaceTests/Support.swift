@@ -181,7 +181,7 @@ func withTemporaryDirectory<T>(_ body: (String) async throws -> T) async throws 
 
 /// Runs `body` against a live `swiftwing-web` on a free loopback port over a fresh state directory.
 func withWebDevice(
-    books: [BookRecord] = [], daemon: ControlSocketServer.Handler? = nil,
+    books: [BookRecord] = [], daemon: ControlSocketServer.Handler? = nil, logger given: Logger? = nil,
     _ configure: (inout WebSettings) -> Void = { _ in }, _ body: (WebDevice) async throws -> Void
 ) async throws {
     try await withTemporaryDirectory { directory in
@@ -195,8 +195,8 @@ func withWebDevice(
         configuration.web.enabled = true
         configuration.web.address = "127.0.0.1"
         configuration.web.port = 0
-        var logger = Logger(label: "swiftwing-web-test")
-        logger.logLevel = .critical
+        var logger = given ?? Logger(label: "swiftwing-web-test")
+        if given == nil { logger.logLevel = .critical }
         var socket: ControlSocketServer?
         if let daemon {
             let server = try ControlSocketServer(path: configuration.controlSocket, logger: logger, handler: daemon)

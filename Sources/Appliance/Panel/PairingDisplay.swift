@@ -21,8 +21,8 @@ final class PairingDisplay: Sendable {
 
     private struct Shown {
         var access: WebAccess
-        /// The address last encoded, and its QR code (encoded again only when the address changes).
-        var encoded: (address: String, modules: QRModules?)?
+        /// The pairing URL last encoded, and its QR code (encoded again only when the URL changes).
+        var encoded: (url: String, modules: QRModules?)?
     }
 
     private let configuration: ApplianceConfiguration
@@ -97,20 +97,20 @@ final class PairingDisplay: Sendable {
             return nil
         }
         let address = addresses().first ?? "http://\(NetworkAddresses.hostname()).local:\(configuration.web.port)/"
-        let modules = qrCode(for: address)
+        let modules = qrCode(for: WebPairing.pairingURL(address: address, code: pairing.code))
         let secondsLeft = Int(pairing.expiresAt.timeIntervalSince(now).rounded(.up))
         return .pairing(PanelPairing(code: pairing.code, address: address, qrCode: modules, secondsLeft: secondsLeft))
     }
 
-    private func qrCode(for address: String) -> QRModules? {
-        if let encoded = shown.withLock({ $0?.encoded }), encoded.address == address { return encoded.modules }
+    private func qrCode(for url: String) -> QRModules? {
+        if let encoded = shown.withLock({ $0?.encoded }), encoded.url == url { return encoded.modules }
         var modules: QRModules?
         do {
-            modules = try QRCode.encode(address)
+            modules = try QRCode.encode(url)
         } catch {
             logger.warning("the address is shown without its QR code", metadata: ["error": "\(error)"])
         }
-        shown.withLock { $0?.encoded = (address, modules) }
+        shown.withLock { $0?.encoded = (url, modules) }
         return modules
     }
 }

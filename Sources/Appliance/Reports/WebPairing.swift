@@ -52,6 +52,13 @@ public enum WebPairing {
         }
     }
 
+    /// The page that pairs with `code`, as the panel's QR code carries it: `http://192.168.1.20:8080/pair?code=482913`
+    /// for the address `http://192.168.1.20:8080/`. Opening it shows the form with the code filled in; only pressing
+    /// Pair (a POST) pairs, so a link preview or a prefetch of the address uses no attempt.
+    public static func pairingURL(address: String, code: String) -> String {
+        (address.hasSuffix("/") ? address : address + "/") + "pair?code=" + code
+    }
+
     /// `http://192.168.1.20:8080/` for each address the page listens on.
     public static func addresses(_ configuration: ApplianceConfiguration) -> [String] {
         let port = configuration.web.port
