@@ -386,9 +386,9 @@ public final class WebApp: Sendable {
         let (found, spines) = try await blocking {
             let found = try reader.page(query: text, sort: sort, page: pageNumber, pageSize: Self.pageSize)
             let tiles = found.books.filter { BookTile.safeCover($0.coverURL) == nil }
-            let kept = (try? reader.booksWithCovers(among: tiles.compactMap(\.id))) ?? []
+            let kept: Set<Int64> = (try? reader.booksWithCovers(among: tiles.compactMap(\.id))) ?? []
             let spines = Set(
-                tiles.compactMap { book in
+                tiles.compactMap { book -> Int64? in
                     guard let id = book.id else { return nil }
                     return kept.contains(id) || (try? Self.spinePhoto(of: book, reader, spool)) != nil ? id : nil
                 })
