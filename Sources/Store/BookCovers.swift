@@ -39,8 +39,8 @@ extension AppDatabase {
             var stored: [Int64] = []
             for cover in covers {
                 try insert.execute(arguments: [
-                        Data(cover.jpeg), cover.width, cover.height, StorageTimestamp.databaseValue(now), cover.bookID,
-                    ])
+                    Data(cover.jpeg), cover.width, cover.height, StorageTimestamp.databaseValue(now), cover.bookID,
+                ])
                 if db.changesCount > 0 { stored.append(cover.bookID) }
             }
             return stored

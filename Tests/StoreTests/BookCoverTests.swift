@@ -32,7 +32,8 @@ import Testing
         #expect(try database.booksWithCovers(among: [1, 2, 3, 99]) == [1, 2])
 
         // A second sighting keeps the first picture.
-        #expect(try database.saveBookCovers([BookCover(bookID: 1, jpeg: Self.jpeg + [0], width: 60, height: 320)]) == [])
+        #expect(
+            try database.saveBookCovers([BookCover(bookID: 1, jpeg: Self.jpeg + [0], width: 60, height: 320)]) == [])
         #expect(try database.bookCover(id: 1)?.width == 50)
 
         _ = try database.library.delete(id: 1)
