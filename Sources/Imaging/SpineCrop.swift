@@ -4,8 +4,8 @@ import SwiftWingCore
 /// and shrunk to a tile. The box comes from the backend and is treated as hostile: it is clamped to the photo, and a
 /// box that is not finite, has no area or leaves fewer than ``minimumEdge`` pixels inside the photo gives no crop.
 public enum SpineCrop {
-    /// The long edge of a crop: a library tile is at most about 200 CSS pixels tall on a phone, and at about 10 KB a
-    /// crop (Benchmarks/README.md) 10,000 books keep about 100 MB of them, a fraction of the SD card.
+    /// The long edge of a crop: a library tile is at most about 200 CSS pixels tall on a phone, and at 2–5 KB a
+    /// spine (Benchmarks/README.md) 10,000 books keep 25–40 MB of them, a small part of the SD card.
     public static let longEdge = 320
     /// Enough for the words on a spine at tile size, at about a third of the bytes of quality 95.
     public static let quality = 80
