@@ -107,13 +107,13 @@ let package = Package(
             name: "HTTPEngine",
             dependencies: ["SwiftWingCore", "CCurl", .product(name: "Logging", package: "swift-log")]
         ),
-        // Queued scans to the backend and books into the library: upload, stream, poll, retry, cleanup.
-        // May import: Store, Talaria, HTTPEngine, SwiftWingCore, Logging, ServiceLifecycle, Foundation,
-        // Synchronization.
+        // Queued scans to the backend and books into the library: upload, stream, poll, retry, cleanup; each landed
+        // book's spine cut from the photo. May import: Store, Talaria, HTTPEngine, SwiftWingCore, Imaging, Logging,
+        // ServiceLifecycle, Foundation, Synchronization.
         .target(
             name: "Uplink",
             dependencies: [
-                "Store", "Talaria", "HTTPEngine", "SwiftWingCore",
+                "Store", "Talaria", "HTTPEngine", "SwiftWingCore", "Imaging",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
@@ -331,7 +331,7 @@ let package = Package(
         .testTarget(
             name: "UplinkTests",
             dependencies: [
-                "Uplink", "Store", "Talaria", "HTTPEngine", "SwiftWingTesting",
+                "Uplink", "Store", "Talaria", "HTTPEngine", "SwiftWingTesting", "Imaging",
                 .product(name: "Logging", package: "swift-log"),
             ]),
         .testTarget(

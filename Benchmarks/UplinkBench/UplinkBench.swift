@@ -8,6 +8,8 @@
 //     are done (bounded by concurrency × the server's delay: both are printed).
 //  3. memory: this process's RSS while N scans are queued and `concurrency` streams are open.
 //
+// `UplinkBench spines` measures the landed books' spines instead (SpineBench.swift).
+//
 // Usage: swift run -c release UplinkBench [--scans 50] [--drain 500] [--delay-ms 100] [--fixture F] [--quality 85]
 // (a higher --quality makes the larger photos a finely textured shelf gives at q85).
 import Foundation
@@ -131,6 +133,10 @@ func format(_ value: Double) -> String { String(format: "%.1f", value) }
 @main
 struct UplinkBench {
     static func main() async throws {
+        if CommandLine.arguments.dropFirst().first == "spines" {
+            try SpineBench.run()
+            return
+        }
         LoggingSystem.bootstrap { label in
             var handler = StreamLogHandler.standardError(label: label)
             handler.logLevel = .error

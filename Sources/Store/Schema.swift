@@ -241,6 +241,28 @@ extension AppDatabase {
                     """)
         }
 
+        // v6-book-cover: a book's own picture (its spine cut from the scan's photo), kept when the photo is deleted.
+        // A table of its own keyed by the book: the book rows stay small for the library's pages and searches, the
+        // picture goes with its book (ON DELETE CASCADE), and a book has at most one. The checks hold what every
+        // reader relies on: a JPEG (it starts with SOI), small (a tile, never a photo: ``BookCover/maximumBytes``,
+        // ``BookCover/maximumLongEdge``), and its size in pixels.
+        migrator.registerMigration("v6-book-cover") { db in
+            try db.create(table: "bookCover") { t in
+                t.primaryKey("bookId", .integer).references("book", onDelete: .cascade)
+                t.column("jpeg", .blob).notNull()
+                    .check(
+                        sql: """
+                            typeof(jpeg) = 'blob' AND length(jpeg) BETWEEN 4 AND 131072
+                                AND substr(jpeg, 1, 3) = x'FFD8FF'
+                            """)
+                t.column("width", .integer).notNull()
+                    .check(sql: "width BETWEEN 1 AND 640")
+                t.column("height", .integer).notNull()
+                    .check(sql: "height BETWEEN 1 AND 640")
+                t.column("createdAt", .datetime).notNull()
+            }
+        }
+
         return migrator
     }
 

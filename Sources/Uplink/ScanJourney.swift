@@ -1,13 +1,15 @@
 import Foundation
 import HTTPEngine
+import Imaging
 import Logging
 import Store
+import SwiftWingCore
 import Synchronization
 import Talaria
 
 /// One scan's way to the library: upload (docs/protocol.md §1), follow the job by its stream or by
-/// polling (§2, §4, in JobFollowing.swift), commit the books with the scan's `done`, delete the
-/// photo, send the cleanup. Every step is persisted before the next one starts, so a journey cut
+/// polling (§2, §4, in JobFollowing.swift), commit the books with the scan's `done`, keep each
+/// book's spine cut from the photo, delete the photo, send the cleanup. Every step is persisted before the next one starts, so a journey cut
 /// anywhere continues from the queue on the next start.
 struct ScanJourney: Sendable {
     let settings: UplinkSettings
@@ -16,6 +18,9 @@ struct ScanJourney: Sendable {
     let database: AppDatabase
     let spool: SpoolDirectory
     let store: StoreLane
+    /// Cuts the landed books' spines from the photo (a decode and a few small encodes): a thread of its own, so
+    /// neither the cooperative pool nor the queue's commits on ``store`` wait for it.
+    let cropper: BlockingThread
     let link: BackendLink
     let clock: UplinkTime
     let logger: Logger
@@ -195,7 +200,8 @@ struct ScanJourney: Sendable {
 
     // MARK: Terminal states
 
-    /// Books and `done` in one transaction; only then the photo is deleted and the cleanup sent.
+    /// Books and `done` in one transaction; then the books' spines are kept, and only then the photo is deleted
+    /// and the cleanup sent. A crash after the transaction loses at most the spines: the books are in.
     func complete(_ scan: ScanRecord, jobID: String, books: [TalariaBook]) async throws {
         if let reason = TalariaLimits.violation(in: books) {
             try await overLimit(scan, jobID: jobID, reason: reason)
@@ -203,7 +209,8 @@ struct ScanJourney: Sendable {
         }
         let (database, spool) = (self.database, self.spool)
         let now = clock.now
-        let records = TalariaBook.deduplicated(books).map { $0.record(scanID: scan.id, now: now) }
+        let landing = TalariaBook.deduplicated(books)
+        let records = landing.map { $0.record(scanID: scan.id, now: now) }
         let (done, saved) = try await store.run { () throws(StoreError) in
             try database.completeScanMatchingTitles(scan.id, books: records, now: now)
         }
@@ -223,6 +230,11 @@ struct ScanJourney: Sendable {
                 ])
         }
         events(.booksLanded(scanID: scan.id, books: saved))
+        // The books saved line up with `landing` only when they landed now: a scan found done already returned the
+        // books of its first landing, which kept their spines then.
+        if scan.state != .done, saved.count == landing.count {
+            await keepSpines(scan, jobID: jobID, boxes: landing.map(\.boundingBox), books: saved)
+        }
         do {
             try await store.run { () throws(StoreError) in try spool.remove(scan: scan.id) }
         } catch {
@@ -235,6 +247,39 @@ struct ScanJourney: Sendable {
         }
         if done.cleanupPending {
             await sendCleanup(done)
+        }
+    }
+
+    /// Each landed book with a bounding box keeps its spine, cut from the photo that is about to be deleted.
+    /// Best effort: the books are committed already, so a photo that cannot be read, a box that gives no crop or a
+    /// failed write leaves those books with their title tiles, and is only logged.
+    private func keepSpines(_ scan: ScanRecord, jobID: String, boxes: [BoundingBox?], books: [BookRecord]) async {
+        let wanted = zip(boxes, books).compactMap { box, book -> (id: Int64, box: SpineCrop.Box)? in
+            guard let box, let id = book.id else { return nil }
+            return (id, SpineCrop.Box(x: box.x, y: box.y, width: box.width, height: box.height))
+        }
+        guard !wanted.isEmpty else { return }
+        let (database, now, started) = (self.database, clock.now, clock.now)
+        let path = spool.path(of: scan.imagePath)
+        do {
+            let covers = try await cropper.runIfActive { () throws -> [BookCover] in
+                let crops = try SpineCrop.crops(photoAt: path, boxes: wanted.map(\.box))
+                return zip(wanted, crops).compactMap { book, crop in
+                    crop.map { BookCover(bookID: book.id, jpeg: $0.jpeg, width: $0.width, height: $0.height) }
+                }
+            }
+            let kept = try await store.run { () throws(StoreError) in try database.saveBookCovers(covers, now: now) }
+            logger.info(
+                "the books' spines were kept",
+                metadata: [
+                    "scan_id": "\(scan.idString)", "job_id": "\(jobID)", "spines": "\(kept.count)",
+                    "boxes": "\(wanted.count)", "bytes": "\(covers.reduce(0) { $0 + $1.jpeg.count })",
+                    "ms": "\(clock.milliseconds(since: started))",
+                ])
+        } catch {
+            logger.warning(
+                "the books' spines were not kept; the books are in the library with their title tiles",
+                metadata: ["scan_id": "\(scan.idString)", "job_id": "\(jobID)", "error": "\(error)"])
         }
     }
 

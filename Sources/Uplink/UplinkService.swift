@@ -3,6 +3,7 @@ import HTTPEngine
 import Logging
 import ServiceLifecycle
 import Store
+import SwiftWingCore
 import Synchronization
 import Talaria
 
@@ -73,7 +74,7 @@ public final class UplinkService: Service, Sendable {
         }
         self.journey = ScanJourney(
             settings: settings, client: client, queue: queue, database: database, spool: spool, store: store,
-            link: link, clock: clock, logger: logger, events: events)
+            cropper: BlockingThread(name: "sw-uplink-crop"), link: link, clock: clock, logger: logger, events: events)
     }
 
     // MARK: Outside world

@@ -52,6 +52,16 @@ final class LibraryReader: Sendable {
         try database().library.book(id: id)
     }
 
+    /// The spine the daemon kept for book `id` when it landed, if any.
+    func cover(id: Int64) throws -> BookCover? {
+        try database().bookCover(id: id)
+    }
+
+    /// Which of `ids` have a kept spine.
+    func booksWithCovers(among ids: [Int64]) throws -> Set<Int64> {
+        try database().booksWithCovers(among: ids)
+    }
+
     func reviewList() throws -> [BookRecord] {
         try database().library.books(needingReviewOnly: true)
     }

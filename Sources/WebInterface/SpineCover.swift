@@ -2,12 +2,11 @@ import Foundation
 import Imaging
 import Store
 
-/// A book without a cover URL shown by its own spine: the scan's photo cut to the book's bounding box and
-/// shrunk to a tile, while the photo is still in the spool.
+/// A book without a cover URL shown by its own spine: the picture the daemon kept when the book landed, else the
+/// scan's photo cut to the book's bounding box while the photo is still in the spool.
 enum SpineCover {
-    /// The long edge of the picture sent: a tile is at most about 200 CSS pixels tall on a phone.
-    static let longEdge = 320
-    static let quality = 80
+    /// The long edge of the picture sent.
+    static let longEdge = SpineCrop.longEdge
 
     /// Where the backend saw the spine (docs/protocol.md §3): fractions 0–1 of the photo.
     struct Box: Equatable, Decodable {
@@ -33,31 +32,13 @@ enum SpineCover {
         return box
     }
 
-    /// The box in pixels of a `width` x `height` photo, cut to the photo's edges.
-    static func pixels(of box: Box, width: Int, height: Int) -> (x: Int, y: Int, width: Int, height: Int) {
-        let left = Int((max(box.x, 0) * Double(width)).rounded(.down))
-        let top = Int((max(box.y, 0) * Double(height)).rounded(.down))
-        let right = Int((min(box.x + box.width, 1) * Double(width)).rounded(.up))
-        let bottom = Int((min(box.y + box.height, 1) * Double(height)).rounded(.up))
-        return (left, top, max(right - left, 1), max(bottom - top, 1))
-    }
-
-    /// The JPEG of the spine: the photo decoded only as large as the tile needs (libjpeg's DCT scaling keeps a
-    /// 12 MP photo from costing 18 MB of pixels), cut to `box`, shrunk, encoded. `source` names the photo in errors.
+    /// The JPEG of the spine, cut as the daemon cuts it when the books land (``SpineCrop``). `source` names the photo
+    /// in errors.
     static func jpeg(photo: [UInt8], box: Box, source: String) throws(ImagingError) -> [UInt8] {
-        let info = try JPEGInfo(photo, source: source)
-        let full = pixels(of: box, width: info.width, height: info.height)
-        let tile = YUV420Scaler.downscaledSize(width: full.width, height: full.height, maxLongEdge: longEdge)
-        // The smallest decode in which the box still covers the tile's pixels.
-        let minimumWidth = min(
-            info.width, Int((Double(tile.width) * Double(info.width) / Double(full.width)).rounded(.up)))
-        let minimumHeight = min(
-            info.height, Int((Double(tile.height) * Double(info.height) / Double(full.height)).rounded(.up)))
-        let frame = try JPEGDecoder().decode(
-            photo, minimumWidth: minimumWidth, minimumHeight: minimumHeight, source: source)
-        let region = pixels(of: box, width: frame.width, height: frame.height)
-        let crop = try YUV420Scaler().cropped(
-            frame, x: region.x, y: region.y, width: region.width, height: region.height, maxLongEdge: longEdge)
-        return try JPEGEncoder(quality: quality).encode(crop)
+        let cut = SpineCrop.Box(x: box.x, y: box.y, width: box.width, height: box.height)
+        guard let crop = try SpineCrop.crops(photo: photo, boxes: [cut], source: source).first ?? nil else {
+            throw .invalidSize(width: 0, height: 0, reason: "the bounding box leaves too little of \(source)")
+        }
+        return crop.jpeg
     }
 }

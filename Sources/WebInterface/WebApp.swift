@@ -398,10 +398,12 @@ public final class WebApp: Sendable {
         let spool = self.spool
         let (found, spines) = try await blocking {
             let found = try reader.page(query: text, sort: sort, page: pageNumber, pageSize: Self.pageSize)
+            let tiles = found.books.filter { BookTile.safeCover($0.coverURL) == nil }
+            let kept: Set<Int64> = (try? reader.booksWithCovers(among: tiles.compactMap(\.id))) ?? []
             let spines = Set(
-                found.books.compactMap { book in
-                    BookTile.safeCover(book.coverURL) == nil && (try? Self.spinePhoto(of: book, reader, spool)) != nil
-                        ? book.id : nil
+                tiles.compactMap { book -> Int64? in
+                    guard let id = book.id else { return nil }
+                    return kept.contains(id) || (try? Self.spinePhoto(of: book, reader, spool)) != nil ? id : nil
                 })
             return (found, spines)
         }
@@ -660,13 +662,21 @@ public final class WebApp: Sendable {
         return FileManager.default.fileExists(atPath: path) ? (path, box) : nil
     }
 
-    /// A book's spine cut from its scan's photo, for a tile without a cover URL. The book's id is the only thing
-    /// read from the request; the photo is the one its scan row names, in the spool. The crop changes only when
-    /// the book does, so browsers keep it and ask again with its tag.
+    /// A book's spine, for a tile without a cover URL: the one the daemon kept when the book landed, else cut from
+    /// its scan's photo while that is still in the spool. The book's id is the only thing read from the request;
+    /// the photo is the one its scan row names, in the spool. A kept spine never changes and a cut one changes only
+    /// when the book does, so browsers keep it and ask again with its tag.
     func spineCover(_ request: Request, _ context: WebRequestContext) async throws -> Response {
         guard let id = Self.bookID(context) else { return Response(status: .notFound) }
         let reader = self.reader
         let spool = self.spool
+        if let kept = (try? await blocking { try reader.cover(id: id) }) ?? nil {
+            let tag = "\"\(id)-kept\""
+            var headers: HTTPFields = [.cacheControl: "private, max-age=86400", .eTag: tag]
+            if request.headers[.ifNoneMatch] == tag { return Response(status: .notModified, headers: headers) }
+            headers[.contentType] = "image/jpeg"
+            return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: kept.jpeg)))
+        }
         let found = try? await blocking { () -> (BookRecord, String, SpineCover.Box)? in
             guard let book = try reader.book(id: id), let photo = try Self.spinePhoto(of: book, reader, spool) else {
                 return nil

@@ -1,0 +1,72 @@
+import Foundation
+import GRDB
+
+/// A book's own picture: its spine cut from the scan's photo, kept in `bookCover` beside the book after the photo
+/// is deleted. It goes with its book (deleted with it) and is never exported.
+public struct BookCover: Hashable, Sendable {
+    /// The largest picture the schema takes: a tile, never a photo.
+    public static let maximumBytes = 131_072
+    /// The longest edge the schema takes, in pixels.
+    public static let maximumLongEdge = 640
+
+    public var bookID: Int64
+    public var jpeg: [UInt8]
+    public var width: Int
+    public var height: Int
+
+    public init(bookID: Int64, jpeg: [UInt8], width: Int, height: Int) {
+        self.bookID = bookID
+        self.jpeg = jpeg
+        self.width = width
+        self.height = height
+    }
+}
+
+extension AppDatabase {
+    /// Keeps `covers`, in one transaction, each only when its book still exists and has no picture yet: a book seen
+    /// again keeps the picture of its first sighting, as it keeps that scan. Returns the ids of the books whose
+    /// picture was stored now.
+    @discardableResult
+    public func saveBookCovers(_ covers: [BookCover], now: Date = Date()) throws(StoreError) -> [Int64] {
+        guard !covers.isEmpty else { return [] }
+        return try write("the books' pictures were not kept (the books are in the library without them)") { db in
+            let insert = try db.cachedStatement(
+                sql: """
+                    INSERT INTO bookCover (bookId, jpeg, width, height, createdAt)
+                    SELECT id, ?, ?, ?, ? FROM book WHERE id = ?
+                    ON CONFLICT (bookId) DO NOTHING
+                    """)
+            var stored: [Int64] = []
+            for cover in covers {
+                try insert.execute(arguments: [
+                    Data(cover.jpeg), cover.width, cover.height, StorageTimestamp.databaseValue(now), cover.bookID,
+                ])
+                if db.changesCount > 0 { stored.append(cover.bookID) }
+            }
+            return stored
+        }
+    }
+
+    /// The picture of book `id`, or `nil` when it has none.
+    public func bookCover(id: Int64) throws(StoreError) -> BookCover? {
+        try read("the book's picture was not read") { db in
+            guard
+                let row = try Row.fetchOne(
+                    db, sql: "SELECT jpeg, width, height FROM bookCover WHERE bookId = ?", arguments: [id])
+            else { return nil }
+            let jpeg: Data = row["jpeg"]
+            return BookCover(bookID: id, jpeg: Array(jpeg), width: row["width"], height: row["height"])
+        }
+    }
+
+    /// Which of `ids` have a picture: one indexed look-up for a page of the library.
+    public func booksWithCovers(among ids: [Int64]) throws(StoreError) -> Set<Int64> {
+        guard !ids.isEmpty else { return [] }
+        return try read("the books' pictures were not looked up") { db in
+            Set(
+                try Int64.fetchAll(
+                    db, sql: "SELECT bookId FROM bookCover WHERE bookId IN (SELECT value FROM json_each(?))",
+                    arguments: ["[" + ids.map(String.init).joined(separator: ",") + "]"]))
+        }
+    }
+}
