@@ -9,8 +9,8 @@ import Talaria
 
 /// One scan's way to the library: upload (docs/protocol.md §1), follow the job by its stream or by
 /// polling (§2, §4, in JobFollowing.swift), commit the books with the scan's `done`, keep each
-/// book's spine cut from the photo, delete the photo, send the cleanup. Every step is persisted before the next one starts, so a journey cut
-/// anywhere continues from the queue on the next start.
+/// book's spine cut from the photo, delete the photo, send the cleanup. Every step is persisted
+/// before the next one starts, so a journey cut anywhere continues from the queue on the next start.
 struct ScanJourney: Sendable {
     let settings: UplinkSettings
     let client: TalariaClient
