@@ -120,7 +120,7 @@ struct MatchingTests {
         // "Catedral" is spelt whole inside the spine's first title word; the other entry accounts for the rest of it.
         let catalogue = try SmallCatalogue(
             csv: SmallCatalogue.csv + "Catedral ,\"Carver, Raymond\",N Car,,\n"
-                + "Catedrals, monestirs i grans edificis religiosos ,\"Ramos, Maria Lluïsa\",726.6 Ram,,\n")
+                + "\"Catedrals, monestirs i grans edificis religiosos \",\"Ramos, Maria Lluïsa\",726.6 Ram,,\n")
         defer { catalogue.remove() }
         let matcher = CatalogueMatcher(
             index: try CatalogueIndex.open(catalogue: catalogue.path), options: MatchingOptions(useTags: false))
