@@ -109,5 +109,12 @@ chmod 0755 "$stage/DEBIAN/postinst" "$stage/DEBIAN/prerm" "$stage/DEBIAN/postrm"
 
 mkdir -p "$out"
 package="$out/swiftwing_${version}_${arch}.deb"
-dpkg-deb --root-owner-group -Zxz --build "$stage" "$package" >/dev/null
+# xz for a package to install; SWIFTWING_DEB_COMPRESSION=none for the VM rig's throwaway package, whose
+# ~250 MB of debug binaries took minutes to compress on every run.
+compression="${SWIFTWING_DEB_COMPRESSION:-xz}"
+case "$compression" in
+    xz | gzip | zstd | none) ;;
+    *) echo "build-deb: SWIFTWING_DEB_COMPRESSION must be xz, gzip, zstd or none, not '$compression'" >&2; exit 2 ;;
+esac
+dpkg-deb --root-owner-group -Z"$compression" --build "$stage" "$package" >/dev/null
 echo "$package"

@@ -184,6 +184,24 @@ def print_failures(spines, outputs, count):
               file=sys.stderr)
 
 
+def classify_misses(spines, outputs):
+    """Per split, why matchable annotated spines went wrong: the right book never among the retrieved candidates
+    (`retrieval`), retrieved but not the spine's own best (`outranked`), or the spine's best but the assignment gave
+    the spine another entry or none (`assignment`). Needs `--explain` output."""
+    counts = {}
+    for r, o in zip(spines, outputs):
+        if not matchable(r) or not r["title"].strip() or is_right(r, o):
+            continue
+        candidates = o.get("candidates") or []
+        place = next((i for i, c in enumerate(candidates)
+                      if (c["title"].strip(), "; ".join(c["authors"]).strip()) == truth(r)), None)
+        kind = "retrieval" if place is None else "outranked" if candidates[0]["score"] > candidates[place]["score"] \
+            else "assignment"
+        for split in (split_of(r["image_name"]), "all"):
+            counts.setdefault(split, {"retrieval": 0, "outranked": 0, "assignment": 0})[kind] += 1
+    return counts
+
+
 def evaluate(spines, outputs):
     """Top-1 accuracy on matchable spines per split, and the precision of confident (>= 0.8) matches."""
     figures = {}
@@ -266,6 +284,7 @@ def main():
                                                            ["--explain"])
         assert [o["title"] for o in explained[name]] == [o["title"] for o in outputs]
         report[name]["index_reopen_s"] = opened_reused
+        report[name]["misses"] = classify_misses(spines, explained[name])
         print(f"{name}: {json.dumps(report[name])}", file=sys.stderr)
         if args.failures:
             print(f"{name}: wrong development matches", file=sys.stderr)

@@ -34,10 +34,12 @@ public struct MatchingOptions: Sendable, Hashable {
 /// The weight of each kind of evidence in a candidate's score.
 public struct MatchingWeights: Sendable, Hashable {
     public var title: Double = 1.0
-    public var surname: Double = 0.6
-    public var subtitle: Double = 0.2
+    public var surname: Double = 0.5
+    public var subtitle: Double = 0.4
     public var forename: Double = 0.1
-    public var explained: Double = 0.5
+    /// Heavy: a short title found whole on a long spine ("Catedral") must not beat the entry that accounts for the
+    /// rest of the spine's words too ("Catedrals, monestirs i grans edificis religiosos").
+    public var explained: Double = 2.0
     public var tag: Double = 0.5
     /// The main title read as one run in its own word order: small, to part titles with the same words
     /// ("Diccionari català-anglès", "Diccionari anglès-català").
@@ -49,23 +51,23 @@ public struct MatchingWeights: Sendable, Hashable {
 /// device's review line) and matches at 0.8 or above are right at least 95 times in 100.
 ///
 /// The weights were fitted by `Benchmarks/RecognizerBench/match-bench.py --fit` (logistic regression, Newton's
-/// method with a 1e-3 ridge) on the 4,927 matches the matcher made on the development half of the Library Dataset's
+/// method with a 1e-3 ridge) on the matches the matcher made on the development half of the Library Dataset's
 /// photos, catalogue with and without tags pooled; the held-out half measures them (Benchmarks/README.md). They hold
 /// for the matcher's scoring as it is: a change to the features or weights of the score needs a refit. Some
 /// weights are negative because the score already counts that evidence; only the sum means anything.
 public struct ConfidenceCalibration: Sendable, Hashable {
-    public var bias: Double = -2.127
-    public var score: Double = 3.427
-    public var lead: Double = 3.661
+    public var bias: Double = -3.018
+    public var score: Double = 0.146
+    public var lead: Double = 1.943
     /// The assignment gave the spine its own best candidate.
-    public var ownBest: Double = -0.533
+    public var ownBest: Double = -0.273
     /// How far the spine falls short of 20 letters (0 at 20 or more, 1 for none).
-    public var shortSpine: Double = -6.215
-    public var title: Double = -2.986
-    public var titleInformation: Double = -0.870
-    public var surname: Double = -3.229
-    public var explained: Double = 1.873
-    public var tag: Double = -0.747
+    public var shortSpine: Double = -5.232
+    public var title: Double = 1.403
+    public var titleInformation: Double = -0.292
+    public var surname: Double = -0.357
+    public var explained: Double = 2.345
+    public var tag: Double = 1.094
     public init() {}
 
     public func confidence(_ evidence: MatchEvidence) -> Double {

@@ -116,6 +116,18 @@ struct MatchingTests {
         #expect(three.filter { $0?.entry.title == "El Arte de la guerra" }.count == 2)
     }
 
+    @Test func theEntryThatExplainsTheSpineBeatsAShortTitleFoundWhole() throws {
+        // "Catedral" is spelt whole inside the spine's first title word; the other entry accounts for the rest of it.
+        let catalogue = try SmallCatalogue(
+            csv: SmallCatalogue.csv + "Catedral ,\"Carver, Raymond\",N Car,,\n"
+                + "\"Catedrals, monestirs i grans edificis religiosos \",\"Ramos, Maria Lluïsa\",726.6 Ram,,\n")
+        defer { catalogue.remove() }
+        let matcher = CatalogueMatcher(
+            index: try CatalogueIndex.open(catalogue: catalogue.path), options: MatchingOptions(useTags: false))
+        let ranked = try matcher.rank("726.6 Ram 1 Catedrals, monestirs...")
+        #expect(ranked.first?.entry.title == "Catedrals, monestirs i grans edificis religiosos")
+    }
+
     @Test func tagsCountOnlyWhenAsked() throws {
         let (withTags, first) = try matcher(useTags: true)
         defer { first.remove() }
