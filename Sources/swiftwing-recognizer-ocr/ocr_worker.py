@@ -11,7 +11,9 @@ bottom-right, bottom-left of the text as read, so a spine read bottom-to-top sta
 
 Speed: text is found on a copy scaled to --det-side pixels on its long edge, and each box is cut from the
 full-resolution image, so small spine text keeps its detail for recognition. Memory: the copy is searched in
---det-strips side-by-side strips, one at a time, as the detector's feature maps are most of the worker's peak.
+--det-strips side-by-side strips, one at a time, as the detector's feature maps are most of the worker's peak; the
+detector plans each run's tensors in one block (a memory pattern), and freed memory goes back to the system after
+each strip and each photo.
 Recognition pads each crop only to --rec-min-width (most spine lines are short) and uses the int8 model that
 scripts/ocr-venv.sh derives from the shipped one (--rec-model); Benchmarks/README.md has the measures.
 A tall box is spine text turned 90 degrees one way or the other: it is turned upright one way and the angle
@@ -75,11 +77,15 @@ def parse_arguments():
 
 def session_options(config):
     """onnxruntime's options for the worker: a fixed number of threads that do not spin while waiting (spinning
-    burns the cores the service and the device share), and no memory pattern cache (every photo has other shapes)."""
+    burns the cores the service and the device share), no CPU arena (it keeps every size it ever held), and a memory
+    pattern only where asked (config["memory_pattern"]). The pattern plans a run's tensors into one block, allocated
+    for the run and freed after it, instead of hundreds of allocations that glibc's heap keeps fragments of; it is
+    cached per input shape, so it suits the detector (every strip of a photo has one shape, photos of one camera
+    too) and not the recognizer (every batch has its own width)."""
     options = onnxruntime.SessionOptions()
     options.log_severity_level = 4
     options.enable_cpu_mem_arena = False
-    options.enable_mem_pattern = False
+    options.enable_mem_pattern = bool(config.get("memory_pattern", False))
     options.graph_optimization_level = onnxruntime.GraphOptimizationLevel.ORT_ENABLE_ALL
     options.intra_op_num_threads = config["intra_op_num_threads"]
     options.inter_op_num_threads = 1
@@ -120,7 +126,7 @@ class Reader:
         self.detector = Detector(session_config(
             "ch_PP-OCRv4_det_infer.onnx", threads, limit_side_len=arguments.det_side, limit_type="max",
             mean=[0.5, 0.5, 0.5], std=[0.5, 0.5, 0.5], thresh=0.3, box_thresh=0.5, max_candidates=1000,
-            unclip_ratio=1.6, use_dilation=True, score_mode="fast"))
+            unclip_ratio=1.6, use_dilation=True, score_mode="fast", memory_pattern=True))
         self.classifier = TextClassifier(session_config(
             "ch_ppocr_mobile_v2.0_cls_infer.onnx", threads, cls_image_shape=[3, 48, 192],
             cls_batch_num=arguments.rec_batch, cls_thresh=0.9, label_list=["0", "180"]))
