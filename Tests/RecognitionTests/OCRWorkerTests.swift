@@ -209,46 +209,29 @@ extension RealOCRWorkerTests {
         #expect(abs(photo.lines.count - reference.lines.count) <= 2)
     }
 
-    /// The worker run as a plain process on `photos` (each framed as the protocol frames it; end of input stops it):
-    /// its exit status, its stdout lines and its stderr.
-    static func runWorker(_ arguments: [String], photos: [[UInt8]]) throws -> (
-        status: Int32, lines: [Data], errors: String
-    ) {
+    /// `--stage-memory` (benchmarks) adds each stage's peak resident memory and CPU seconds to the worker's reply.
+    @Test func reportsEachStagesPeakMemoryWhenAsked() throws {
         let configuration = try OCRWorkerConfiguration.locate(root: repositoryRoot)
         let process = Process()
         process.executableURL = URL(fileURLWithPath: configuration.python)
-        process.arguments = [configuration.script] + arguments
+        process.arguments = [configuration.script, "--stage-memory"]
         let input = Pipe()
         let output = Pipe()
-        let errors = Pipe()
         process.standardInput = input
         process.standardOutput = output
-        process.standardError = errors
         try process.run()
-        for photo in photos {
-            let length = UInt32(photo.count)
-            var frame = Data([UInt8(length >> 24), UInt8((length >> 16) & 0xff), UInt8((length >> 8) & 0xff)])
-            frame.append(UInt8(length & 0xff))
-            frame.append(contentsOf: photo)
-            // A worker that exits at start-up closes its input: the write fails, and the status says why.
-            try? input.fileHandleForWriting.write(contentsOf: frame)
-        }
-        try? input.fileHandleForWriting.close()
-        // stderr is read on its own thread so neither pipe fills while the other is read.
-        let errorText = ErrorCollector(errors.fileHandleForReading)
+        let jpeg = try Self.threeSpines()
+        let length = UInt32(jpeg.count)
+        var frame = Data([UInt8(length >> 24), UInt8((length >> 16) & 0xff), UInt8((length >> 8) & 0xff)])
+        frame.append(UInt8(length & 0xff))
+        frame.append(contentsOf: jpeg)
+        try input.fileHandleForWriting.write(contentsOf: frame)
+        try input.fileHandleForWriting.close()
         let replies = try output.fileHandleForReading.readToEnd() ?? Data()
+        let lines = replies.split(separator: UInt8(ascii: "\n"))
         process.waitUntilExit()
-        return (
-            process.terminationStatus, replies.split(separator: UInt8(ascii: "\n")).map { Data($0) },
-            errorText.wait()
-        )
-    }
-
-    /// `--stage-memory` (benchmarks) adds each stage's peak resident memory and CPU seconds to the worker's reply.
-    @Test func reportsEachStagesPeakMemoryWhenAsked() throws {
-        let run = try Self.runWorker(["--stage-memory"], photos: [try Self.threeSpines()])
-        #expect(run.lines.count == 2)
-        let reply = try #require(JSONSerialization.jsonObject(with: run.lines[1]) as? [String: Any])
+        #expect(lines.count == 2)
+        let reply = try #require(JSONSerialization.jsonObject(with: Data(lines[1])) as? [String: Any])
         let peaks = try #require(reply["peakMB"] as? [String: Double])
         let cpu = try #require(reply["cpuSeconds"] as? [String: Double])
         #expect(Set(peaks.keys) == ["decode", "detect", "recognize"])
@@ -256,53 +239,5 @@ extension RealOCRWorkerTests {
         // The models alone take tens of megabytes: a peak below that was not read from the kernel.
         #expect(peaks.values.allSatisfy { $0 > 30 })
         #expect(cpu["recognize", default: 0] > 0)
-    }
-
-    /// An environment without the int8 recognition model (made before `scripts/ocr-venv.sh` derived it): the default
-    /// `--rec-model auto` says so on stderr and reads with the shipped float model; `--rec-model int8` refuses to
-    /// start and names the script that makes the model.
-    @Test func readsWithTheFloatModelWhereTheInt8ModelIsMissing() throws {
-        let empty = FileManager.default.temporaryDirectory.appendingPathComponent("ocr-models-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: empty, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: empty) }
-
-        let fallback = try Self.runWorker(["--derived-models", empty.path], photos: [try Self.threeSpines()])
-        #expect(fallback.status == 0)
-        #expect(fallback.errors.contains("no int8 recognition model at \(empty.path)"))
-        #expect(fallback.errors.contains("float model"))
-        #expect(fallback.lines.count == 2)
-        let reply = try #require(JSONSerialization.jsonObject(with: fallback.lines[1]) as? [String: Any])
-        let lines = try #require(reply["lines"] as? [[String: Any]])
-        let text = lines.compactMap { $0["text"] as? String }.joined(separator: " ").uppercased()
-        #expect(text.contains("MUSCULACION"))
-        #expect(text.contains("796.42"))
-
-        let refused = try Self.runWorker(["--derived-models", empty.path, "--rec-model", "int8"], photos: [])
-        #expect(refused.status == 2)
-        #expect(refused.lines.isEmpty)
-        #expect(refused.errors.contains("scripts/ocr-venv.sh"))
-
-        // The environment's own folder has the model: no note.
-        let installed = try Self.runWorker([], photos: [])
-        #expect(installed.status == 0)
-        #expect(!installed.errors.contains("no int8 recognition model"))
-    }
-}
-
-/// Everything a pipe gives until its end, read on a thread of its own.
-private final class ErrorCollector: @unchecked Sendable {
-    private let done = DispatchSemaphore(value: 0)
-    private var data = Data()
-
-    init(_ handle: FileHandle) {
-        Thread.detachNewThread { [self] in
-            data = (try? handle.readToEnd()) ?? Data()
-            done.signal()
-        }
-    }
-
-    func wait() -> String {
-        done.wait()
-        return String(decoding: data, as: UTF8.self)
     }
 }
