@@ -11,7 +11,9 @@ bottom-right, bottom-left of the text as read, so a spine read bottom-to-top sta
 
 Speed: text is found on a copy scaled to --det-side pixels on its long edge, and each box is cut from the
 full-resolution image, so small spine text keeps its detail for recognition. Memory: the copy is searched in
---det-strips side-by-side strips, one at a time, as the detector's feature maps are most of the worker's peak.
+--det-strips side-by-side strips, one at a time, as the detector's feature maps are most of the worker's peak; the
+detector plans each run's tensors in one block (a memory pattern), and freed memory goes back to the system after
+each strip and each photo.
 Recognition pads each crop only to --rec-min-width (most spine lines are short) and uses the int8 model that
 scripts/ocr-venv.sh derives from the shipped one (--rec-model); Benchmarks/README.md has the measures.
 A tall box is spine text turned 90 degrees one way or the other: it is turned upright one way and the angle
@@ -37,6 +39,7 @@ from PIL import Image, ImageOps, UnidentifiedImageError
 import rapidocr_onnxruntime
 from rapidocr_onnxruntime.ch_ppocr_cls import TextClassifier
 from rapidocr_onnxruntime.ch_ppocr_det import TextDetector
+from rapidocr_onnxruntime.ch_ppocr_det.utils import DetPreProcess
 from rapidocr_onnxruntime.ch_ppocr_rec import TextRecognizer
 from rapidocr_onnxruntime.utils import infer_engine
 
@@ -64,6 +67,8 @@ def parse_arguments():
     parser.add_argument("--rec-model", choices=["auto", "float", "int8"], default="auto",
                         help="the recognition model as the wheel ships it, or its int8 copy (scripts/ocr-venv.sh); "
                              "auto: the int8 copy when the environment has it")
+    parser.add_argument("--derived-models", default=DERIVED_MODELS,
+                        help="the folder of the models scripts/ocr-venv.sh derives (default: the environment's own)")
     parser.add_argument("--min-score", type=float, default=0.5, help="lines read with a lower score are dropped")
     parser.add_argument("--stage-memory", action="store_true",
                         help="benchmarks: add each stage's peak resident memory (MB) to the reply as peakMB")
@@ -72,11 +77,15 @@ def parse_arguments():
 
 def session_options(config):
     """onnxruntime's options for the worker: a fixed number of threads that do not spin while waiting (spinning
-    burns the cores the service and the device share), and no memory pattern cache (every photo has other shapes)."""
+    burns the cores the service and the device share), no CPU arena (it keeps every size it ever held), and a memory
+    pattern only where asked (config["memory_pattern"]). The pattern plans a run's tensors into one block, allocated
+    for the run and freed after it, instead of hundreds of allocations that glibc's heap keeps fragments of; it is
+    cached per input shape, so it suits the detector (every strip of a photo has one shape, photos of one camera
+    too) and not the recognizer (every batch has its own width)."""
     options = onnxruntime.SessionOptions()
     options.log_severity_level = 4
     options.enable_cpu_mem_arena = False
-    options.enable_mem_pattern = False
+    options.enable_mem_pattern = bool(config.get("memory_pattern", False))
     options.graph_optimization_level = onnxruntime.GraphOptimizationLevel.ORT_ENABLE_ALL
     options.intra_op_num_threads = config["intra_op_num_threads"]
     options.inter_op_num_threads = 1
@@ -94,11 +103,11 @@ def session_config(model, threads, folder=MODELS, **extra):
         use_cuda=False, use_dml=False, **extra)
 
 
-def recognition_model(choice):
+def recognition_model(choice, derived_models=DERIVED_MODELS):
     """The recognition model's file name and folder for --rec-model."""
     if choice == "float":
         return RECOGNITION_MODEL, MODELS
-    path = os.path.join(DERIVED_MODELS, RECOGNITION_MODEL_INT8)
+    path = os.path.join(derived_models, RECOGNITION_MODEL_INT8)
     if choice == "auto" and not os.path.isfile(path):
         # An environment made before the int8 copy existed still reads, a little slower.
         print(f"ocr_worker: no int8 recognition model at {path}; reading with the float model. Run "
@@ -107,21 +116,21 @@ def recognition_model(choice):
     if not os.path.isfile(path):
         raise SetupError(f"no int8 recognition model at {path}: scripts/ocr-venv.sh makes it when it makes the "
                          "environment (or run quantize_models.py with the environment's python3)")
-    return RECOGNITION_MODEL_INT8, DERIVED_MODELS
+    return RECOGNITION_MODEL_INT8, derived_models
 
 
 class Reader:
     def __init__(self, arguments):
         self.arguments = arguments
         threads = arguments.threads
-        self.detector = TextDetector(session_config(
+        self.detector = Detector(session_config(
             "ch_PP-OCRv4_det_infer.onnx", threads, limit_side_len=arguments.det_side, limit_type="max",
             mean=[0.5, 0.5, 0.5], std=[0.5, 0.5, 0.5], thresh=0.3, box_thresh=0.5, max_candidates=1000,
-            unclip_ratio=1.6, use_dilation=True, score_mode="fast"))
+            unclip_ratio=1.6, use_dilation=True, score_mode="fast", memory_pattern=True))
         self.classifier = TextClassifier(session_config(
             "ch_ppocr_mobile_v2.0_cls_infer.onnx", threads, cls_image_shape=[3, 48, 192],
             cls_batch_num=arguments.rec_batch, cls_thresh=0.9, label_list=["0", "180"]))
-        model, folder = recognition_model(arguments.rec_model)
+        model, folder = recognition_model(arguments.rec_model, arguments.derived_models)
         self.recognizer = TextRecognizer(session_config(
             model, threads, folder, rec_img_shape=[3, 48, arguments.rec_min_width], rec_batch_num=arguments.rec_batch))
 
@@ -140,7 +149,7 @@ class Reader:
         small = image if scale == 1.0 else cv2.resize(
             image, (round(width * scale), round(height * scale)), interpolation=cv2.INTER_AREA)
         boxes = [box / scale for box in detect_in_strips(self.detector, small, self.arguments.det_strips)]
-        release_freed_memory()
+        del small
         seconds["detect"] = time.perf_counter() - mark
         peaks.end("detect")
 
@@ -150,6 +159,8 @@ class Reader:
             crop, order = cut_upright(image, box.astype(np.float32))
             crops.append(crop)
             corners.append(box[order])
+        # The crops are all recognition needs of the photo: its pixels (36 MB at 12 MP) go before it runs.
+        del image
         seconds["crop"] = time.perf_counter() - mark
 
         mark = time.perf_counter()
@@ -157,6 +168,8 @@ class Reader:
             texts = self.recognize(crops, corners)
         else:
             texts = []
+        del crops
+        release_freed_memory()
         seconds["recognize"] = time.perf_counter() - mark
         peaks.end("recognize")
 
@@ -198,6 +211,32 @@ class Reader:
         return list(zip(results, polygons))
 
 
+class Detector(TextDetector):
+    """rapidocr's text detector with its input made in float32 in place (DetectorInput)."""
+
+    def get_preprocess(self, max_wh):
+        chosen = super().get_preprocess(max_wh)
+        return DetectorInput(chosen.limit_side_len, chosen.limit_type, self.mean, self.std)
+
+
+class DetectorInput(DetPreProcess):
+    """The detector's input as rapidocr makes it (resized to multiples of 32, (x / 255 - mean) / std, NCHW float32),
+    written channel by channel into one float32 array: rapidocr's own goes through float64 copies of the whole image
+    (about 70 MB more for a 1440x768 strip, held while the model runs)."""
+
+    def __call__(self, img):
+        resized = self.resize(img)
+        if resized is None:
+            return None
+        height, width = resized.shape[:2]
+        blob = np.empty((1, 3, height, width), dtype=np.float32)
+        for channel in range(3):
+            plane = blob[0, channel]
+            np.multiply(resized[:, :, channel], np.float32(self.scale / self.std[channel]), out=plane)
+            plane -= np.float32(self.mean[channel] / self.std[channel])
+        return blob
+
+
 # Strips overlap by this share of the scaled copy's width: more than a spine's text is wide, so each upright line is
 # whole in the strip whose middle part holds its centre.
 STRIP_OVERLAP = 0.1
@@ -220,6 +259,8 @@ def detect_in_strips(detector, image, strips):
     for index, start in enumerate(starts):
         end = start + strip_width
         found, _ = detector(np.ascontiguousarray(image[:, start:end]))
+        # What the detector freed goes back before the next strip, so strips do not stack their leftovers.
+        release_freed_memory()
         for box in [] if found is None else found:
             box = box + np.array([start, 0], dtype=np.float32)
             cut_left = index > 0 and box[:, 0].min() <= start + 2
@@ -296,8 +337,9 @@ def clockwise_from_top_left(corners):
 
 
 def release_freed_memory():
-    """Hands the memory the detector freed back to the system (glibc keeps freed blocks for reuse otherwise), so
-    recognition does not run on top of the detector's high-water mark."""
+    """Hands freed memory back to the system (glibc keeps freed blocks for reuse otherwise, scattered over its
+    arenas), so each strip's detection and the next photo start from the models' footprint, not from the leftovers
+    of the step before."""
     try:
         ctypes.CDLL("libc.so.6").malloc_trim(0)
     except (OSError, AttributeError):
@@ -321,11 +363,16 @@ def decode(data):
             f"{MAX_PIXELS / 1e6:.0f} MP; scale it down first")
     try:
         image.load()
-        image = ImageOps.exif_transpose(image).convert("RGB")
+        image = ImageOps.exif_transpose(image)
+        if image.mode != "RGB":
+            image = image.convert("RGB")
     except Exception as error:
         raise InputError(
             f"the image could not be decoded ({len(data)} bytes, {width}x{height}): {error}") from None
-    return cv2.cvtColor(np.asarray(image), cv2.COLOR_RGB2BGR)
+    # One copy out of PIL, turned to BGR in place: at 12 MP each copy is 36 MB.
+    pixels = np.array(image)
+    del image
+    return cv2.cvtColor(pixels, cv2.COLOR_RGB2BGR, dst=pixels)
 
 
 def cut_upright(image, box):
