@@ -131,36 +131,48 @@ let package = Package(
             dependencies: ["SwiftWingCore", "CCairo", "CShim", .product(name: "Logging", package: "swift-log")],
             swiftSettings: [.unsafeFlags(["-O"], .when(configuration: .debug))]
         ),
-        // The daemon, its configuration, control socket and reports. May import: every component above,
-        // CSystemd (in System/, its wrapper) but no other C module (library versions come from the wrappers),
-        // Logging, ServiceLifecycle, TOMLKit, Foundation.
+        // What the daemon shares with the CLI and swiftwing-web: the configuration and its loader, the control
+        // messages and client, library management, the status report. No device C library, so swiftwing-web links
+        // none. May import: SwiftWingCore, Store, Talaria, Logging, TOMLKit, Foundation, Glibc.
         .target(
-            name: "Appliance",
+            name: "ApplianceCore",
             dependencies: [
-                "SwiftWingCore", "Imaging", "Camera", "Store", "Controls", "Panel", "Talaria", "HTTPEngine", "Uplink",
-                "CSystemd", "Identify",
+                "SwiftWingCore", "Store", "Talaria",
                 .product(name: "Logging", package: "swift-log"),
-                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "TOMLKit", package: "TOMLKit"),
             ]
         ),
-        // The command line. May import: Appliance, Identify, ArgumentParser, Logging, Foundation.
+        // The daemon, its control socket server and reports; re-exports ApplianceCore. May import: every component
+        // above, CSystemd (in System/, its wrapper) but no other C module (library versions come from the wrappers),
+        // Logging, ServiceLifecycle, Foundation.
+        .target(
+            name: "Appliance",
+            dependencies: [
+                "ApplianceCore", "SwiftWingCore", "Imaging", "Camera", "Store", "Controls", "Panel", "Talaria",
+                "HTTPEngine", "Uplink", "CSystemd", "Identify",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ]
+        ),
+        // The command line. May import: Appliance, Identify, SwiftWingCore (QualityThresholds), ArgumentParser, Logging,
+        // Foundation.
         .executableTarget(
             name: "swiftwing",
             dependencies: [
-                "Appliance", "Identify", "Store", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                "Appliance", "Identify", "Store", "SwiftWingCore",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
             linkerSettings: [.unsafeFlags(residentCodeLinkerFlags, .when(platforms: [.linux], configuration: .release))]
         ),
         // The library in a browser: pages, pairing and sessions, the daemon over its control socket, changes through
-        // Appliance's library management. May import: Appliance, Store, SwiftWingCore, Imaging, GRDB,
+        // ApplianceCore's library management. May import: ApplianceCore, Store, SwiftWingCore, Imaging, GRDB,
         // Hummingbird(Core), NIOCore, NIOPosix (its thread pool for blocking reads), Mustache, ServiceLifecycle,
         // Logging, Foundation.
         .target(
             name: "WebInterface",
             dependencies: [
-                "Appliance", "Store", "SwiftWingCore", "Imaging",
+                "ApplianceCore", "Store", "SwiftWingCore", "Imaging",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
@@ -172,11 +184,11 @@ let package = Package(
             ]
         ),
         // `swiftwing-web`: a process of its own, so the daemon never depends on it. May import: WebInterface,
-        // Appliance, ArgumentParser, Logging, Foundation.
+        // ApplianceCore, ArgumentParser, Logging, Foundation.
         .executableTarget(
             name: "swiftwing-web",
             dependencies: [
-                "WebInterface", "Appliance",
+                "WebInterface", "ApplianceCore",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]

@@ -8,7 +8,9 @@
 # Two peaks are read: over the process's whole life (start-up included: the synthetic camera decodes its
 # source photos then), and in the measured state only (VmHWM reset through /proc/PID/clear_refs once the
 # daemon is up, so the peak is that of the presses, uploads and streams).
-# Usage: [SWIFTWING_BENCH_PRESS_PAUSE=S] scripts/bench-memory.sh [N] [swiftwing binary] [talaria-reference binary] [CAMERA]
+# SWIFTWING_BENCH_WEB=BINARY turns [web] on and runs that swiftwing-web beside the daemon on the same state
+# (loopback, any free port): the daemon's own figures with the library in a browser, and the web process's RSS.
+# Usage: [SWIFTWING_BENCH_PRESS_PAUSE=S] [SWIFTWING_BENCH_WEB=BINARY] scripts/bench-memory.sh [N] [swiftwing binary] [talaria-reference binary] [CAMERA]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 count=${1:-1000}
@@ -19,9 +21,10 @@ camera=${4:-synthetic}
 # worker, as under the VM rig's emulation); 1 is about a person's pace.
 pause=${SWIFTWING_BENCH_PRESS_PAUSE:-0}
 work=$(mktemp -d /tmp/swiftwing-membench.XXXXXX)
-daemon=""; backend=""
+web_bin=${SWIFTWING_BENCH_WEB:-}
+daemon=""; backend=""; web=""
 stop_all() {
-  for pid in $daemon $backend; do { kill -9 "$pid" && wait "$pid"; } 2>/dev/null || true; done
+  for pid in $daemon $backend $web; do { kill -9 "$pid" && wait "$pid"; } 2>/dev/null || true; done
   rm -rf "$work"
 }
 trap stop_all EXIT
@@ -41,6 +44,7 @@ api_key_file = "$work/api-key"
 enabled = false
 EOF
 args=(--config "$work/swiftwing.toml" --state-dir "$work/state" --control-socket "$work/control.sock")
+[ -z "$web_bin" ] || printf '[web]\nenabled = true\naddress = "127.0.0.1"\n' >> "$work/swiftwing.toml"
 
 start() {
   SWIFTWING_CAMERA_WIDTH=1920 SWIFTWING_CAMERA_HEIGHT=1080 \
@@ -62,6 +66,11 @@ wait_streams() {
 }
 
 start
+if [ -n "$web_bin" ]; then
+  "$web_bin" "${args[@]}" --port 0 >"$work/web.log" 2>&1 &
+  web=$!
+  until grep -q "listening on" "$work/web.log"; do kill -0 "$web" || { cat "$work/web.log"; exit 1; }; sleep 0.1; done
+fi
 idle_hwm=$(field VmHWM); idle_rss=$(field VmRSS)
 echo 5 > "/proc/$daemon/clear_refs"  # resets VmHWM to the current RSS
 began=$(date +%s.%N)
@@ -102,3 +111,6 @@ echo "| peak RSS after restart, streams resumed (KiB; start-up excluded) | $rest
 echo "| then: connections to the backend | $restart_connections |"
 rate=$(awk -v n="$count" -v a="$began" -v b="$ended" 'BEGIN {printf "%.1f", n / (b - a)}')
 echo "| presses per second, one at a time through the CLI | $rate |"
+if [ -n "$web" ]; then
+  echo "| swiftwing-web beside it at the end: VmRSS, VmHWM (KiB) | $(awk '$1 == "VmRSS:" {print $2}' "/proc/$web/status"), $(awk '$1 == "VmHWM:" {print $2}' "/proc/$web/status") |"
+fi

@@ -4,8 +4,9 @@
 
 Usage: python3 Benchmarks/WebBench/web_cost.py BUILD_DIR [--books N] [--runs R] [--web BINARY]
 BUILD_DIR holds swiftwing, swiftwing-web and ExportBench; --web measures another swiftwing-web (a release build).
-The resident set is read idle (listening, nothing asked yet) and after every page was asked for, with where it
-lies: the binary, each shared library, and anonymous memory (heap, stacks), from /proc/PID/smaps.
+The resident set is read idle (listening, nothing asked yet) and after every page was asked for and the live
+stream (/events) gave its first status event, with where it lies: the binary, each shared library, and anonymous
+memory (heap, stacks), from /proc/PID/smaps.
 """
 
 import os
@@ -25,9 +26,9 @@ def option(name, default):
 
 
 def memory(pid):
-    """VmRSS and VmHWM in kB, and the resident kB of each mapping's file (anonymous memory as one entry)."""
+    """VmRSS and VmHWM in kB and the thread count; the resident kB of each mapping's file (anonymous as one entry)."""
     status = {line.split(":")[0]: int(line.split()[1]) for line in open(f"/proc/{pid}/status")
-              if line.startswith(("VmRSS", "VmHWM"))}
+              if line.startswith(("VmRSS", "VmHWM", "Threads"))}
     where, name = {}, None
     for line in open(f"/proc/{pid}/smaps"):
         fields = line.split()
@@ -89,14 +90,21 @@ def main():
         for _ in range(runs):
             for name, path in paths:
                 figures[name].append(server_ms(path))
+        # The live stream a Now page keeps open: its first status event read, then the connection closed.
+        events = urllib.request.Request(f"http://127.0.0.1:{port}/events", headers={"Cookie": cookie})
+        with opener.open(events) as stream:
+            received = b""
+            while b"event: status" not in received or not received.endswith(b"\n\n"):
+                received += stream.read1(4096)
         loaded, loaded_where = memory(web.pid)
         baseline = statistics.median(figures[paths[0][0]])
         print(f"swiftwing-web, {books} books, {runs} runs each (server time, median / max, ms; ratio to baseline):")
         for name, values in figures.items():
             median = statistics.median(values)
             print(f"  {name:32} {median:8.2f} / {max(values):8.2f}   x{median / baseline:7.1f}")
-        print(f"resident kB idle: VmRSS {idle['VmRSS']}, VmHWM {idle['VmHWM']}; after {runs * len(paths)} requests: "
-              f"VmRSS {loaded['VmRSS']}, VmHWM {loaded['VmHWM']}")
+        print(f"resident kB idle: VmRSS {idle['VmRSS']}, VmHWM {idle['VmHWM']}; after {runs * len(paths)} requests "
+              f"and a live stream: "
+              f"VmRSS {loaded['VmRSS']}, VmHWM {loaded['VmHWM']}; threads {idle['Threads']} / {loaded['Threads']}")
         print("where (resident kB idle / after), largest first:")
         for name in sorted(loaded_where, key=lambda key: -loaded_where[key]):
             if max(loaded_where[name], idle_where.get(name, 0)) >= 100:

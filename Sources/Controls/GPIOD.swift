@@ -14,17 +14,6 @@ public enum LibGPIOD {
     public static var version: String { String(cString: gpiod_version_string()) }
 }
 
-/// A resistor the kernel enables on an input line (needs kernel 5.5+ and a driver that can do it).
-public enum LineBias: String, Sendable, Equatable, CaseIterable {
-    /// Pull-up: a button wired between the pin and GND reads inactive until pressed (with active-low).
-    case pullUp = "pull-up"
-    case pullDown = "pull-down"
-    /// No resistor (an external one is fitted).
-    case disabled
-    /// Leave whatever the firmware or device tree set.
-    case asIs = "as-is"
-}
-
 /// Which line of which chip, and how to request it.
 public struct GPIOLineSpec: Sendable, Equatable, CustomStringConvertible {
     /// The chip's label (`pinctrl-bcm2835`, `pinctrl-rp1`) or name (`gpiochip0`). Never a number

@@ -1,3 +1,5 @@
+import SwiftWingCore
+
 /// Press-to-buzzer latencies in fixed buckets: constant memory however long the daemon runs, cheap to
 /// record on the press path, and percentiles good to a bucket's width.
 public struct LatencyHistogram: Sendable, Equatable, Codable {
@@ -60,20 +62,4 @@ public struct LatencyHistogram: Sendable, Equatable, Codable {
                     count: n)
             })
     }
-}
-
-/// Shutter latency as reported: press (the kernel's event timestamp) to the buzzer line set.
-public struct LatencySummary: Sendable, Equatable, Codable {
-    public struct Bucket: Sendable, Equatable, Codable {
-        /// The bucket's upper bound; `nil` for the overflow bucket (above 1 s).
-        public var leMicroseconds: Int?
-        public var count: Int
-    }
-
-    public var count: Int
-    public var p50Microseconds: Int?
-    public var p99Microseconds: Int?
-    public var maxMicroseconds: Int?
-    public var meanMicroseconds: Int?
-    public var buckets: [Bucket]
 }

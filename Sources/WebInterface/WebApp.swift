@@ -1,4 +1,4 @@
-import Appliance
+import ApplianceCore
 import Foundation
 import Hummingbird
 import HummingbirdCore

@@ -1,4 +1,4 @@
-import Appliance
+import ApplianceCore
 import Foundation
 
 /// What `swiftwing-web` is configured with: the `[web]` section, the daemon's state directory and control

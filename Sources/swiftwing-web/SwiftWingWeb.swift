@@ -1,4 +1,4 @@
-import Appliance
+import ApplianceCore
 import ArgumentParser
 import Foundation
 import Hummingbird

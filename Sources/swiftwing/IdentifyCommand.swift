@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import Identify
+import SwiftWingCore
 
 extension SwiftWingCommand {
     /// Reads pictures the way the daemon reads a captured frame: the same ``FrameIdentifier``.

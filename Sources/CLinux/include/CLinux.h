@@ -1,11 +1,13 @@
 // What Swift cannot import from the C library for SwiftWingCore's system layer: the variadic `prctl`,
 // `SCHED_RESET_ON_FORK` (shown by <sched.h> only with _GNU_SOURCE), the eventfd and timex headers,
-// glibc's <malloc.h> and the `pidfd_open` system call, which Swift's Glibc module leaves out.
+// glibc's <malloc.h> and the `pidfd_open` system call, which Swift's Glibc module leaves out, and the kernel's key
+// code names (<linux/input-event-codes.h>, macros only) for the configuration's shutter keys.
 // Nothing else lives here; all logic is in Sources/SwiftWingCore.
 #ifndef SWIFTWING_CLINUX_H
 #define SWIFTWING_CLINUX_H
 
 #include <poll.h>
+#include <linux/input-event-codes.h>
 #include <sys/eventfd.h>
 
 /// Names the calling thread; Linux keeps the first 15 bytes. Returns 0 or -1 with errno.

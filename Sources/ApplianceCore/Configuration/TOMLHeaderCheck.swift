@@ -2,13 +2,13 @@
 /// toml++ (under TOMLKit) asserts on those instead of reporting them, which aborts the process,
 /// so the loader checks for them before parsing. Only real headers are looked at: lines that start
 /// with `[` outside strings, comments and multi-line arrays or inline tables.
-enum TOMLHeaderCheck {
-    struct Finding: Equatable {
-        var line: Int
-        var column: Int
+package enum TOMLHeaderCheck {
+    package struct Finding: Equatable {
+        package var line: Int
+        package var column: Int
     }
 
-    static func firstHeaderWithoutName(in text: String) -> Finding? {
+    package static func firstHeaderWithoutName(in text: String) -> Finding? {
         let bytes = Array(text.utf8)
         var index = 0
         var line = 1

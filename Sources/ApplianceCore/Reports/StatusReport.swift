@@ -1,6 +1,6 @@
-import Controls
 import Foundation
 import Store
+import SwiftWingCore
 
 /// `swiftwing status`: the daemon (if one answers), the queue and the library. Reads the database
 /// directly as a WAL reader, so it works with the daemon running or not.
@@ -52,6 +52,10 @@ public struct StatusReport: Codable, Sendable {
 
     public struct Library: Codable, Sendable {
         public var books: Int
+
+        public init(books: Int) {
+            self.books = books
+        }
     }
 
     public var stateDirectory: String
@@ -62,6 +66,11 @@ public struct StatusReport: Codable, Sendable {
     public var databaseError: String?
     /// The database failed its check on a start and was rebuilt: shown while the old file is kept.
     public var databaseRecovery: DatabaseRecovery?
+
+    public init(stateDirectory: String, daemon: Daemon) {
+        self.stateDirectory = stateDirectory
+        self.daemon = daemon
+    }
 
     public static func gather(configuration: ApplianceConfiguration) -> StatusReport {
         var daemon = Daemon(running: false)
@@ -227,6 +236,10 @@ func stableJSON(_ value: some Encodable) -> String {
 /// `swiftwing library`: the books, oldest first.
 public struct LibraryReport: Encodable, Sendable {
     public var books: [BookRecord]
+
+    public init(books: [BookRecord]) {
+        self.books = books
+    }
 
     public static func gather(configuration: ApplianceConfiguration, search: String? = nil) throws(ApplianceError)
         -> LibraryReport

@@ -1,6 +1,6 @@
-import Controls
 import Glibc
 import Logging
+import SwiftWingCore
 import Talaria
 
 /// A value's problem, without knowing where the value came from; ``ConfigurationKey`` adds that.

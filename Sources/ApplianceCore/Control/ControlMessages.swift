@@ -1,5 +1,5 @@
-import Controls
 import Foundation
+import SwiftWingCore
 
 /// What a client asks the daemon over the control socket: one JSON object per line.
 public struct ControlRequest: Codable, Equatable, Sendable {
@@ -108,6 +108,16 @@ public struct ControlReply: Codable, Equatable, Sendable {
     /// For `retry`: the scans queued again.
     public var scanIds: [String]? = nil
 
+    public init(
+        ok: Bool, scanId: String? = nil, error: String? = nil, status: DaemonStatus? = nil, scanIds: [String]? = nil
+    ) {
+        self.ok = ok
+        self.scanId = scanId
+        self.error = error
+        self.status = status
+        self.scanIds = scanIds
+    }
+
     public static func refused(_ reason: String) -> ControlReply {
         ControlReply(ok: false, scanId: nil, error: reason, status: nil)
     }
@@ -126,6 +136,19 @@ public struct UplinkStatus: Codable, Equatable, Sendable {
     public var lastProblem: String?
     /// Uploads are held because no API key is installed (rather than one the backend refused).
     public var apiKeyMissing: Bool? = nil
+
+    public init(
+        connectivity: String, rateLimitRemainingSeconds: Int, jobsInFlight: Int, concurrency: Int, backend: String,
+        lastProblem: String?, apiKeyMissing: Bool? = nil
+    ) {
+        self.connectivity = connectivity
+        self.rateLimitRemainingSeconds = rateLimitRemainingSeconds
+        self.jobsInFlight = jobsInFlight
+        self.concurrency = concurrency
+        self.backend = backend
+        self.lastProblem = lastProblem
+        self.apiKeyMissing = apiKeyMissing
+    }
 }
 
 /// The daemon's live state, as `swiftwing status --json` prints it under `daemon`.
@@ -147,4 +170,24 @@ public struct DaemonStatus: Codable, Equatable, Sendable {
     public var uplink: UplinkStatus? = nil
     /// `streaming`, `starting`, `reopening` or `missing`: the camera in one word, for the STATUS= line.
     public var cameraAvailability: String? = nil
+
+    public init(
+        pid: Int32, version: String, startedAt: Date, camera: String, cameraState: String, pressesAccepted: Int,
+        pressesRefused: Int, processing: Int, lastError: String?, shutterInputs: [String]? = nil,
+        shutterLatency: LatencySummary? = nil, uplink: UplinkStatus? = nil, cameraAvailability: String? = nil
+    ) {
+        self.pid = pid
+        self.version = version
+        self.startedAt = startedAt
+        self.camera = camera
+        self.cameraState = cameraState
+        self.pressesAccepted = pressesAccepted
+        self.pressesRefused = pressesRefused
+        self.processing = processing
+        self.lastError = lastError
+        self.shutterInputs = shutterInputs
+        self.shutterLatency = shutterLatency
+        self.uplink = uplink
+        self.cameraAvailability = cameraAvailability
+    }
 }

@@ -122,7 +122,7 @@ public enum LibraryManagement {
 
     /// Root writing to the daemon's database would leave files (`-wal`, `-shm`) the daemon's user
     /// cannot open; refuse and name the user to run as.
-    static func refuseForeignOwner(_ path: String) throws(ApplianceError) {
+    package static func refuseForeignOwner(_ path: String) throws(ApplianceError) {
         var info = stat()
         guard geteuid() == 0, stat(path, &info) == 0, info.st_uid != 0 else { return }
         let owner = getpwuid(info.st_uid).flatMap { String(validatingCString: $0.pointee.pw_name) } ?? "\(info.st_uid)"

@@ -1,5 +1,5 @@
-import Identify
 import Logging
+import SwiftWingCore
 import Talaria
 
 /// Where frames come from: a V4L2 device node, or the synthetic camera for development.
