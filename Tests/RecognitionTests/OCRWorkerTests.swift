@@ -226,10 +226,19 @@ extension RealOCRWorkerTests {
         frame.append(UInt8(length & 0xff))
         frame.append(contentsOf: jpeg)
         try input.fileHandleForWriting.write(contentsOf: frame)
-        try input.fileHandleForWriting.close()
-        let replies = try output.fileHandleForReading.readToEnd() ?? Data()
-        let lines = replies.split(separator: UInt8(ascii: "\n"))
+        // The ready line and the reply, then the worker is stopped. Not by closing its input and reading to the end:
+        // a process another test spawns meanwhile inherits this pipe's write end (Foundation's pipes are not
+        // close-on-exec), so the end of input never comes and the test would wait for ever.
+        var replies = Data()
+        while replies.count(where: { $0 == UInt8(ascii: "\n") }) < 2 {
+            let chunk = output.fileHandleForReading.availableData
+            if chunk.isEmpty { break }
+            replies.append(chunk)
+        }
+        // SIGKILL: the test process's children may inherit SIGTERM ignored.
+        kill(process.processIdentifier, SIGKILL)
         process.waitUntilExit()
+        let lines = replies.split(separator: UInt8(ascii: "\n"))
         #expect(lines.count == 2)
         let reply = try #require(JSONSerialization.jsonObject(with: Data(lines[1])) as? [String: Any])
         let peaks = try #require(reply["peakMB"] as? [String: Double])
