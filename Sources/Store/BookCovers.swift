@@ -70,3 +70,37 @@ extension AppDatabase {
         }
     }
 }
+
+extension AppDatabase {
+    /// A book that has a bounding box in its JSON and no picture: ``AppDatabase/scansAwaitingSpines()``.
+    static let awaitingSpineCondition = """
+        CASE WHEN json_valid(book.rawJSON) THEN json_type(book.rawJSON, '$.boundingBox') END = 'object'
+        AND NOT EXISTS (SELECT 1 FROM bookCover WHERE bookCover.bookId = book.id)
+        """
+
+    /// Done scans, not discarded, with a book whose spine was never kept: the device stopped between landing the
+    /// books and cutting their spines. Their photos stay until the uplink cuts them.
+    public func scansAwaitingSpines() throws(StoreError) -> Set<UUID> {
+        try read("the books waiting for their spines were not looked up") { db in
+            let ids = try String.fetchAll(
+                db,
+                sql: """
+                    SELECT scan.id FROM scan WHERE scan.state = 'done' AND scan.discardedAt IS NULL AND EXISTS (
+                        SELECT 1 FROM book WHERE book.scanId = scan.id AND \(Self.awaitingSpineCondition))
+                    """)
+            return Set(ids.compactMap(UUID.init(uuidString:)))
+        }
+    }
+
+    /// The books of `scanID` that have a bounding box in their JSON and no picture, with that JSON.
+    public func booksAwaitingSpines(scanID: UUID) throws(StoreError) -> [(id: Int64, rawJSON: String)] {
+        try read("the books waiting for their spines were not read") { db in
+            try Row.fetchAll(
+                db,
+                sql:
+                    "SELECT id, rawJSON FROM book WHERE book.scanId = ? AND \(Self.awaitingSpineCondition) ORDER BY id",
+                arguments: [scanID.uuidString.lowercased()]
+            ).map { (id: $0["id"], rawJSON: $0["rawJSON"]) }
+        }
+    }
+}

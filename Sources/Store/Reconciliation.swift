@@ -23,6 +23,9 @@ public struct ReconciliationReport: Hashable, Sendable, CustomStringConvertible 
     /// Photos or thumbnails of scans already `done` or discarded (the device stopped before deleting them, or
     /// between deleting the thumbnail and the photo): removed.
     public var removedFilesOfDoneScans: [UUID] = []
+    /// Photos of `done` scans whose books' spines were never cut (the device stopped between landing the books and
+    /// keeping their spines): kept for the uplink, which cuts the spines when it starts and then removes them.
+    public var photosKeptForSpines: [UUID] = []
 
     public struct QuarantinedFile: Hashable, Sendable {
         public var path: String
@@ -35,6 +38,7 @@ public struct ReconciliationReport: Hashable, Sendable, CustomStringConvertible 
     public var isClean: Bool {
         sweptTemporaryFiles.isEmpty && recoveredScans.isEmpty && quarantinedFiles.isEmpty
             && scansMissingImages.isEmpty && analyzingScansMissingImages.isEmpty && removedFilesOfDoneScans.isEmpty
+            && photosKeptForSpines.isEmpty
     }
 
     public var description: String {
@@ -63,6 +67,11 @@ public struct ReconciliationReport: Hashable, Sendable, CustomStringConvertible 
                 "\(removedFilesOfDoneScans.count) photo(s) of done or discarded scans removed: \(ids(removedFilesOfDoneScans))"
             )
         }
+        if !photosKeptForSpines.isEmpty {
+            parts.append(
+                "\(photosKeptForSpines.count) photo(s) of done scans kept until the uplink cuts their books' spines: "
+                    + ids(photosKeptForSpines))
+        }
         if !sweptTemporaryFiles.isEmpty {
             parts.append("\(sweptTemporaryFiles.count) temporary file(s) of interrupted writes removed")
         }
@@ -81,7 +90,8 @@ extension ScanQueue {
     ///   `lastError`) when it is a whole JPEG, and moved to `spool/quarantine/` otherwise;
     /// - a row whose photo is missing becomes `needs_attention`, naming the missing file (except
     ///   `analyzing` ones, which need the backend's result, not the photo);
-    /// - the photo of a `done` scan is removed.
+    /// - the photo of a `done` scan is removed, unless its books' spines are still to be cut (the uplink does that
+    ///   when it starts, then removes it).
     ///
     /// `orphanNote` is the `lastError` of a re-queued photo (by default: the device stopped between
     /// saving it and queuing it).
@@ -98,6 +108,7 @@ extension ScanQueue {
         var known: Set<UUID> = []
         var missing: [(UUID, ScanState, String)] = []
         var doneWithFile: [UUID] = []
+        let awaitingSpines = try database.scansAwaitingSpines()
         for row in rows {
             guard let id = UUID(uuidString: row["id"]) else { continue }
             known.insert(id)
@@ -105,7 +116,9 @@ extension ScanQueue {
             let imagePath: String = row["imagePath"]
             let discarded = (row["discardedAt"] as DatabaseValue) != .null
             let present = FileOperations.exists(spool.path(of: imagePath))
-            if state == .done || discarded {
+            if state == .done, !discarded, present, awaitingSpines.contains(id) {
+                report.photosKeptForSpines.append(id)
+            } else if state == .done || discarded {
                 let thumbnail = FileOperations.exists(spool.path(of: SpoolDirectory.thumbnailFileName(for: id)))
                 if present || thumbnail { doneWithFile.append(id) }
             } else if !present && state != .needsAttention {

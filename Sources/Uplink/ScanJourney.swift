@@ -207,7 +207,7 @@ struct ScanJourney: Sendable {
             try await overLimit(scan, jobID: jobID, reason: reason)
             return
         }
-        let (database, spool) = (self.database, self.spool)
+        let database = self.database
         let now = clock.now
         let landing = TalariaBook.deduplicated(books)
         let records = landing.map { $0.record(scanID: scan.id, now: now) }
@@ -233,8 +233,19 @@ struct ScanJourney: Sendable {
         // The books saved line up with `landing` only when they landed now: a scan found done already returned the
         // books of its first landing, which kept their spines then.
         if scan.state != .done, saved.count == landing.count {
-            await keepSpines(scan, jobID: jobID, boxes: landing.map(\.boundingBox), books: saved)
+            let wanted = zip(landing, saved).compactMap { book, record in
+                book.boundingBox.flatMap { box in record.id.map { (id: $0, box: box) } }
+            }
+            await keepSpines(scan, jobID: jobID, of: wanted)
         }
+        await removePhoto(of: scan)
+        if done.cleanupPending {
+            await sendCleanup(done)
+        }
+    }
+
+    private func removePhoto(of scan: ScanRecord) async {
+        let spool = self.spool
         do {
             try await store.run { () throws(StoreError) in try spool.remove(scan: scan.id) }
         } catch {
@@ -245,18 +256,53 @@ struct ScanJourney: Sendable {
                     "scan_id": "\(scan.idString)", "error": "\(error)",
                 ])
         }
-        if done.cleanupPending {
-            await sendCleanup(done)
+    }
+
+    /// Spines the device did not cut before it stopped: the books of a done scan landed, and the start's
+    /// reconciliation kept its photo for this. Cut now, then the photo is removed, whether or not a spine came out
+    /// of it, so a photo that gives none is not kept for ever.
+    func keepSpinesLeftBehind() async {
+        let (database, queue, spool) = (self.database, self.queue, self.spool)
+        let scans: [(scan: ScanRecord, books: [(id: Int64, rawJSON: String)])]
+        do {
+            scans = try await store.run { () throws(StoreError) in
+                var found: [(scan: ScanRecord, books: [(id: Int64, rawJSON: String)])] = []
+                for id in try database.scansAwaitingSpines().sorted(by: { $0.uuidString < $1.uuidString }) {
+                    guard let scan = try queue.scan(id: id),
+                        FileManager.default.fileExists(atPath: spool.path(of: scan.imagePath))
+                    else { continue }
+                    found.append((scan, try database.booksAwaitingSpines(scanID: id)))
+                }
+                return found
+            }
+        } catch {
+            logger.warning(
+                "the spines left to cut were not looked up; those books keep their title tiles",
+                metadata: ["error": "\(error)"])
+            return
+        }
+        for (scan, books) in scans {
+            let wanted = books.compactMap { book -> (id: Int64, box: BoundingBox)? in
+                guard let value = try? JSONValue.parse(book.rawJSON, what: "a book's JSON"),
+                    let box = value["boundingBox"], let x = box["x"]?.doubleValue, let y = box["y"]?.doubleValue,
+                    let width = box["width"]?.doubleValue, let height = box["height"]?.doubleValue
+                else { return nil }
+                return (book.id, BoundingBox(x: x, y: y, width: width, height: height))
+            }
+            await keepSpines(scan, jobID: scan.jobID ?? "none", of: wanted)
+            await removePhoto(of: scan)
         }
     }
 
     /// Each landed book with a bounding box keeps its spine, cut from the photo that is about to be deleted.
     /// Best effort: the books are committed already, so a photo that cannot be read, a box that gives no crop or a
     /// failed write leaves those books with their title tiles, and is only logged.
-    private func keepSpines(_ scan: ScanRecord, jobID: String, boxes: [BoundingBox?], books: [BookRecord]) async {
-        let wanted = zip(boxes, books).compactMap { box, book -> (id: Int64, box: SpineCrop.Box)? in
-            guard let box, let id = book.id else { return nil }
-            return (id, SpineCrop.Box(x: box.x, y: box.y, width: box.width, height: box.height))
+    private func keepSpines(_ scan: ScanRecord, jobID: String, of books: [(id: Int64, box: BoundingBox)]) async {
+        let wanted = books.map { book in
+            (
+                id: book.id,
+                box: SpineCrop.Box(x: book.box.x, y: book.box.y, width: book.box.width, height: book.box.height)
+            )
         }
         guard !wanted.isEmpty else { return }
         let (database, now, started) = (self.database, clock.now, clock.now)

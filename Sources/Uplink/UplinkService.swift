@@ -154,6 +154,7 @@ public final class UplinkService: Service, Sendable {
                 "api_key": "\(settings.apiKey.path == nil ? "none configured" : "from a credential file")",
             ])
         checkKeyAtStart()
+        await journey.keepSpinesLeftBehind()
         await withDiscardingTaskGroup { group in
             group.addTask { await self.cleanupLoop() }
             group.addTask { await self.probeLoop() }

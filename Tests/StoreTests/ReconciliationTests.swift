@@ -137,6 +137,54 @@ struct ReconciliationTests {
 
     }
 
+    @Test("the photo of a done scan stays while a book of it has a box and no kept spine; then it goes as before")
+    func photoKeptForSpinesNotYetCut() throws {
+        let directory = TemporaryDirectory()
+        defer { withExtendedLifetime(directory) {} }
+        let (_, database, spool) = try fixture(directory)
+        func land(_ books: [BookRecord]) throws -> ScanRecord {
+            let scan = try pressShutter(database, spool: spool)
+            try database.queue.markUploading(scan.id)
+            try database.queue.recordJob(scan.id, jobID: "j-" + scan.idString, streamURL: nil, statusURL: nil, jobToken: nil)
+            _ = try database.completeScan(
+                scan.id,
+                books: books.map { book in
+                    var book = book
+                    book.scanID = scan.id
+                    return book
+                })
+            return scan
+        }
+        let box = #"{"title":"Boxed","boundingBox":{"x":0.1,"y":0.1,"width":0.1,"height":0.8}}"#
+        // The device stopped between landing these books and cutting their spines.
+        let uncut = try land([
+            BookRecord(isbn13: "9780262033848", title: "Boxed", rawJSON: box),
+            BookRecord(isbn13: "9780201633610", title: "No box", rawJSON: #"{"title":"No box"}"#),
+        ])
+        // Nothing to cut: no box, no JSON, or the spine kept already.
+        let plain = try land([
+            BookRecord(isbn13: "9780441013593", title: "Plain", rawJSON: #"{"title":"Plain"}"#),
+            BookRecord(isbn13: "9780141439518", title: "No JSON"),
+        ])
+        let kept = try land([BookRecord(isbn13: "9780140449136", title: "Kept", rawJSON: box)])
+        let keptID = try #require(try database.library.books().first { $0.title == "Kept" }?.id)
+        try database.saveBookCovers([BookCover(bookID: keptID, jpeg: syntheticJPEG(), width: 64, height: 48)])
+
+        #expect(try database.scansAwaitingSpines() == [uncut.id])
+        #expect(try database.booksAwaitingSpines(scanID: uncut.id).map(\.rawJSON) == [box])
+        let report = try database.queue.reconcile(spool: spool)
+        #expect(report.photosKeptForSpines == [uncut.id])
+        #expect(Set(report.removedFilesOfDoneScans) == [plain.id, kept.id])
+        #expect(report.description.contains("kept until the uplink cuts"))
+        #expect(FileManager.default.fileExists(atPath: spool.path(of: uncut.imagePath)))
+
+        // Once the spine is kept, the next start removes the photo.
+        let boxedID = try #require(try database.library.books().first { $0.title == "Boxed" }?.id)
+        try database.saveBookCovers([BookCover(bookID: boxedID, jpeg: syntheticJPEG(), width: 64, height: 48)])
+        #expect(try database.queue.reconcile(spool: spool).removedFilesOfDoneScans == [uncut.id])
+        #expect(entries(spool.path) == ["quarantine"])
+    }
+
     @Test("JPEG inspection reads the size from SOF and refuses what is not whole")
     func inspection() throws {
         #expect(

@@ -92,4 +92,30 @@ import Testing
         let id = try #require(tall.first?.id)
         #expect(try unreadable.database.bookCover(id: id) == nil)
     }
+
+    @Test("a start after a stop between landing and cutting cuts the spines left behind, then removes the photo")
+    func spinesLeftBehindAreCutAtTheNextStart() async throws {
+        let photo = try Self.photo()
+        let (harness, scan) = try await Self.land(
+            photo: photo,
+            books: [
+                Self.book(isbn: "9780262033848", title: "Tall", box: #"{"x":0.25,"y":0.1,"width":0.1,"height":0.8}"#)
+            ])
+        let id = try #require(try harness.database.library.books().first?.id)
+        let cut = try #require(try harness.database.bookCover(id: id))
+        // As if the device had stopped right after the books' transaction: no spine yet, the photo still there.
+        try await harness.database.writer.write { db in try db.execute(sql: "DELETE FROM bookCover") }
+        _ = try harness.spool.write(jpeg: photo, for: scan.id)
+        let report = try harness.database.queue.reconcile(spool: harness.spool)
+        #expect(report.photosKeptForSpines == [scan.id])
+
+        harness.start()
+        try await harness.eventually("the spine is kept and the photo removed") {
+            try harness.database.bookCover(id: id) != nil
+                && !FileManager.default.fileExists(atPath: harness.spool.path(of: scan.imagePath))
+        }
+        await harness.stop()
+        #expect(try harness.database.bookCover(id: id) == cut)
+        #expect(try harness.database.queue.reconcile(spool: harness.spool).isClean)
+    }
 }
