@@ -145,7 +145,8 @@ struct ReconciliationTests {
         func land(_ books: [BookRecord]) throws -> ScanRecord {
             let scan = try pressShutter(database, spool: spool)
             try database.queue.markUploading(scan.id)
-            try database.queue.recordJob(scan.id, jobID: "j-" + scan.idString, streamURL: nil, statusURL: nil, jobToken: nil)
+            try database.queue.recordJob(
+                scan.id, jobID: "j-" + scan.idString, streamURL: nil, statusURL: nil, jobToken: nil)
             _ = try database.completeScan(
                 scan.id,
                 books: books.map { book in
