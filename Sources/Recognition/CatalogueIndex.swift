@@ -3,7 +3,8 @@ import GRDB
 
 /// A catalogue in SQLite, built once from its CSV and kept in a file so a restart does not rebuild it: the entries,
 /// an FTS5 trigram index over their folded text (title and authors in one column, the call number tag in another),
-/// and the document frequencies of words and trigrams the matcher weighs evidence by.
+/// each call number's key (``Normalisation/callNumberKey(_:)``) for a spine's label to be looked up whole, and the
+/// document frequencies of words and trigrams the matcher weighs evidence by.
 ///
 /// Text is indexed compacted (folded, spaces dropped: "guiadelamusculacion"), and spines are queried the same way,
 /// so trigrams still meet when OCR merged or split words. Only the frequency tables live in memory (tens of
@@ -11,7 +12,7 @@ import GRDB
 /// scoring, stay on disk behind SQLite's page cache.
 public final class CatalogueIndex: Sendable {
     /// Bumped when the schema or the indexed text changes, so an old index file is rebuilt.
-    static let formatVersion = "5"
+    static let formatVersion = "6"
 
     let database: DatabaseQueue
     public let entryCount: Int
@@ -145,6 +146,7 @@ public final class CatalogueIndex: Sendable {
                             text, content='', columnsize=0, detail=none, tokenize='trigram');
                         CREATE VIRTUAL TABLE entry_tag USING fts5(
                             tag, content='', columnsize=0, detail=none, tokenize='trigram');
+                        CREATE TABLE call_number(key TEXT NOT NULL, id INTEGER NOT NULL);
                         CREATE TABLE word_frequency(word TEXT PRIMARY KEY, documents INTEGER NOT NULL) WITHOUT ROWID;
                         CREATE TABLE gram_frequency(
                             gram INTEGER PRIMARY KEY, text_documents INTEGER NOT NULL, tag_documents INTEGER NOT NULL);
@@ -161,6 +163,7 @@ public final class CatalogueIndex: Sendable {
                             """)
                     let insertText = try db.makeStatement(sql: "INSERT INTO entry_text(rowid, text) VALUES (?, ?)")
                     let insertTag = try db.makeStatement(sql: "INSERT INTO entry_tag(rowid, tag) VALUES (?, ?)")
+                    let insertKey = try db.makeStatement(sql: "INSERT INTO call_number(key, id) VALUES (?, ?)")
                     format = try CatalogueImport.read(path: cataloguePath) { entry in
                         count += 1
                         let prepared = PreparedEntry.Stored(entry)
@@ -174,6 +177,8 @@ public final class CatalogueIndex: Sendable {
                         let tag = Normalisation.compact(prepared.tag)
                         try insertText.execute(arguments: [count, String(scalars: text)])
                         if !tag.isEmpty { try insertTag.execute(arguments: [count, String(scalars: tag)]) }
+                        let key = Normalisation.callNumberKey(prepared.tag)
+                        if key.unicodeScalars.count >= 3 { try insertKey.execute(arguments: [key, count]) }
                         for gram in textGrams { grams[gram, default: (0, 0)].text += 1 }
                         for gram in Set(trigrams(tag)) { grams[gram, default: (0, 0)].tag += 1 }
                         let entryWords = Set(
@@ -194,6 +199,7 @@ public final class CatalogueIndex: Sendable {
                         arguments: [formatVersion, stamp, cataloguePath])
                     return .commit
                 }
+                try db.execute(sql: "CREATE INDEX call_number_key ON call_number(key)")
                 try db.execute(sql: "INSERT INTO entry_text(entry_text) VALUES ('optimize')")
                 try db.execute(sql: "INSERT INTO entry_tag(entry_tag) VALUES ('optimize')")
             }
@@ -279,6 +285,29 @@ public final class CatalogueIndex: Sendable {
                 while let id = try rows.next() { weights[id, default: 0] += weight }
             }
             return Self.best(weights, limit: limit)
+        }
+    }
+
+    /// Of the call number keys a spine may hold, those some entries carry, with how many carry each; and the ids of
+    /// the entries whose key is carried by at most `maxHolders` (a key many books share, a fiction mark such as
+    /// "N Mar", narrows too little to fetch them all: the title's trigrams find those).
+    func callNumbers(keys: [String], maxHolders: Int) throws -> (holders: [String: Int], ids: [Int64]) {
+        guard !keys.isEmpty else { return ([:], []) }
+        return try database.read { db in
+            let placeholders = Array(repeating: "?", count: keys.count).joined(separator: ",")
+            var holders: [String: Int] = [:]
+            let counts = try Row.fetchCursor(
+                db, sql: "SELECT key, count(*) FROM call_number WHERE key IN (\(placeholders)) GROUP BY key",
+                arguments: StatementArguments(keys))
+            while let row = try counts.next() { holders[row[0]] = row[1] }
+            let narrow = holders.filter { $0.value <= maxHolders }.keys.sorted()
+            guard !narrow.isEmpty else { return (holders, []) }
+            let ids = try Int64.fetchAll(
+                db,
+                sql:
+                    "SELECT id FROM call_number WHERE key IN (\(Array(repeating: "?", count: narrow.count).joined(separator: ","))) ORDER BY id",
+                arguments: StatementArguments(narrow))
+            return (holders, ids)
         }
     }
 

@@ -13,12 +13,14 @@ public struct MatchingOptions: Sendable, Hashable {
     public var queryGrams: Int
     /// Below this score a spine stays unmatched (nil).
     public var acceptScore: Double
+    /// Entries found by a call number the spine holds whole join its candidates when at most this many carry it.
+    public var callNumberHolders: Int
     public var weights: MatchingWeights
     public var calibration: ConfidenceCalibration
 
     public init(
         useTags: Bool = true, candidatesPerSpine: Int = 48, assignedPerSpine: Int = 8, queryGrams: Int = 32,
-        acceptScore: Double = 0.45, weights: MatchingWeights = MatchingWeights(),
+        acceptScore: Double = 0.45, callNumberHolders: Int = 32, weights: MatchingWeights = MatchingWeights(),
         calibration: ConfidenceCalibration = ConfidenceCalibration()
     ) {
         self.useTags = useTags
@@ -26,6 +28,7 @@ public struct MatchingOptions: Sendable, Hashable {
         self.assignedPerSpine = assignedPerSpine
         self.queryGrams = queryGrams
         self.acceptScore = acceptScore
+        self.callNumberHolders = callNumberHolders
         self.weights = weights
         self.calibration = calibration
     }
@@ -41,6 +44,11 @@ public struct MatchingWeights: Sendable, Hashable {
     /// rest of the spine's words too ("Catedrals, monestirs i grans edificis religiosos").
     public var explained: Double = 2.0
     public var tag: Double = 0.5
+    /// The spine holds the entry's whole call number as its own words ("796.42 Mor"): worth more the fewer entries
+    /// share it, as `callNumber + callNumberRare / holders`, so a number that names one book outweighs a title read
+    /// badly, and one that a shelf of books shares leaves the title to decide.
+    public var callNumber: Double = 0.25
+    public var callNumberRare: Double = 0.25
     /// The main title read as one run in its own word order: small, to part titles with the same words
     /// ("Diccionari català-anglès", "Diccionari anglès-català").
     public var titleRun: Double = 0.1
@@ -56,18 +64,18 @@ public struct MatchingWeights: Sendable, Hashable {
 /// for the matcher's scoring as it is: a change to the features or weights of the score needs a refit. Some
 /// weights are negative because the score already counts that evidence; only the sum means anything.
 public struct ConfidenceCalibration: Sendable, Hashable {
-    public var bias: Double = -3.018
-    public var score: Double = 0.146
-    public var lead: Double = 1.943
+    public var bias: Double = -2.570
+    public var score: Double = 0.625
+    public var lead: Double = 2.021
     /// The assignment gave the spine its own best candidate.
-    public var ownBest: Double = -0.273
+    public var ownBest: Double = -0.478
     /// How far the spine falls short of 20 letters (0 at 20 or more, 1 for none).
-    public var shortSpine: Double = -5.232
-    public var title: Double = 1.403
-    public var titleInformation: Double = -0.292
-    public var surname: Double = -0.357
-    public var explained: Double = 2.345
-    public var tag: Double = 1.094
+    public var shortSpine: Double = -4.846
+    public var title: Double = 0.813
+    public var titleInformation: Double = -0.406
+    public var surname: Double = -0.616
+    public var explained: Double = 1.131
+    public var tag: Double = 0.412
     public init() {}
 
     public func confidence(_ evidence: MatchEvidence) -> Double {
@@ -113,6 +121,10 @@ public struct MatchFeatures: Sendable, Hashable, Codable {
     /// The share of the spine's words (by letters) that the entry accounts for.
     public var explained: Double = 0
     public var tag: Double = 0
+    /// 1 when the spine holds the entry's whole call number key (``Normalisation/callNumberKeys(words:)``).
+    public var callNumber: Double = 0
+    /// How many catalogue entries carry that key (0 when the spine does not hold it).
+    public var callNumberHolders: Int = 0
     /// How closely some stretch of the spine spells the main title as one run, words in order.
     public var titleRun: Double = 0
     /// The spine's letters and digits (the same for every candidate of one spine).
@@ -132,11 +144,20 @@ public final class CatalogueMatcher: SpineMatching {
 
     /// The candidates for one spine, best first.
     public func rank(_ spine: String) throws -> [ScoredCandidate] {
-        let prepared = PreparedSpine(spine)
+        var prepared = PreparedSpine(spine)
         guard !prepared.compact.isEmpty else { return [] }
-        let ids = try index.candidates(
+        var ids = try index.candidates(
             words: prepared.words, useTags: options.useTags, limit: options.candidatesPerSpine,
             queryGrams: options.queryGrams)
+        if options.useTags {
+            // A label read whole names its book, or a few: those entries are candidates whatever the trigrams of
+            // the rest of the spine found (a spine that shows only "431.2 Mau" has few title trigrams to find).
+            let found = try index.callNumbers(
+                keys: Normalisation.callNumberKeys(words: prepared.words), maxHolders: options.callNumberHolders)
+            prepared.callNumberHolders = found.holders
+            var known = Set(ids)
+            for id in found.ids where known.insert(id).inserted { ids.append(id) }
+        }
         let entries = try index.entries(ids)
         var scored: [ScoredCandidate] = []
         scored.reserveCapacity(ids.count)
@@ -195,7 +216,14 @@ public final class CatalogueMatcher: SpineMatching {
         total += weights.surname * features.surname + weights.subtitle * features.subtitle
         total += weights.forename * features.forename + weights.explained * features.explained
         total += weights.titleRun * features.titleRun
-        if options.useTags { total += weights.tag * features.tag }
+        if options.useTags {
+            total += weights.tag * features.tag
+            if features.callNumberHolders > 0 {
+                total +=
+                    features.callNumber
+                    * (weights.callNumber + weights.callNumberRare / Double(features.callNumberHolders))
+            }
+        }
         return total
     }
 
@@ -238,6 +266,10 @@ public final class CatalogueMatcher: SpineMatching {
             let tag = entry.tagCompact
             let distance = tag.withUnsafeBufferPointer { substringDistance($0, in: spineLetters) }
             features.tag = similarity(distance: distance, length: tag.count)
+            if let holders = spine.callNumberHolders[entry.callNumberKey] {
+                features.callNumber = 1
+                features.callNumberHolders = holders
+            }
         }
         return features
     }
@@ -294,6 +326,9 @@ struct PreparedSpine {
     /// Each word's letters as scalars.
     let wordLetters: [[UInt32]]
     let compact: [UInt32]
+    /// The call number keys the spine holds that some entries carry, with how many carry each (set by the matcher
+    /// from the index when tags are used).
+    var callNumberHolders: [String: Int] = [:]
 
     init(_ text: String) {
         let folded = Normalisation.fold(text)

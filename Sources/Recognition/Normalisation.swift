@@ -88,6 +88,47 @@ public enum Normalisation {
         folded.unicodeScalars.compactMap { $0 == " " ? nil : $0.value }
     }
 
+    /// A call number as the key a spine label is looked up by: its folded letters and digits, spaces and marks
+    /// dropped ("796.42 Mor", "796,42 MOR" → "796421m0r"), and the characters OCR confuses on labels taken as one
+    /// (o and 0, i, l, j and 1, s and 5, b and 8, z and 2), so "JN Sch" read "IN Sch" or "79b.42" keeps its key.
+    public static func callNumberKey(_ folded: String) -> String {
+        var out = String.UnicodeScalarView()
+        for scalar in folded.unicodeScalars where scalar != " " {
+            switch scalar {
+            case "o": out.append("0")
+            case "i", "l", "j": out.append("1")
+            case "s": out.append("5")
+            case "b": out.append("8")
+            case "z": out.append("2")
+            default: out.append(scalar)
+            }
+        }
+        return String(out)
+    }
+
+    /// The keys a spine's label may be read as: every run of up to ``callNumberWords`` consecutive words of the
+    /// folded spine, as ``callNumberKey(_:)`` forms it, of 3 to 24 characters. A label prints its class number and
+    /// author mark as separate words ("796.42 Mor": 796, 42, mor), and OCR splits or joins them further.
+    public static func callNumberKeys(words: [String]) -> [String] {
+        var keys: [String] = []
+        var seen = Set<String>()
+        for start in words.indices {
+            var run = ""
+            for end in start..<min(words.count, start + callNumberWords) {
+                run += words[end]
+                if run.unicodeScalars.count > 24 { break }
+                if run.unicodeScalars.count >= 3 {
+                    let key = callNumberKey(run)
+                    if seen.insert(key).inserted { keys.append(key) }
+                }
+            }
+        }
+        return keys
+    }
+
+    /// The most words one call number spans on a spine: "91(026)(46.79) San" reads as five.
+    public static let callNumberWords = 6
+
     /// ":", "/", ";" and "=", the marks that part a catalogue title when spaced.
     private static func isTitleSeparator(_ byte: UInt8) -> Bool {
         byte == 0x3A || byte == 0x2F || byte == 0x3B || byte == 0x3D

@@ -55,6 +55,8 @@ struct PreparedEntry: Sendable {
     /// Where the main title's letters lie in ``letters``.
     let mainLetters: Range<Int>
     let tagCompact: [UInt32]
+    /// The call number's lookup key (``Normalisation/callNumberKey(_:)``).
+    let callNumberKey: String
 
     init(_ stored: Stored) {
         var letters: [UInt32] = []
@@ -90,6 +92,7 @@ struct PreparedEntry: Sendable {
         self.letters = letters
         self.words = words
         tagCompact = Normalisation.compact(stored.tag)
+        callNumberKey = Normalisation.callNumberKey(stored.tag)
     }
 
     init(_ entry: CatalogueEntry) { self.init(Stored(entry)) }

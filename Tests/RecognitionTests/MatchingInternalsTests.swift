@@ -28,6 +28,20 @@ struct MatchingInternalsTests {
         #expect(Normalisation.fold("ΑΒΓ abc") == "αβγ abc")
     }
 
+    @Test func aCallNumberKeyOutlastsItsMisreadings() {
+        let key = Normalisation.callNumberKey(Normalisation.fold("796.42 Mor"))
+        #expect(key == "79642m0r")
+        #expect(Normalisation.callNumberKey(Normalisation.fold("796,42 M0R")) == key)
+        #expect(Normalisation.callNumberKey(Normalisation.fold("JN Sch")) == Normalisation.callNumberKey("in sch"))
+        #expect(
+            Normalisation.callNumberKey(Normalisation.fold("S9.82 Die")) == Normalisation.callNumberKey("59 82 die"))
+        // A label spans several words of the spine, and is found among the others.
+        let keys = Normalisation.callNumberKeys(words: Normalisation.words("GUIARAMA ANDORRA 91(026) (46.79) San"))
+        #expect(keys.contains(Normalisation.callNumberKey(Normalisation.fold("91(026)(46.79) San"))))
+        #expect(keys.contains(Normalisation.callNumberKey("andorra")))
+        #expect(!keys.contains { $0.count < 3 })
+    }
+
     @Test func titlePartsCutAtTheFirstSeparator() {
         let parts = Normalisation.titleParts("Memoria / Alan Baddeley : edición = Memory")
         #expect(parts.main == "Memoria")

@@ -137,7 +137,43 @@ struct MatchingTests {
         #expect(tagged.first?.entry.authors == ["Pérez, Juan"])
         #expect(tagged.first!.features.tag == 1)
         let untagged = try withoutTags.rank("MEMORIA 946 Per")
-        #expect(untagged.allSatisfy { $0.features.tag == 0 })
+        #expect(untagged.allSatisfy { $0.features.tag == 0 && $0.features.callNumber == 0 })
+    }
+
+    @Test func aLabelReadWholeBringsItsBookAmongTheCandidates() throws {
+        let catalogue = try SmallCatalogue()
+        defer { catalogue.remove() }
+        // One candidate from the trigrams: the title's words pick the war book; the label names another.
+        let matcher = CatalogueMatcher(
+            index: try CatalogueIndex.open(catalogue: catalogue.path),
+            options: MatchingOptions(useTags: true, candidatesPerSpine: 1))
+        let ranked = try matcher.rank("EL ARTE DE LA GUERRA 796.42 Mor")
+        let labelled = ranked.first { $0.entry.title == "Correr per ser feliç" }
+        #expect(labelled?.features.callNumber == 1)
+        #expect(labelled?.features.callNumberHolders == 1)
+        // A spine that shows only its label, misread ("M0R", a comma for the point), finds its book.
+        let labelOnly = try matcher.assign(["1 796,42 M0R"])
+        #expect(labelOnly[0]?.entry.title == "Correr per ser feliç")
+    }
+
+    @Test func aLabelManyBooksShareLeavesTheTitleToDecide() throws {
+        // Four books share "N Pam"; the spine's label reads it whole, its title is another's: the title decides,
+        // and the shared label is not enough on its own to fetch them all.
+        let catalogue = try SmallCatalogue(
+            csv: SmallCatalogue.csv + "La Bicicleta estàtica ,\"Pàmies, Sergi\",N Pam,,\n"
+                + "Memòria dels morts ,\"Pàmies, Teresa\",N Pam,,\n"
+                + "Quan érem refugiats ,\"Pàmies, Teresa\",N Pam,,\n"
+                + "Cançons d'amor i de pluja ,\"Pàmies, Sergi\",N Pam,,\n")
+        defer { catalogue.remove() }
+        let matcher = CatalogueMatcher(
+            index: try CatalogueIndex.open(catalogue: catalogue.path),
+            options: MatchingOptions(useTags: true, callNumberHolders: 3))
+        let ranked = try matcher.rank("SERGI PÀMIES LA BICICLETA ESTÀTICA N Pam")
+        #expect(ranked.first?.entry.title == "La Bicicleta estàtica")
+        #expect(ranked.first?.features.callNumberHolders == 4)
+        let tight = CatalogueMatcher(
+            index: matcher.index, options: MatchingOptions(useTags: true, candidatesPerSpine: 1, callNumberHolders: 3))
+        #expect(try tight.rank("N Pam").count <= 1)
     }
 }
 
