@@ -6,7 +6,8 @@ Usage: python3 Benchmarks/WebBench/web_cost.py BUILD_DIR [--books N] [--runs R] 
 BUILD_DIR holds swiftwing, swiftwing-web and ExportBench; --web measures another swiftwing-web (a release build).
 The resident set is read idle (listening, nothing asked yet) and after every page was asked for and the live
 stream (/events) gave its first status event, with where it lies: the binary, each shared library, and anonymous
-memory (heap, stacks), from /proc/PID/smaps.
+memory (heap, stacks), from /proc/PID/smaps; and the binary's own mappings one by one (code, read-only data, the
+relocated data the loader writes), with the pages of each that are privately dirty.
 """
 
 import os
@@ -25,18 +26,25 @@ def option(name, default):
     return int(sys.argv[sys.argv.index(name) + 1]) if name in sys.argv else default
 
 
-def memory(pid):
-    """VmRSS and VmHWM in kB and the thread count; the resident kB of each mapping's file (anonymous as one entry)."""
+def memory(pid, binary):
+    """VmRSS, VmHWM, RssAnon, RssFile in kB and the thread count; the resident kB of each mapping's file (anonymous
+    as one entry); and the binary's own mappings one by one (permissions, size, resident and privately dirty kB)."""
     status = {line.split(":")[0]: int(line.split()[1]) for line in open(f"/proc/{pid}/status")
-              if line.startswith(("VmRSS", "VmHWM", "Threads"))}
-    where, name = {}, None
+              if line.startswith(("VmRSS", "VmHWM", "RssAnon", "RssFile", "Threads"))}
+    where, name, own, mapping = {}, None, [], None
     for line in open(f"/proc/{pid}/smaps"):
         fields = line.split()
         if re.match(r"^[0-9a-f]+-[0-9a-f]+ ", line):
             name = os.path.basename(fields[5]) if len(fields) > 5 and fields[5].startswith("/") else "(anonymous)"
-        elif fields[0] == "Rss:":
+            mapping = None
+            if len(fields) > 5 and os.path.realpath(fields[5]) == os.path.realpath(binary):
+                mapping = {"perms": fields[1], "offset": int(fields[2], 16)}
+                own.append(mapping)
+        elif fields[0] in ("Size:", "Rss:", "Private_Dirty:") and mapping is not None:
+            mapping[fields[0][:-1]] = int(fields[1])
+        if fields[0] == "Rss:":
             where[name] = where.get(name, 0) + int(fields[1])
-    return status, where
+    return status, where, own
 
 
 def main():
@@ -61,7 +69,7 @@ def main():
         while "listening on" not in open(os.path.join(root, "web.log")).read():
             time.sleep(0.05)
         time.sleep(1)  # the start's last allocations settle
-        idle, idle_where = memory(web.pid)
+        idle, idle_where, idle_own = memory(web.pid, binary)
         printed = subprocess.run([os.path.join(build, "swiftwing"), "web", "pair", "--config", config],
                                  capture_output=True, text=True, check=True).stdout
         code = re.search(r"code (\d{6})", printed).group(1)
@@ -96,7 +104,7 @@ def main():
             received = b""
             while b"event: status" not in received or not received.endswith(b"\n\n"):
                 received += stream.read1(4096)
-        loaded, loaded_where = memory(web.pid)
+        loaded, loaded_where, loaded_own = memory(web.pid, binary)
         baseline = statistics.median(figures[paths[0][0]])
         print(f"swiftwing-web, {books} books, {runs} runs each (server time, median / max, ms; ratio to baseline):")
         for name, values in figures.items():
@@ -105,6 +113,12 @@ def main():
         print(f"resident kB idle: VmRSS {idle['VmRSS']}, VmHWM {idle['VmHWM']}; after {runs * len(paths)} requests "
               f"and a live stream: "
               f"VmRSS {loaded['VmRSS']}, VmHWM {loaded['VmHWM']}; threads {idle['Threads']} / {loaded['Threads']}")
+        print(f"  RssAnon {idle['RssAnon']} / {loaded['RssAnon']}, RssFile {idle['RssFile']} / {loaded['RssFile']} "
+              "(idle / after)")
+        print("the binary's mappings (permissions, file offset, size kB; resident and privately dirty kB, idle / after):")
+        for before, after in zip(idle_own, loaded_own):
+            print(f"  {after['perms']} {after['offset']:#10x} {after['Size']:8}   {before['Rss']:7} / {after['Rss']:7}"
+                  f"   dirty {before['Private_Dirty']:6} / {after['Private_Dirty']:6}")
         print("where (resident kB idle / after), largest first:")
         for name in sorted(loaded_where, key=lambda key: -loaded_where[key]):
             if max(loaded_where[name], idle_where.get(name, 0)) >= 100:

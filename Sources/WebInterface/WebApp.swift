@@ -532,29 +532,36 @@ public final class WebApp: Sendable {
     func delete(_ context: WebRequestContext) async throws -> Response {
         guard let id = Self.bookID(context) else { return message("Book", "No such book.", status: .notFound) }
         let configuration = settings.configuration
-        let book: BookRecord
+        let deleted: LibraryManagement.DeletedBook
         do {
-            book = try await blocking { try LibraryManagement.delete(id: id, configuration: configuration) }
+            deleted = try await blocking {
+                try LibraryManagement.deleteKeepingCover(id: id, configuration: configuration)
+            }
         } catch {
             return message("Delete", "\(error)", status: .unprocessableContent)
         }
-        let token = undo.keep(book, now: clock.now())
+        let token = undo.keep(deleted, now: clock.now())
         return Self.redirect("/library?deleted=\(token)")
     }
 
     func undoDelete(_ context: WebRequestContext) async throws -> Response {
         let now = clock.now()
-        guard let token = context.form["token"], let book = undo.take(token, now: now) else {
+        guard let token = context.form["token"], let deleted = undo.take(token, now: now) else {
             return message(
                 "Undo", "There is nothing to undo any more (a deletion can be undone for 15 minutes).",
                 status: .gone)
         }
         let configuration = settings.configuration
+        let reader = self.reader
         do {
-            let restored = try await blocking { try LibraryManagement.restore(book, configuration: configuration) }
+            let restored = try await blocking { try LibraryManagement.restore(deleted, configuration: configuration) }
             return Self.redirect("/books/\(restored.id ?? 0)")
         } catch {
-            undo.putBack(book, token: token, now: now)
+            // Offered again only while the book is still out: when it is back without its picture, a second
+            // undo could only fail on the book's own id.
+            let id = deleted.book.id
+            let isBack = (try? await blocking { try id.flatMap { try reader.book(id: $0) } != nil }) ?? false
+            if !isBack { undo.putBack(deleted, token: token, now: now) }
             return message("Undo", "\(error)", status: .conflict)
         }
     }

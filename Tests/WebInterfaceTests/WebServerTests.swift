@@ -424,6 +424,38 @@ import Testing
         }
     }
 
+    @Test func undoingADeleteBringsTheBookBackWithItsKeptSpine() async throws {
+        try await withWebDevice { device in
+            let (cookie, csrf) = try await device.pair()
+            // No photo in the spool: the kept spine is the only picture the book has.
+            let scan = try Self.queueScan(device, photo: nil)
+            let kept = try #require(
+                try device.database.library.insert(BookRecord(title: "Kept", scanID: scan, rawJSON: Self.box)).id)
+            let spine = try JPEGEncoder(quality: 80).encode(YUV420Frame(layout: YUV420Layout(width: 54, height: 320)))
+            try device.database.saveBookCovers([BookCover(bookID: kept, jpeg: spine, width: 54, height: 320)])
+
+            let deleted = try await device.post("/books/\(kept)/delete", [("csrf", csrf)], cookie: cookie)
+            #expect(deleted.status == 303)
+            #expect(try device.database.bookCover(id: kept) == nil)
+            let location = try #require(deleted.header("Location"))
+            let page = try await device.get(location, cookie: cookie).text
+            let token = try #require(
+                page.range(of: "name=\"token\" value=\"").map {
+                    String(page[$0.upperBound...].prefix { $0 != "\"" })
+                })
+            let undone = try await device.post("/undo", [("csrf", csrf), ("token", token)], cookie: cookie)
+            #expect(undone.header("Location") == "/books/\(kept)")
+
+            #expect(
+                try device.database.bookCover(id: kept) == BookCover(bookID: kept, jpeg: spine, width: 54, height: 320))
+            let cover = try await device.get("/books/\(kept)/cover", cookie: cookie)
+            #expect(cover.status == 200)
+            #expect(cover.body == spine)
+            let grid = try await device.get("/library/grid", cookie: cookie).text
+            #expect(grid.contains(#"<img src="/books/\#(kept)/cover" alt="" class="spine""#))
+        }
+    }
+
     @Test func aCoverIsOnlyEverTheDevicesOwnPhotoOfThatBook() async throws {
         try await withWebDevice { device in
             let (cookie, _) = try await device.pair()

@@ -78,6 +78,44 @@ public enum LibraryManagement {
         try change(configuration) { library throws(StoreError) in try library.insert(book) }
     }
 
+    /// A book as it was before a delete: its fields and the spine picture kept beside it (which the delete takes
+    /// with the book), so an undo can put both back.
+    public struct DeletedBook: Sendable {
+        public var book: BookRecord
+        public var cover: BookCover?
+
+        public init(book: BookRecord, cover: BookCover?) {
+            self.book = book
+            self.cover = cover
+        }
+    }
+
+    /// Removes the book `id` with its picture and returns both (the browser's delete, which it can undo).
+    public static func deleteKeepingCover(id: Int64, configuration: ApplianceConfiguration) throws(ApplianceError)
+        -> DeletedBook
+    {
+        try changeDatabase(configuration) { database throws(StoreError) in
+            let cover = try database.bookCover(id: id)
+            return DeletedBook(book: try database.library.delete(id: id), cover: cover)
+        }
+    }
+
+    /// Puts back a book ``deleteKeepingCover(id:configuration:)`` removed, with its id, every field and its picture.
+    /// Refused when another book has taken its ISBN-13 meanwhile. When the book is back but its picture could not
+    /// be stored, the error says so: the book stays (the daemon or a rescan can give it a picture again).
+    public static func restore(_ deleted: DeletedBook, configuration: ApplianceConfiguration) throws(ApplianceError)
+        -> BookRecord
+    {
+        try changeDatabase(configuration) { database throws(StoreError) in
+            let book = try database.library.insert(deleted.book)
+            if var cover = deleted.cover, let id = book.id {
+                cover.bookID = id
+                try database.saveBookCovers([cover])
+            }
+            return book
+        }
+    }
+
     /// The books a person should check: below 0.8 confidence, or flagged, and not yet reviewed.
     public static func reviewList(configuration: ApplianceConfiguration) throws(ApplianceError) -> LibraryReport {
         do {
@@ -111,10 +149,17 @@ public enum LibraryManagement {
     private static func change(
         _ configuration: ApplianceConfiguration, _ body: (Store.Library) throws(StoreError) -> BookRecord
     ) throws(ApplianceError) -> BookRecord {
+        try changeDatabase(configuration) { database throws(StoreError) in try body(database.library) }
+    }
+
+    /// Runs changes on the daemon's database, each in a transaction of its own.
+    private static func changeDatabase<Result>(
+        _ configuration: ApplianceConfiguration, _ body: (AppDatabase) throws(StoreError) -> Result
+    ) throws(ApplianceError) -> Result {
         let state = StateDirectory(path: configuration.stateDirectory)
         try refuseForeignOwner(state.databasePath)
         do {
-            return try body(try AppDatabase.openForChanges(state).library)
+            return try body(try AppDatabase.openForChanges(state))
         } catch {
             throw ApplianceError(error.description)
         }
