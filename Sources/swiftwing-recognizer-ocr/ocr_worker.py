@@ -269,13 +269,34 @@ def detect_in_strips(detector, image, strips):
                 pieces.append((index, cut_left, cut_right, box))
             else:
                 whole.append((abs(box[:, 0].mean() - (start + end) / 2), index, box))
+    whole.sort(key=lambda item: item[0])
+    # Each box against all those kept before it at once (numpy over their bounding rectangles): pair by pair in
+    # Python this was ~15,000 comparisons a photo and a second of CPU.
+    rectangles = np.array([bounding_rectangle(box) for _, _, box in whole]).reshape(-1, 4)
+    strip_of = np.array([index for _, index, _ in whole])
     kept = []
-    for _, index, box in sorted(whole, key=lambda item: item[0]):
-        if not any(other_index != index and max(area_share_inside(box, other), area_share_inside(other, box)) >= 0.5
-                   for other_index, other in kept):
-            kept.append((index, box))
-    kept = [box for _, box in kept]
+    for position, (_, index, box) in enumerate(whole):
+        others = np.array(kept, dtype=int)
+        others = others[strip_of[others] != index]
+        if not len(others) or shared_area_share(rectangles[position], rectangles[others]).max() < 0.5:
+            kept.append(position)
+    kept = [whole[position][2] for position in kept]
     return kept + join_pieces(pieces, kept)
+
+
+def bounding_rectangle(box):
+    return box[:, 0].min(), box[:, 1].min(), box[:, 0].max(), box[:, 1].max()
+
+
+def shared_area_share(rectangle, others):
+    """For each of `others` (bounding rectangles, one a row), the larger of the shares of its area and of
+    `rectangle`'s area that the two share: area_share_inside both ways, over many boxes at once."""
+    width = np.minimum(rectangle[2], others[:, 2]) - np.maximum(rectangle[0], others[:, 0])
+    height = np.minimum(rectangle[3], others[:, 3]) - np.maximum(rectangle[1], others[:, 1])
+    shared = np.maximum(width, 0.0) * np.maximum(height, 0.0)
+    area = max((rectangle[2] - rectangle[0]) * (rectangle[3] - rectangle[1]), 1.0)
+    other_areas = np.maximum((others[:, 2] - others[:, 0]) * (others[:, 3] - others[:, 1]), 1.0)
+    return np.maximum(shared / area, shared / other_areas)
 
 
 def join_pieces(pieces, whole):
