@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Creates the OCR worker's virtual environment: Debian's python3 with the pinned packages of
 # Sources/swiftwing-recognizer-ocr/requirements.txt (the PP-OCR models come inside rapidocr_onnxruntime's wheel;
-# nothing is downloaded at run time), and the int8 copy of the recognition model that quantize_models.py derives
-# from the shipped one. Idempotent: an environment already made from the same requirements is kept.
+# nothing is downloaded at run time), and the faster copies of the models that quantize_models.py derives from the
+# shipped ones (element-wise steps fused into the convolutions; the recognizer's MatMul weights in int8). Idempotent: an environment already made from the same requirements is kept.
 # Needs python3 and python3-venv (scripts/install-deps.sh). Tests and `swiftwing-recognizer` look for the
 # environment at .ocr-venv in the checkout unless SWIFTWING_OCR_VENV names another.
 # Usage: scripts/ocr-venv.sh [DIR]   (default: .ocr-venv at the repository's root)
@@ -13,8 +13,10 @@ requirements="$root/Sources/swiftwing-recognizer-ocr/requirements.txt"
 python="${PYTHON:-/usr/bin/python3}"
 
 stamp="$venv/.swiftwing-requirements"
-int8_model="$venv/swiftwing-models/ch_PP-OCRv4_rec_infer.int8.onnx"
-if [ -x "$venv/bin/python3" ] && [ -f "$stamp" ] && cmp -s "$stamp" "$requirements" && [ -f "$int8_model" ]; then
+derived="$venv/swiftwing-models"
+if [ -x "$venv/bin/python3" ] && [ -f "$stamp" ] && cmp -s "$stamp" "$requirements" \
+  && [ -f "$derived/ch_PP-OCRv4_rec_infer.int8.onnx" ] && [ -f "$derived/ch_PP-OCRv4_det_infer.fused.onnx" ] \
+  && [ -f "$derived/ch_ppocr_mobile_v2.0_cls_infer.fused.onnx" ]; then
   exit 0
 fi
 command -v "$python" >/dev/null || { echo "ocr-venv: $python not found: install python3 (scripts/install-deps.sh)" >&2; exit 1; }

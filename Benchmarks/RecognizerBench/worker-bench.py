@@ -1,7 +1,8 @@
 """The OCR worker alone on the two annotated shelf photos: seconds and peak resident memory of detection and of
 recognition, per photo, with the worker warm. Run by the worker's own interpreter (.ocr-venv/bin/python3).
 
-Usage: worker-bench.py [--size 1920] [--save-ocr DIR] [--ort NAME=VALUE...] [--] [WORKER OPTION...]
+Usage: worker-bench.py [--size 1920|full] [--save-ocr DIR] [--worker DIR] [--ort NAME=VALUE...] [--] [WORKER OPTION...]
+--worker runs the ocr_worker.py in DIR instead of the checkout's (e.g. another version, for a before/after in one run).
 --ort sets an onnxruntime SessionOptions attribute over the worker's own (a Python literal or an onnxruntime
 enum member's path, e.g. enable_cpu_mem_arena=True, graph_optimization_level=GraphOptimizationLevel.ORT_ENABLE_BASIC,
 execution_mode=ExecutionMode.ORT_PARALLEL), to measure a setting without editing the worker.
@@ -26,6 +27,7 @@ parser = argparse.ArgumentParser()
 parser.add_argument("--size", default="1920")
 parser.add_argument("--save-ocr")
 parser.add_argument("--ort", action="append", default=[])
+parser.add_argument("--worker", default=os.path.join(root, "Sources/swiftwing-recognizer-ocr"))
 parser.add_argument("worker_options", nargs="*")
 arguments = parser.parse_args()
 
@@ -62,11 +64,11 @@ sys.argv = ["ocr_worker.py"] + sys.argv[3:]
 sys.exit(ocr_worker.main())
 """
 worker = subprocess.Popen(
-    [sys.executable, "-B", "-c", launcher, os.path.join(root, "Sources/swiftwing-recognizer-ocr"), ";".join(arguments.ort),
+    [sys.executable, "-B", "-c", launcher, arguments.worker, ";".join(arguments.ort),
      "--stage-memory"] + arguments.worker_options, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
 ready = json.loads(worker.stdout.readline())
 settings = " ".join(arguments.ort + arguments.worker_options) or "(defaults)"
-print(f"options {settings}: models loaded in {ready['seconds']} s")
+print(f"options {settings}: models loaded in {ready['seconds']} s: {ready.get('models', '(not named)')}")
 rows = []
 for index, (name, data) in enumerate([encoded[0]] + encoded):
     worker.stdin.write(struct.pack(">I", len(data)) + data)

@@ -250,3 +250,70 @@ extension RealOCRWorkerTests {
         #expect(cpu["recognize", default: 0] > 0)
     }
 }
+
+extension RealOCRWorkerTests {
+    /// The worker run once on one photo, its input, output and errors all files (no pipes: a worker another test
+    /// spawns meanwhile would inherit a pipe's end, and the end of input or output would never come). It exits when
+    /// its input ends. Returns its lines on stdout and what it wrote on stderr.
+    static func runOnce(_ arguments: [String], jpeg: [UInt8], in folder: URL) throws -> (lines: [Data], errors: String)
+    {
+        let configuration = try OCRWorkerConfiguration.locate(root: repositoryRoot)
+        let name = UUID().uuidString
+        let input = folder.appendingPathComponent("\(name).in")
+        let output = folder.appendingPathComponent("\(name).out")
+        let errors = folder.appendingPathComponent("\(name).err")
+        let length = UInt32(jpeg.count)
+        var frame = Data([UInt8(length >> 24), UInt8((length >> 16) & 0xff), UInt8((length >> 8) & 0xff)])
+        frame.append(UInt8(length & 0xff))
+        frame.append(contentsOf: jpeg)
+        try frame.write(to: input)
+        try Data().write(to: output)
+        try Data().write(to: errors)
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: configuration.python)
+        process.arguments = [configuration.script] + arguments
+        process.standardInput = try FileHandle(forReadingFrom: input)
+        process.standardOutput = try FileHandle(forWritingTo: output)
+        process.standardError = try FileHandle(forWritingTo: errors)
+        try process.run()
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 0)
+        return (
+            try Data(contentsOf: output).split(separator: UInt8(ascii: "\n")).map { Data($0) },
+            String(decoding: try Data(contentsOf: errors), as: UTF8.self)
+        )
+    }
+
+    /// An environment without the derived models (`--derived-models` an empty folder): the worker says on stderr
+    /// that it falls back, names the shipped float model in its ready line, and reads what the float model reads.
+    @Test func fallsBackToTheShippedFloatModelWhenTheInt8CopyIsMissing() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("ocr-fallback-\(UUID().uuidString)")
+        let empty = folder.appendingPathComponent("derived")
+        try FileManager.default.createDirectory(at: empty, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let jpeg = try Self.threeSpines()
+        let fallback = try Self.runOnce(["--derived-models", empty.path], jpeg: jpeg, in: folder)
+        let float = try Self.runOnce(["--derived-models", empty.path, "--rec-model", "float"], jpeg: jpeg, in: folder)
+
+        #expect(fallback.errors.contains("no int8 recognition model at \(empty.path)/"))
+        #expect(fallback.errors.contains("reading with the float model"))
+        #expect(fallback.errors.contains("scripts/ocr-venv.sh"))
+        #expect(!float.errors.contains("no int8 recognition model"))
+        try #require(fallback.lines.count == 2 && float.lines.count == 2)
+        let ready = try #require(JSONSerialization.jsonObject(with: fallback.lines[0]) as? [String: Any])
+        let models = try #require(ready["models"] as? [String: String])
+        #expect(models["recognize"]?.hasSuffix("/ch_PP-OCRv4_rec_infer.onnx") == true)
+        #expect(models["recognize"]?.hasPrefix(empty.path) == false)
+
+        func texts(_ reply: Data) throws -> [String] {
+            let object = try #require(JSONSerialization.jsonObject(with: reply) as? [String: Any])
+            let lines = try #require(object["lines"] as? [[String: Any]])
+            return lines.compactMap { $0["text"] as? String }
+        }
+        let read = try texts(fallback.lines[1])
+        #expect(read == (try texts(float.lines[1])))
+        let text = read.joined(separator: " ").uppercased()
+        #expect(text.contains("MUSCULACION"))
+        #expect(text.contains("TRIATLON"))
+    }
+}
