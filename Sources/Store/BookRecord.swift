@@ -169,7 +169,8 @@ public struct BookRecord: Identifiable, Hashable, Sendable, Codable, FetchableRe
             try Self.authorsJSON(authors).databaseValue, format.databaseValue, publisher.databaseValue,
             publishedDate.databaseValue, pageCount.databaseValue, coverURL.databaseValue, confidence.databaseValue,
             enrichmentStatus.databaseValue, timestamp(addedAt), timestamp(updatedAt),
-            scanID.map { $0.uuidString.lowercased() }.databaseValue, rawJSON.databaseValue, source.databaseValue,
+            scanID.map { timestamps?.scanIDText($0) ?? $0.uuidString.lowercased() }.databaseValue,
+            rawJSON.databaseValue, source.databaseValue,
             reviewReason.databaseValue, reviewedAt.map(timestamp) ?? .null, editedAt.map(timestamp) ?? .null,
             (key?.title ?? "").databaseValue, (key?.author ?? "").databaseValue,
         ]
@@ -203,9 +204,19 @@ public struct BookRecord: Identifiable, Hashable, Sendable, Codable, FetchableRe
     private static let authorsEncoder = BookRecord.databaseJSONEncoder(for: "authors")
 }
 
-/// The ``StorageTimestamp`` text of dates already written, for writes of many rows with the same dates.
+/// The ``StorageTimestamp`` text of dates already written, for writes of many rows with the same dates, and the
+/// text of the scan id they share (a job's books all link to its scan).
 final class StorageTimestampMemo {
     private var values: [Date: DatabaseValue] = [:]
+    private var scanID: (id: UUID, text: String)?
+
+    /// The stored text of a scan id: lower-case, as `scan.id` holds it.
+    func scanIDText(_ id: UUID) -> String {
+        if let scanID, scanID.id == id { return scanID.text }
+        let text = id.uuidString.lowercased()
+        scanID = (id, text)
+        return text
+    }
 
     func databaseValue(_ date: Date) -> DatabaseValue {
         if let value = values[date] { return value }
@@ -282,13 +293,32 @@ extension BookRecord {
     /// The names of `["a","b"]` written without spaces, escapes or control characters (as ``authorsJSON(_:)``
     /// writes them); `nil` for any other JSON.
     static func plainAuthors(_ json: String) -> [String]? {
-        if json == "[]" { return [] }
-        guard json.hasPrefix("[\""), json.hasSuffix("\"]"), json.utf8.count >= 4,
-            !json.utf8.contains(where: { $0 < 0x20 || $0 == UInt8(ascii: "\\") })
+        // On the UTF-8 bytes: `"` and `,` are ASCII, so they never occur inside another character's bytes.
+        let bytes = Array(json.utf8)
+        if bytes == Array("[]".utf8) { return [] }
+        let quote = UInt8(ascii: "\"")
+        guard bytes.count >= 4, bytes[0] == UInt8(ascii: "["), bytes[1] == quote, bytes[bytes.count - 2] == quote,
+            bytes[bytes.count - 1] == UInt8(ascii: "]"),
+            !bytes.contains(where: { $0 < 0x20 || $0 == UInt8(ascii: "\\") })
         else { return nil }
-        let inner = json.dropFirst(2).dropLast(2)
-        let names = inner.split(separator: "\",\"", omittingEmptySubsequences: false)
-        guard names.allSatisfy({ !$0.contains("\"") }) else { return nil }
-        return names.map(String.init)
+        // The names sit between `["`, `","` and `"]`; any other quote is JSON this does not read.
+        var names: [String] = []
+        var start = 2
+        var index = 2
+        let end = bytes.count - 2
+        while index < end {
+            if bytes[index] == quote {
+                guard index + 2 < end, bytes[index + 1] == UInt8(ascii: ","), bytes[index + 2] == quote else {
+                    return nil
+                }
+                names.append(String(decoding: bytes[start..<index], as: UTF8.self))
+                index += 3
+                start = index
+            } else {
+                index += 1
+            }
+        }
+        names.append(String(decoding: bytes[start..<end], as: UTF8.self))
+        return names
     }
 }

@@ -20,6 +20,13 @@ public struct BookMatchKey: Hashable, Sendable, CustomStringConvertible {
         self.author = authors.lazy.map(Self.normaliseAuthor).first { !$0.isEmpty } ?? ""
     }
 
+    /// The key a row stores (`matchTitle`, `matchAuthor`), read back: `nil` for the "" of a title with no key.
+    init?(storedTitle: String, storedAuthor: String) {
+        guard !storedTitle.isEmpty else { return nil }
+        self.title = storedTitle
+        self.author = storedAuthor
+    }
+
     public var description: String { "\(title) / \(author)" }
 
     /// The title rule above.
@@ -319,9 +326,18 @@ struct MatchingBatch {
             }
             let record = try BookRecord.quicklyDecoded(row, columns: columns) ?? BookRecord(row: row)
             guard let id = record.id, stored[id] == nil else { continue }
+            let (storedTitle, storedAuthor): (String?, String?) = (row["matchTitle"], row["matchAuthor"])
+            let keyUnsure: Bool = row["matchKeyUnsure"]
+            // A stored key that is neither NULL nor stale is the row's key by today's rule (every save of a
+            // ``BookRecord`` writes it, a change of the rule comes with a migration): read, not computed again.
+            let key: BookMatchKey?
+            if !keyUnsure, let storedTitle, let storedAuthor {
+                key = BookMatchKey(storedTitle: storedTitle, storedAuthor: storedAuthor)
+            } else {
+                key = record.matchKey
+            }
             let book = StoredBook(
-                record: record, key: record.matchKey, storedTitle: row["matchTitle"], storedAuthor: row["matchAuthor"],
-                keyUnsure: row["matchKeyUnsure"])
+                record: record, key: key, storedTitle: storedTitle, storedAuthor: storedAuthor, keyUnsure: keyUnsure)
             stored[id] = book
             if let key = book.key { storedByKey[key, default: []].append(id) }
             if let isbn13 = record.isbn13 { storedByISBN[isbn13] = id }
@@ -464,7 +480,7 @@ struct MatchingBatch {
         guard !changed.isEmpty else { return }
         let assignments = changed.map { "\(columns[$0]) = ?" }.joined(separator: ", ")
         try db.cachedStatement(sql: "UPDATE book SET \(assignments) WHERE id = ?")
-            .execute(arguments: StatementArguments(changed.map { values[$0] } + [id.databaseValue]))
+            .execute(binding: changed.map { values[$0] } + [id.databaseValue])
         let (keyTitle, keyAuthor) = (key?.title ?? "", key?.author ?? "")
         let keyStaysRight =
             !book.keyUnsure && book.storedTitle == keyTitle && book.storedAuthor == keyAuthor
@@ -516,7 +532,7 @@ struct MatchingBatch {
                 record.id = ids[index]
                 values += try record.storedValues(matchKey: pendingKeys[index], timestamps: timestamps)
             }
-            try db.cachedStatement(sql: sql).execute(arguments: StatementArguments(values))
+            try db.cachedStatement(sql: sql).execute(binding: values)
         }
         return ids
     }
@@ -536,5 +552,23 @@ extension AppDatabase {
                 return try batch.save(books, db)
             }
         }
+    }
+}
+
+extension Statement {
+    /// `execute(arguments:)` for values that are already `DatabaseValue`s, one for each `?` of the statement
+    /// (the callers build the statement from the values), bound one by one: GRDB's `StatementArguments` for a
+    /// job's thousands of values cost more than SQLite's inserting of them.
+    func execute(binding values: [DatabaseValue]) throws {
+        // Reset, clear the bindings and mark them set; the loop binds each one.
+        setUncheckedArguments(StatementArguments())
+        for (index, value) in zip(CInt(1)..., values) {
+            let code = value.bind(to: sqliteStatement, at: index)
+            guard code == ResultCode.SQLITE_OK.rawValue else {
+                throw DatabaseError(
+                    resultCode: ResultCode(rawValue: code), message: "argument \(index) could not be bound", sql: sql)
+            }
+        }
+        try execute()
     }
 }

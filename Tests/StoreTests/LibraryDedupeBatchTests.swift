@@ -75,6 +75,40 @@ struct LibraryDedupeBatchTests {
         #expect(BookRecord.plainAuthors("[]") == [])
     }
 
+    @Test("the authors read byte by byte are the names JSONDecoder reads, or left to it")
+    func plainAuthorsAgreeWithJSONDecoder() throws {
+        let texts = [
+            #"[]"#, #"[""]"#, #"["",""]"#, #"["a",""]"#, #"["","a"]"#, #"["a","b","c"]"#, #"["Лев Толстой","吾輩"]"#,
+            "[\"\u{301}e\",\"x\u{301}\"]", #"["🦊","a"]"#, #"["a","]"#, #"["a"]]"#, #"[["a"]]"#, #"["a", "b"]"#,
+            #"[ "a"]"#, #"["a"b"]"#, #"["a\"b"]"#, #"["a","b"," ]"#, #"["""]"#, #"["a",,"b"]"#, #"["a"",""b"]"#,
+            #"["a",""b"]"#, #"{"a":"b"}"#, #"[1]"#, #"[""#, #""]"#, "",
+        ]
+        var readHere = 0
+        for text in texts {
+            guard let names = BookRecord.plainAuthors(text) else { continue }
+            readHere += 1
+            #expect(names == (try? JSONDecoder().decode([String].self, from: Data(text.utf8))), "\(text)")
+        }
+        #expect(readHere == 9)
+    }
+
+    @Test("values bound one by one are stored as they are; one too many is an error that names it")
+    func executeBinding() throws {
+        let database = try AppDatabase.inMemory()
+        let values: [DatabaseValue] = [
+            .null, 42.databaseValue, 0.1.databaseValue, "Война и мир 🦊".databaseValue, Data([0, 1, 255]).databaseValue,
+        ]
+        try database.writer.write { db in
+            try db.execute(sql: "CREATE TEMP TABLE bound (a, b, c, d, e)")
+            let insert = try db.cachedStatement(sql: "INSERT INTO bound VALUES (?, ?, ?, ?, ?)")
+            try insert.execute(binding: values)
+            try insert.execute(binding: Array(values.reversed()))
+            #expect(throws: DatabaseError.self) { try insert.execute(binding: values + [.null]) }
+            let rows = try Row.fetchAll(db, sql: "SELECT * FROM bound ORDER BY rowid")
+            #expect(rows.map { Array($0.databaseValues) } == [values, Array(values.reversed())])
+        }
+    }
+
     @Test("random jobs into libraries with unsure keys become the rows they become one book at a time (12 seeds)")
     func randomJobsEqualOneByOne() throws {
         for seed in UInt64(1)...12 {
