@@ -20,13 +20,7 @@ extension Library {
         let searching = !query.trimmingCharacters(in: .whitespaces).isEmpty
         let pattern = searching ? Self.searchPattern(query) : nil
         if searching && pattern == nil { return ([], 0) }
-        let sorting: String
-        switch order {
-        case .added: sorting = "book.addedAt DESC, book.id DESC"
-        case .title: sorting = "book.title COLLATE NOCASE, book.id"
-        case .author: sorting = "book.authors COLLATE NOCASE, book.title COLLATE NOCASE, book.id"
-        case .relevance: sorting = searching ? "book_ft.rank, book.id" : "book.addedAt DESC, book.id DESC"
-        }
+        let sorting = Self.sortingSQL(order, searching: searching)
         return try database.read("nothing was read") { db in
             let ids: [Int64]
             let total: Int
@@ -43,14 +37,27 @@ extension Library {
                     arguments: [pattern, limit, offset])
             } else {
                 total = try BookRecord.fetchCount(db)
-                ids = try Int64.fetchAll(
-                    db, sql: "SELECT book.id FROM book ORDER BY \(sorting) LIMIT ? OFFSET ?",
-                    arguments: [limit, offset])
+                ids = try Int64.fetchAll(db, sql: Self.allIDsSQL(sorting: sorting), arguments: [limit, offset])
             }
             let rows = try BookRecord.fetchAll(db, keys: ids)
             let byID = Dictionary(uniqueKeysWithValues: rows.compactMap { book in book.id.map { ($0, book) } })
             return (ids.compactMap { byID[$0] }, total)
         }
+    }
+
+    static func sortingSQL(_ order: PageOrder, searching: Bool) -> String {
+        switch order {
+        case .added: "book.addedAt DESC, book.id DESC"
+        case .title: "book.title COLLATE NOCASE, book.id"
+        case .author: "book.authors COLLATE NOCASE, book.title COLLATE NOCASE, book.id"
+        case .relevance: searching ? "book_ft.rank, book.id" : "book.addedAt DESC, book.id DESC"
+        }
+    }
+
+    /// A page of the whole library's ids. The newest-first order (the library page's own) walks `book_on_addedAt`
+    /// backwards and stops at the page: no sort of every book on each load.
+    static func allIDsSQL(sorting: String) -> String {
+        "SELECT book.id FROM book ORDER BY \(sorting) LIMIT ? OFFSET ?"
     }
 
     /// What ``searchBooks(matching:limit:)`` looks for: every word as a prefix; an ISBN typed with hyphens or spaces

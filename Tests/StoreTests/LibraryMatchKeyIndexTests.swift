@@ -30,6 +30,27 @@ struct LibraryMatchKeyIndexTests {
         }
     }
 
+    @Test("the library page's newest-first ids come from book_on_addedAt, not a sort of every book; v6 gains it")
+    func newestFirstPageReadsTheIndex() throws {
+        let queue = try DatabaseQueue(configuration: AppDatabase.makeConfiguration(readonly: false))
+        try AppDatabase.migrator.migrate(queue, upTo: "v6-book-cover")
+        let database = try AppDatabase(queue)
+        let sql = Library.allIDsSQL(sorting: Library.sortingSQL(.added, searching: false))
+        let details = try database.writer.read { db in
+            try Row.fetchAll(db, sql: "EXPLAIN QUERY PLAN " + sql, arguments: [60, 0]).map { $0["detail"] as String }
+        }
+        #expect(details.contains { $0.contains("book_on_addedAt") }, "\(details)")
+        #expect(!details.contains { $0.contains("TEMP B-TREE") }, "\(details)")
+        // Same second, so the id decides: the newest first, paged.
+        let added = Date(timeIntervalSince1970: 1_790_000_000)
+        for title in ["A", "B", "C"] { _ = try database.library.insert(BookRecord(title: title, addedAt: added)) }
+        _ = try database.library.insert(BookRecord(title: "Old", addedAt: added - 60))
+        let first = try database.library.page(matching: "", order: .added, limit: 2, offset: 0)
+        let second = try database.library.page(matching: "", order: .added, limit: 2, offset: 2)
+        #expect(first.books.map(\.title) == ["C", "B"] && first.total == 4)
+        #expect(second.books.map(\.title) == ["A", "Old"])
+    }
+
     @Test("every save stores the key; a title changed by a person moves it")
     func keysStored() throws {
         let database = try AppDatabase.inMemory()
