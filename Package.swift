@@ -7,29 +7,27 @@ func systemLibrary(_ name: String, pkgConfig: String, apt: String) -> Target {
     .systemLibrary(name: name, pkgConfig: pkgConfig, providers: [.apt([apt])])
 }
 
-/// Release link of the daemon, for a smaller resident set (docs/architecture.md, "Memory and start-up"):
-/// every page of code the daemon touches counts in its RSS, and the kernel maps 64 KiB around each fault.
-/// lld places the functions the daemon runs (Linking/hot-functions.order, made by scripts/hot-functions.sh)
-/// together at the front of .text; packed relative relocations (DT_RELR, glibc >= 2.36) replace 2 MB of
-/// RELA entries read at every start; and the executable exports no symbols.
-let residentCodeLinkerFlags = [
-    "-use-ld=lld",
-    "-Xlinker", "-z", "-Xlinker", "pack-relative-relocs",
-    "-Xlinker", "--no-export-dynamic",
-    "-Xlinker", "--symbol-ordering-file=\(Context.packageDirectory)/Linking/hot-functions.order",
-    "-Xlinker", "--no-warn-symbol-ordering",
-]
+/// Release link of the daemon and of swiftwing-web, for a smaller resident set (docs/architecture.md, "Memory and
+/// start-up"): every page of code a process touches counts in its RSS, and the kernel maps 64 KiB around each fault.
+/// lld places the functions the process runs (`order`: Linking/hot-functions.order made by scripts/hot-functions.sh,
+/// Linking/web-hot-functions.order by Benchmarks/WebBench/hot-functions.sh) together at the front of .text; packed
+/// relative relocations (DT_RELR, glibc >= 2.36) replace 2 MB of RELA entries read at every start; and the
+/// executable exports no symbols.
+func residentCodeLinkerFlags(order: String) -> [String] {
+    [
+        "-use-ld=lld",
+        "-Xlinker", "-z", "-Xlinker", "pack-relative-relocs",
+        "-Xlinker", "--no-export-dynamic",
+        "-Xlinker", "--symbol-ordering-file=\(Context.packageDirectory)/Linking/\(order)",
+        "-Xlinker", "--no-warn-symbol-ordering",
+    ]
+}
 
-/// Release link of swiftwing-web, for the same reason: the relocations packed and no symbols exported (6 MB fewer
-/// resident pages), and the functions it runs first in .text (Linking/web-hot-functions.order, made by
-/// Benchmarks/WebBench/hot-functions.sh; 5 MB fewer). Benchmarks/README.md, "The library in a browser".
-let webResidentCodeLinkerFlags = [
-    "-use-ld=lld",
-    "-Xlinker", "-z", "-Xlinker", "pack-relative-relocs",
-    "-Xlinker", "--no-export-dynamic",
-    "-Xlinker", "--symbol-ordering-file=\(Context.packageDirectory)/Linking/web-hot-functions.order",
-    "-Xlinker", "--no-warn-symbol-ordering",
-]
+/// Imaging, Identify and Panel are optimised in debug builds too: their per-pixel loops run 10-100x slower
+/// unoptimised. A debug daemon's synthetic camera took 28 s to fit two shelf photos (0.46 s with this), `swiftwing
+/// identify` 1.4 s a 12 MP photo (0.05-0.11 s), a press 0.46-0.60 s to durable (0.22-0.30 s); the VM rig runs debug
+/// daemons under emulation, where that is minutes per test.
+let optimisedInDebugBuilds: [SwiftSetting] = [.unsafeFlags(["-O"], .when(configuration: .debug))]
 
 let package = Package(
     name: "SwiftWing",
@@ -82,11 +80,7 @@ let package = Package(
         // Scaling, rotation, JPEG. May import: SwiftWingCore, CJPEG, CShim.
         .target(
             name: "Imaging", dependencies: ["SwiftWingCore", "CShim", "CJPEG"],
-            // Optimised in debug builds too, like Identify and Panel: their per-pixel loops run 10-100x slower
-            // unoptimised. A debug daemon's synthetic camera took 28 s to fit two shelf photos (0.46 s with this),
-            // `swiftwing identify` 1.4 s a 12 MP photo (0.05-0.11 s), a press 0.46-0.60 s to durable (0.22-0.30 s);
-            // the VM rig runs debug daemons under emulation, where that is minutes per test.
-            swiftSettings: [.unsafeFlags(["-O"], .when(configuration: .debug))]),
+            swiftSettings: optimisedInDebugBuilds),
         // Frames from V4L2 or a photo folder, on a device thread. May import: SwiftWingCore, Imaging, CV4L2,
         // CShim, Logging.
         .target(
@@ -132,7 +126,7 @@ let package = Package(
         // Barcodes (ZBar) and the quality check on a frame's Y plane; also reads PNG/JPEG files for `identify`.
         .target(
             name: "Identify", dependencies: ["SwiftWingCore", "Imaging", "CZBar", "CZXingShim", "CPNG"],
-            swiftSettings: [.unsafeFlags(["-O"], .when(configuration: .debug))]),
+            swiftSettings: optimisedInDebugBuilds),
         // zxing-cpp (libzxing-dev) is C++ only: a C interface for the codes ZBar cannot read.
         .target(name: "CZXingShim", linkerSettings: [.linkedLibrary("ZXing")]),
         // The status panel drawn with Cairo into a framebuffer or PNG. May import: SwiftWingCore, CCairo, CShim,
@@ -140,7 +134,7 @@ let package = Package(
         .target(
             name: "Panel",
             dependencies: ["SwiftWingCore", "CCairo", "CShim", .product(name: "Logging", package: "swift-log")],
-            swiftSettings: [.unsafeFlags(["-O"], .when(configuration: .debug))]
+            swiftSettings: optimisedInDebugBuilds
         ),
         // What the daemon shares with the CLI and swiftwing-web: the configuration and its loader, the control
         // messages and client, library management, the status report. No device C library, so swiftwing-web links
@@ -174,7 +168,11 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
-            linkerSettings: [.unsafeFlags(residentCodeLinkerFlags, .when(platforms: [.linux], configuration: .release))]
+            linkerSettings: [
+                .unsafeFlags(
+                    residentCodeLinkerFlags(order: "hot-functions.order"),
+                    .when(platforms: [.linux], configuration: .release))
+            ]
         ),
         // The library in a browser: pages, pairing and sessions, the daemon over its control socket, changes through
         // ApplianceCore's library management. May import: ApplianceCore, Store, SwiftWingCore, Imaging, GRDB,
@@ -204,7 +202,9 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ],
             linkerSettings: [
-                .unsafeFlags(webResidentCodeLinkerFlags, .when(platforms: [.linux], configuration: .release))
+                .unsafeFlags(
+                    residentCodeLinkerFlags(order: "web-hot-functions.order"),
+                    .when(platforms: [.linux], configuration: .release))
             ]
         ),
         // Benchmarks and probes import the modules they measure, and the C library a baseline needs.

@@ -37,22 +37,4 @@ chmod +x "$work/wrapper"
 scripts/bench-memory.sh "$count" "$work/wrapper" "$backend_bin" >"$work/bench.log" 2>&1 ||
   { cat "$work/bench.log" >&2; exit 1; }
 
-python3 - "$work" Linking/hot-functions.order <<'EOF'
-import glob, re, sys
-work, out = sys.argv[1], sys.argv[2]
-seen = {}
-for path in sorted(glob.glob(f"{work}/callgrind.*")):
-    obj = None
-    for line in open(path, errors="replace"):
-        if line.startswith("ob="):
-            obj = line[3:].strip()
-        elif line.startswith("fn=") and obj and obj.endswith("/swiftwing"):
-            name = re.sub(r"'\d+$", "", line[3:].strip())  # callgrind marks recursion depth as name'2
-            if name and not name.startswith("0x"):
-                seen[name] = True
-if len(seen) < 1000:
-    sys.exit(f"only {len(seen)} functions seen: callgrind did not follow the daemon")
-with open(out, "w") as f:
-    f.write("\n".join(seen) + "\n")
-print(f"{out}: {len(seen)} functions")
-EOF
+python3 scripts/order-from-callgrind.py "$work" Linking/hot-functions.order swiftwing
