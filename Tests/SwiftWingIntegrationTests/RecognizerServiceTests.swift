@@ -5,7 +5,7 @@ import Testing
 /// The recognizer service (`swiftwing-recognizer serve`) as a real process on loopback, with the real daemon
 /// uploading to it through its uplink: the books on the shelf photos land in the library.
 final class RecognizerHarness: @unchecked Sendable {
-    let port: Int
+    private(set) var port: Int
     let root: URL
     let logPath: String
     private(set) var process: Process?
@@ -50,25 +50,36 @@ final class RecognizerHarness: @unchecked Sendable {
     var url: String { "http://127.0.0.1:\(port)/" }
     var log: String { (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? "" }
 
+    /// Starts the service. The port was free when chosen, but the service binds it only after loading the catalogue
+    /// and starting its OCR worker (seconds in a debug build), and a test running beside it may take it meanwhile:
+    /// then it starts again on another port, up to three times.
     func start() throws {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: Self.binary)
-        process.arguments = ["serve", "--catalogue", Self.catalogue, "--host", "127.0.0.1", "--port", "\(port)"]
-        _ = FileManager.default.createFile(atPath: logPath, contents: nil)
-        let log = try FileHandle(forWritingTo: URL(fileURLWithPath: logPath))
-        process.standardOutput = log
-        process.standardError = log
-        try process.run()
-        self.process = process
-        let deadline = Date().addingTimeInterval(120)
-        while Date() < deadline {
-            guard process.isRunning else {
-                throw HarnessError("swiftwing-recognizer exited during start:\n\(self.log)")
+        for attempt in 1...3 {
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: Self.binary)
+            process.arguments = ["serve", "--catalogue", Self.catalogue, "--host", "127.0.0.1", "--port", "\(port)"]
+            _ = FileManager.default.createFile(atPath: logPath, contents: nil)
+            let log = try FileHandle(forWritingTo: URL(fileURLWithPath: logPath))
+            process.standardOutput = log
+            process.standardError = log
+            try process.run()
+            self.process = process
+            let deadline = Date().addingTimeInterval(120)
+            while Date() < deadline {
+                if !process.isRunning {
+                    process.waitUntilExit()
+                    if attempt < 3, self.log.contains("Address already in use") { break }
+                    throw HarnessError("swiftwing-recognizer exited during start:\n\(self.log)")
+                }
+                if self.log.contains("listening on") { return }
+                Thread.sleep(forTimeInterval: 0.1)
             }
-            if self.log.contains("listening on") { return }
-            Thread.sleep(forTimeInterval: 0.1)
+            if process.isRunning {
+                throw HarnessError("swiftwing-recognizer did not listen within 120 s:\n\(self.log)")
+            }
+            port = try BackendHarness.freePort()
         }
-        throw HarnessError("swiftwing-recognizer did not listen within 120 s:\n\(self.log)")
+        throw HarnessError("swiftwing-recognizer found its port taken three times:\n\(self.log)")
     }
 
     func stats() throws -> [String: Any] {
