@@ -143,7 +143,9 @@ private func farDeadline() -> MonotonicInstant { MonotonicInstant.now().advanced
         var blocks: [UnsafeMutableRawPointer] = []
         defer { for block in blocks { block.deallocate() } }
         var mapped = 0
-        for _ in 0..<64 where mapped == 0 {
+        // Up to 1 GiB of address space (untouched, so not resident): once, 64 MiB was not enough, other suites having
+        // freed more than that into the arena.
+        for _ in 0..<1024 where mapped == 0 {
             let block = UnsafeMutableRawPointer.allocate(byteCount: 1 << 20, alignment: 64)
             blocks.append(block)
             // glibc's chunk header is the word before the block; its bit 1 (IS_MMAPPED) marks a
