@@ -14,6 +14,14 @@ public struct BoundingBox: Hashable, Sendable {
         self.width = width
         self.height = height
     }
+
+    /// The box a book's JSON gives as `boundingBox` (`x`, `y`, `width`, `height`, all numbers), or `nil`.
+    public init?(json value: JSONValue?) {
+        guard let value, let x = value["x"]?.doubleValue, let y = value["y"]?.doubleValue,
+            let width = value["width"]?.doubleValue, let height = value["height"]?.doubleValue
+        else { return nil }
+        self.init(x: x, y: y, width: width, height: height)
+    }
 }
 
 /// One book as the backend described it (docs/protocol.md §3), read tolerantly.
@@ -177,12 +185,7 @@ public struct TalariaBook: Hashable, Sendable {
         var pageCount = field("pageCount", "pages")?.intValue
         if let pages = pageCount, pages <= 0 { pageCount = nil }
 
-        var box: BoundingBox?
-        if let raw = value["boundingBox"], let x = raw["x"]?.doubleValue, let y = raw["y"]?.doubleValue,
-            let width = raw["width"]?.doubleValue, let height = raw["height"]?.doubleValue
-        {
-            box = BoundingBox(x: x, y: y, width: width, height: height)
-        }
+        let box = BoundingBox(json: value["boundingBox"])
 
         let book = TalariaBook(
             isbn13: isbn13, isbn10: isbn10, title: title, authors: authors, confidence: confidence,

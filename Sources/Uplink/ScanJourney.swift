@@ -283,11 +283,8 @@ struct ScanJourney: Sendable {
         }
         for (scan, books) in scans {
             let wanted = books.compactMap { book -> (id: Int64, box: BoundingBox)? in
-                guard let value = try? JSONValue.parse(book.rawJSON, what: "a book's JSON"),
-                    let box = value["boundingBox"], let x = box["x"]?.doubleValue, let y = box["y"]?.doubleValue,
-                    let width = box["width"]?.doubleValue, let height = box["height"]?.doubleValue
-                else { return nil }
-                return (book.id, BoundingBox(x: x, y: y, width: width, height: height))
+                let value = try? JSONValue.parse(book.rawJSON, what: "a book's JSON")
+                return BoundingBox(json: value?["boundingBox"]).map { (book.id, $0) }
             }
             await keepSpines(scan, jobID: scan.jobID ?? "none", of: wanted)
             await removePhoto(of: scan)
