@@ -298,10 +298,11 @@ let package = Package(
         ),
         // The recognizer's stages: catalogue import and index (SQLite FTS5 through GRDB), spine grouping, matching
         // and assignment, the OCR worker's supervisor. Like the reference backend it never imports the device's
-        // modules. May import: GRDB, CSV, Logging, Foundation.
+        // modules. May import: SwiftWingCore (the child process's spawn), GRDB, CSV, Logging, Foundation.
         .target(
             name: "Recognition",
             dependencies: [
+                "SwiftWingCore",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "CSV", package: "CSV.swift"),
                 .product(name: "Logging", package: "swift-log"),

@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <malloc.h>
 #include <sched.h>
+#include <spawn.h>
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
@@ -52,3 +53,7 @@ int sw_malloc_trim(void) { return malloc_trim(0); }
 long sw_malloc_mapped_blocks(void) { return (long)mallinfo2().hblks; }
 
 int sw_pidfd_open(int pid) { return (int)syscall(SYS_pidfd_open, pid, 0); }
+
+int sw_spawn_actions_close_from(posix_spawn_file_actions_t *actions, int lowest) {
+    return posix_spawn_file_actions_addclosefrom_np(actions, lowest);
+}

@@ -1,3 +1,5 @@
+import SwiftWingCore
+
 #if canImport(Glibc)
     import Glibc
 #endif
@@ -27,7 +29,8 @@ final class WorkerProcess {
     }
 
     /// Starts `executable` with `arguments` (argv[0] excluded) and the service's environment.
-    /// The corresponding C functions are `socketpair` and `posix_spawn`.
+    /// No other descriptor of the service reaches it. The corresponding C functions are `socketpair` and
+    /// `posix_spawn`.
     init(executable: String, arguments: [String]) throws(OCRWorkerError) {
         var inputPair: [Int32] = [-1, -1]
         var outputPipe: [Int32] = [-1, -1]
@@ -40,27 +43,20 @@ final class WorkerProcess {
             for fd in inputPair + outputPipe + errorPipe where fd >= 0 { close(fd) }
             throw .couldNotStart("no pipes for the OCR worker: \(reason)")
         }
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_adddup2(&actions, inputPair[1], 0)
-        posix_spawn_file_actions_adddup2(&actions, outputPipe[1], 1)
-        posix_spawn_file_actions_adddup2(&actions, errorPipe[1], 2)
-        let argv = ([executable] + arguments).map { strdup($0) } + [nil]
-        defer { for pointer in argv { free(pointer) } }
-        var child = pid_t()
-        let result = posix_spawn(&child, executable, &actions, nil, argv, environ)
+        let child: pid_t
+        do {
+            child = try spawnChild(
+                executable: executable, arguments: arguments, standardInput: inputPair[1],
+                standardOutput: outputPipe[1], standardError: errorPipe[1])
+        } catch {
+            for fd in inputPair + outputPipe + errorPipe { close(fd) }
+            throw .couldNotStart(
+                "cannot run the OCR worker \(executable): \(error.reason) (create its environment with"
+                    + " scripts/ocr-venv.sh)")
+        }
         close(inputPair[1])
         close(outputPipe[1])
         close(errorPipe[1])
-        guard result == 0 else {
-            close(inputPair[0])
-            close(outputPipe[0])
-            close(errorPipe[0])
-            throw .couldNotStart(
-                "cannot run the OCR worker \(executable): \(String(cString: strerror(result)))"
-                    + " (create its environment with scripts/ocr-venv.sh)")
-        }
         pid = child
         input = inputPair[0]
         output = outputPipe[0]

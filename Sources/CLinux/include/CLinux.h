@@ -1,12 +1,14 @@
 // What Swift cannot import from the C library for SwiftWingCore's system layer: the variadic `prctl`,
 // `SCHED_RESET_ON_FORK` (shown by <sched.h> only with _GNU_SOURCE), the eventfd and timex headers,
 // glibc's <malloc.h> and the `pidfd_open` system call, which Swift's Glibc module leaves out, and the kernel's key
-// code names (<linux/input-event-codes.h>, macros only) for the configuration's shutter keys.
+// code names (<linux/input-event-codes.h>, macros only) for the configuration's shutter keys, and glibc's
+// `posix_spawn_file_actions_addclosefrom_np`, which <spawn.h> declares only with _GNU_SOURCE.
 // Nothing else lives here; all logic is in Sources/SwiftWingCore.
 #ifndef SWIFTWING_CLINUX_H
 #define SWIFTWING_CLINUX_H
 
 #include <poll.h>
+#include <spawn.h>
 #include <linux/input-event-codes.h>
 #include <sys/eventfd.h>
 
@@ -55,5 +57,10 @@ long sw_malloc_mapped_blocks(void);
 /// A file descriptor for process `pid` that becomes readable when the process ends (whoever reaps
 /// it), or -1 with errno. The corresponding C function is the system call `pidfd_open`.
 int sw_pidfd_open(int pid);
+
+/// Adds to `actions` the closing of every descriptor from `lowest` up in the child, so a spawned process
+/// inherits only what the spawner hands it, whatever the parent's libraries left open without close-on-exec.
+/// Returns 0 or an errno. The corresponding C function is `posix_spawn_file_actions_addclosefrom_np`.
+int sw_spawn_actions_close_from(posix_spawn_file_actions_t *actions, int lowest);
 
 #endif
