@@ -30,32 +30,63 @@ extension AppDatabase {
     public func saveBookCovers(_ covers: [BookCover], now: Date = Date()) throws(StoreError) -> [Int64] {
         guard !covers.isEmpty else { return [] }
         return try write("the books' pictures were not kept (the books are in the library without them)") { db in
-            let insert = try db.cachedStatement(
-                sql: """
-                    INSERT INTO bookCover (bookId, jpeg, width, height, createdAt)
-                    SELECT id, ?, ?, ?, ? FROM book WHERE id = ?
-                    ON CONFLICT (bookId) DO NOTHING
-                    """)
-            var stored: [Int64] = []
-            for cover in covers {
-                try insert.execute(arguments: [
-                    Data(cover.jpeg), cover.width, cover.height, StorageTimestamp.databaseValue(now), cover.bookID,
-                ])
-                if db.changesCount > 0 { stored.append(cover.bookID) }
-            }
-            return stored
+            try Self.insertCovers(covers, now: now, db)
         }
+    }
+
+    private static func insertCovers(_ covers: [BookCover], now: Date, _ db: Database) throws -> [Int64] {
+        let insert = try db.cachedStatement(
+            sql: """
+                INSERT INTO bookCover (bookId, jpeg, width, height, createdAt)
+                SELECT id, ?, ?, ?, ? FROM book WHERE id = ?
+                ON CONFLICT (bookId) DO NOTHING
+                """)
+        var stored: [Int64] = []
+        for cover in covers {
+            try insert.execute(arguments: [
+                Data(cover.jpeg), cover.width, cover.height, StorageTimestamp.databaseValue(now), cover.bookID,
+            ])
+            if db.changesCount > 0 { stored.append(cover.bookID) }
+        }
+        return stored
     }
 
     /// The picture of book `id`, or `nil` when it has none.
     public func bookCover(id: Int64) throws(StoreError) -> BookCover? {
-        try read("the book's picture was not read") { db in
-            guard
-                let row = try Row.fetchOne(
-                    db, sql: "SELECT jpeg, width, height FROM bookCover WHERE bookId = ?", arguments: [id])
-            else { return nil }
-            let jpeg: Data = row["jpeg"]
-            return BookCover(bookID: id, jpeg: Array(jpeg), width: row["width"], height: row["height"])
+        try read("the book's picture was not read") { db in try Self.cover(id: id, db) }
+    }
+
+    private static func cover(id: Int64, _ db: Database) throws -> BookCover? {
+        guard
+            let row = try Row.fetchOne(
+                db, sql: "SELECT jpeg, width, height FROM bookCover WHERE bookId = ?", arguments: [id])
+        else { return nil }
+        let jpeg: Data = row["jpeg"]
+        return BookCover(bookID: id, jpeg: Array(jpeg), width: row["width"], height: row["height"])
+    }
+
+    /// Removes the book `id` with its picture, in one transaction, and returns both: what an undo needs to put back.
+    public func deleteBookKeepingCover(id: Int64) throws(StoreError) -> (book: BookRecord, cover: BookCover?) {
+        try write("the book was not deleted") { db in
+            guard let book = try BookRecord.fetchOne(db, key: id) else { throw StoreError.bookNotFound(id) }
+            let cover = try Self.cover(id: id, db)
+            try book.delete(db)
+            return (book, cover)
+        }
+    }
+
+    /// Puts back a book ``deleteBookKeepingCover(id:)`` removed, with its id, every field and its picture, in one
+    /// transaction: both come back or neither (refused, for instance, when another book has taken its ISBN-13).
+    public func restoreBook(_ book: BookRecord, cover: BookCover?, now: Date = Date()) throws(StoreError)
+        -> BookRecord
+    {
+        try write("the book was not put back") { db in
+            let restored = try book.inserted(db)
+            if var cover, let id = restored.id {
+                cover.bookID = id
+                _ = try Self.insertCovers([cover], now: now, db)
+            }
+            return restored
         }
     }
 

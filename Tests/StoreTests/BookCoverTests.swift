@@ -67,4 +67,32 @@ import Testing
             }
         }
     }
+
+    @Test("an undone delete puts the book and its picture back together, or neither")
+    func deleteKeepingCoverAndRestore() throws {
+        let database = try AppDatabase.inMemory()
+        let added = Date(timeIntervalSince1970: 1_780_000_000)
+        let book = try database.library.insert(BookRecord(isbn13: "9780441013593", title: "Dune", addedAt: added))
+        let id = try #require(book.id)
+        let cover = BookCover(bookID: id, jpeg: Self.jpeg, width: 50, height: 320)
+        try database.saveBookCovers([cover])
+
+        let deleted = try database.deleteBookKeepingCover(id: id)
+        #expect(deleted.book == book)
+        #expect(deleted.cover == cover)
+        #expect(try database.library.book(id: id) == nil)
+        #expect(try database.bookCover(id: id) == nil)
+        #expect(throws: StoreError.self) { try database.deleteBookKeepingCover(id: id) }
+
+        // Another book took the ISBN meanwhile: the undo is refused and leaves no picture behind.
+        let other = try database.library.insert(BookRecord(isbn13: "9780441013593", title: "Dune (again)"))
+        #expect(throws: StoreError.self) { try database.restoreBook(deleted.book, cover: deleted.cover) }
+        #expect(try database.library.book(id: id) == nil)
+        #expect(try database.bookCover(id: id) == nil)
+
+        _ = try database.library.delete(id: try #require(other.id))
+        let restored = try database.restoreBook(deleted.book, cover: deleted.cover)
+        #expect(restored == book)
+        #expect(try database.bookCover(id: id) == cover)
+    }
 }

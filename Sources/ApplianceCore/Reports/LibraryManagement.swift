@@ -90,29 +90,24 @@ public enum LibraryManagement {
         }
     }
 
-    /// Removes the book `id` with its picture and returns both (the browser's delete, which it can undo).
+    /// Removes the book `id` with its picture, in one transaction, and returns both (the browser's delete, which it
+    /// can undo).
     public static func deleteKeepingCover(id: Int64, configuration: ApplianceConfiguration) throws(ApplianceError)
         -> DeletedBook
     {
         try changeDatabase(configuration) { database throws(StoreError) in
-            let cover = try database.bookCover(id: id)
-            return DeletedBook(book: try database.library.delete(id: id), cover: cover)
+            let deleted = try database.deleteBookKeepingCover(id: id)
+            return DeletedBook(book: deleted.book, cover: deleted.cover)
         }
     }
 
     /// Puts back a book ``deleteKeepingCover(id:configuration:)`` removed, with its id, every field and its picture.
-    /// Refused when another book has taken its ISBN-13 meanwhile. When the book is back but its picture could not
-    /// be stored, the error says so: the book stays (the daemon or a rescan can give it a picture again).
+    /// Both come back in one transaction, or neither: refused when another book has taken its ISBN-13 meanwhile.
     public static func restore(_ deleted: DeletedBook, configuration: ApplianceConfiguration) throws(ApplianceError)
         -> BookRecord
     {
         try changeDatabase(configuration) { database throws(StoreError) in
-            let book = try database.library.insert(deleted.book)
-            if var cover = deleted.cover, let id = book.id {
-                cover.bookID = id
-                try database.saveBookCovers([cover])
-            }
-            return book
+            try database.restoreBook(deleted.book, cover: deleted.cover)
         }
     }
 
