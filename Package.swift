@@ -345,7 +345,7 @@ let package = Package(
         ),
 
         // Each test target imports the module it tests, SwiftWingTesting's doubles and what its fixtures need.
-        .testTarget(name: "SwiftWingCoreTests", dependencies: ["SwiftWingCore"]),
+        .testTarget(name: "SwiftWingCoreTests", dependencies: ["SwiftWingCore", "SwiftWingTesting"]),
         .testTarget(name: "ImagingTests", dependencies: ["Imaging", "SwiftWingCore", "SwiftWingTesting"]),
         .testTarget(name: "CameraTests", dependencies: ["Camera", "SwiftWingCore", "SwiftWingTesting"]),
         .testTarget(
@@ -376,7 +376,8 @@ let package = Package(
             ],
             exclude: ["Golden"]),
         .testTarget(
-            name: "IdentifyTests", dependencies: ["Identify", "CZXingShim", "Imaging", "SwiftWingCore", "swiftwing"]),
+            name: "IdentifyTests",
+            dependencies: ["Identify", "CZXingShim", "Imaging", "SwiftWingCore", "SwiftWingTesting", "swiftwing"]),
         .testTarget(
             name: "ApplianceTests",
             dependencies: [

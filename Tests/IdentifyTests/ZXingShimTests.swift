@@ -1,5 +1,6 @@
 import CZXingShim
 import Identify
+import SwiftWingTesting
 import Testing
 
 /// zxing-cpp's C shim on input no camera gives: arguments that cannot describe a picture are
@@ -31,7 +32,7 @@ struct ZXingShimTests {
 
     @Test("degenerate and noisy pictures give no code, and the process lives")
     func oddPictures() throws {
-        var generator = SplitMix(seed: 11)
+        var generator = SeededGenerator(seed: 11)
         let noise = (0..<(640 * 480)).map { _ in UInt8(truncatingIfNeeded: generator.next()) }
         // Bars of one pixel (any start guard matches everywhere), and an EAN start guard cut short.
         let stripes = (0..<(640 * 64)).map { UInt8(($0 % 640) % 2 == 0 ? 0 : 255) }
@@ -55,18 +56,5 @@ struct ZXingShimTests {
             }
             #expect(codes.isEmpty, "\(name): \(codes)")
         }
-    }
-}
-
-/// A small deterministic generator (SplitMix64) for the noise picture.
-private struct SplitMix {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }
