@@ -72,19 +72,7 @@ func freePort() throws -> Int {
 }
 
 /// True once something accepts TCP connections on 127.0.0.1:`port`.
-func acceptsConnections(port: Int) -> Bool {
-    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-    defer { close(fd) }
-    var address = sockaddr_in()
-    address.sin_family = sa_family_t(AF_INET)
-    address.sin_port = UInt16(port).bigEndian
-    address.sin_addr.s_addr = inet_addr("127.0.0.1")
-    return withUnsafePointer(to: &address) {
-        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-            connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-        }
-    } == 0
-}
+func acceptsConnections(port: Int) -> Bool { LoopbackSocket.acceptsConnections(port: port) }
 
 /// The executable's path if it is on PATH (or in /usr/sbin, where nghttpd lives).
 func findTool(_ name: String) -> String? {

@@ -1,4 +1,5 @@
 import Foundation
+import SwiftWingTesting
 import Testing
 
 /// Runs the real reference backend (`talaria-reference`) as a child process on a loopback port, and
@@ -105,25 +106,7 @@ final class BackendHarness: @unchecked Sendable {
     }
 
     /// A port nothing listens on right now (bound and released), so a backend can come back on it.
-    static func freePort() throws -> Int {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        defer { close(fd) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = 0
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-            }
-        }
-        guard bound == 0 else { throw HarnessError("bind failed: \(errno)") }
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        _ = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
-        }
-        return Int(UInt16(bigEndian: address.sin_port))
-    }
+    static func freePort() throws -> Int { try LoopbackSocket.freePort() }
 }
 
 extension DaemonHarness {

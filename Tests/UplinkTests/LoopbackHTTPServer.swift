@@ -1,4 +1,5 @@
 import Foundation
+import SwiftWingTesting
 import Synchronization
 
 #if canImport(Glibc)
@@ -35,26 +36,8 @@ final class LoopbackHTTPServer: Sendable {
     var url: String { "http://127.0.0.1:\(port)" }
 
     init(_ answer: @escaping @Sendable (Request) -> Answer) throws {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        guard fd >= 0 else { throw POSIXError(.init(rawValue: errno) ?? .EIO) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = 0
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-            }
-        }
-        guard bound == 0, listen(fd, 64) == 0 else {
-            close(fd)
-            throw POSIXError(.init(rawValue: errno) ?? .EIO)
-        }
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        _ = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
-        }
-        port = Int(UInt16(bigEndian: address.sin_port))
+        let (fd, port) = try LoopbackSocket.listen()
+        self.port = port
         listener = fd
         self.answer = answer
         Thread { [self] in acceptLoop() }.start()
