@@ -1,7 +1,8 @@
 // `ExportBench dedupe`: what a job's result costs to commit into a full library, with the title + author
 // dedupe of the uplink (`completeScanMatchingTitles`), in a real SQLite file with `synchronous = FULL`.
 // A 200-book result (the most one job may bring) against a 1-book result, measured alternately in the
-// same run so load from other processes hits both alike.
+// same run so load from other processes hits both alike. `--large N` commits N books instead of 200 (with 1,
+// every commit is a 1-book one: what callgrind counts for it alone).
 import Foundation
 import Store
 import SwiftWingCore
@@ -28,7 +29,7 @@ func threadCPUMilliseconds() -> Double {
     return Double(now.tv_sec) * 1000 + Double(now.tv_nsec) / 1e6
 }
 
-func dedupeBench(books libraryBooks: Int, runs: Int) throws {
+func dedupeBench(books libraryBooks: Int, runs: Int, large: Int = 200) throws {
     let directory = FileManager.default.temporaryDirectory.appendingPathComponent("swiftwing-dedupebench-\(getpid())")
     defer { try? FileManager.default.removeItem(at: directory) }
     let state = StateDirectory(path: directory.path)
@@ -55,14 +56,14 @@ func dedupeBench(books libraryBooks: Int, runs: Int) throws {
     }
     // Warm-up: the first transactions pay for page cache and statement preparation.
     _ = try commit(incomingBooks(1, run: runs, library: library))
-    _ = try commit(incomingBooks(200, run: runs + 1, library: library))
+    _ = try commit(incomingBooks(large, run: runs + 1, library: library))
     var one: [Double] = []
     var many: [Double] = []
     var oneCPU: [Double] = []
     var manyCPU: [Double] = []
     for run in 0..<runs {
         let single = try commit(incomingBooks(1, run: run, library: library))
-        let full = try commit(incomingBooks(200, run: run, library: library))
+        let full = try commit(incomingBooks(large, run: run, library: library))
         one.append(single.wall)
         oneCPU.append(single.cpu)
         many.append(full.wall)
@@ -71,13 +72,13 @@ func dedupeBench(books libraryBooks: Int, runs: Int) throws {
     let stored = try database.library.bookCount()
     print("library: \(libraryBooks) books seeded, \(stored) after the runs; \(runs) runs each, alternating")
     print(String(format: "1-book result:   median %8.2f ms  min %8.2f ms", median(one), one.min() ?? 0))
-    print(String(format: "200-book result: median %8.2f ms  min %8.2f ms", median(many), many.min() ?? 0))
+    print(String(format: "%d-book result: median %8.2f ms  min %8.2f ms", large, median(many), many.min() ?? 0))
     print(
         String(
-            format: "CPU of this thread: 1 book %.2f ms, 200 books %.2f ms (medians)",
-            median(oneCPU), median(manyCPU)))
+            format: "CPU of this thread: 1 book %.2f ms, %d books %.2f ms (medians)",
+            median(oneCPU), large, median(manyCPU)))
     print(
         String(
-            format: "ratio 200/1 (medians): %.2fx  (minimums): %.2fx  (CPU medians): %.2fx",
-            median(many) / median(one), (many.min() ?? 0) / (one.min() ?? 1), median(manyCPU) / median(oneCPU)))
+            format: "ratio %d/1 (medians): %.2fx  (minimums): %.2fx  (CPU medians): %.2fx",
+            large, median(many) / median(one), (many.min() ?? 0) / (one.min() ?? 1), median(manyCPU) / median(oneCPU)))
 }

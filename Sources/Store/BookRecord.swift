@@ -176,6 +176,50 @@ public struct BookRecord: Identifiable, Hashable, Sendable, Codable, FetchableRe
         ]
     }
 
+    /// The columns (indices into ``storedColumns``) whose values ``storedValues(matchKey:timestamps:)`` would give
+    /// differently for this record and `old`, with this record's values of them: compared field by field, a
+    /// value made only for a column that changed (a merge changes a few of a row's columns).
+    func storedChanges(
+        from old: BookRecord, matchKey key: BookMatchKey?, oldMatchKey oldKey: BookMatchKey?,
+        timestamps: StorageTimestampMemo
+    ) throws -> (columns: [Int], values: [DatabaseValue]) {
+        var columns: [Int] = []
+        var values: [DatabaseValue] = []
+        func add(_ column: Int, _ value: @autoclosure () throws -> DatabaseValue) rethrows {
+            columns.append(column)
+            values.append(try value())
+        }
+        /// Dates are compared as the text they are stored as (two instants within a millisecond are one value).
+        func differ(_ date: Date?, _ oldDate: Date?) -> Bool {
+            guard let date, let oldDate else { return (date == nil) != (oldDate == nil) }
+            return date != oldDate && timestamps.databaseValue(date) != timestamps.databaseValue(oldDate)
+        }
+        if id != old.id { add(0, id.databaseValue) }
+        if isbn13 != old.isbn13 { add(1, isbn13.databaseValue) }
+        if isbn10 != old.isbn10 { add(2, isbn10.databaseValue) }
+        if title != old.title { add(3, title.databaseValue) }
+        if authors != old.authors { try add(4, Self.authorsJSON(authors).databaseValue) }
+        if format != old.format { add(5, format.databaseValue) }
+        if publisher != old.publisher { add(6, publisher.databaseValue) }
+        if publishedDate != old.publishedDate { add(7, publishedDate.databaseValue) }
+        if pageCount != old.pageCount { add(8, pageCount.databaseValue) }
+        if coverURL != old.coverURL { add(9, coverURL.databaseValue) }
+        if confidence != old.confidence { add(10, confidence.databaseValue) }
+        if enrichmentStatus != old.enrichmentStatus { add(11, enrichmentStatus.databaseValue) }
+        if differ(addedAt, old.addedAt) { add(12, timestamps.databaseValue(addedAt)) }
+        if differ(updatedAt, old.updatedAt) { add(13, timestamps.databaseValue(updatedAt)) }
+        if scanID != old.scanID { add(14, scanID.map { timestamps.scanIDText($0) }.databaseValue) }
+        if rawJSON != old.rawJSON { add(15, rawJSON.databaseValue) }
+        if source != old.source { add(16, source.databaseValue) }
+        if reviewReason != old.reviewReason { add(17, reviewReason.databaseValue) }
+        if differ(reviewedAt, old.reviewedAt) { add(18, reviewedAt.map { timestamps.databaseValue($0) } ?? .null) }
+        if differ(editedAt, old.editedAt) { add(19, editedAt.map { timestamps.databaseValue($0) } ?? .null) }
+        let (keyTitle, keyAuthor) = (key?.title ?? "", key?.author ?? "")
+        if keyTitle != (oldKey?.title ?? "") { add(20, keyTitle.databaseValue) }
+        if keyAuthor != (oldKey?.author ?? "") { add(21, keyAuthor.databaseValue) }
+        return (columns, values)
+    }
+
     /// The names as the JSON text GRDB's `Codable` encoding gives an array column (its default JSON encoder).
     /// Names with nothing that encoder escapes are written directly, the same text at a small part of its cost.
     static func authorsJSON(_ authors: [String]) throws -> String {

@@ -80,22 +80,36 @@ public struct BookMatchKey: Hashable, Sendable, CustomStringConvertible {
 /// ASCII a character is one byte, bar "\r\n", whose two bytes read as one space just as the pair does), at a
 /// small part of their cost, which a job's commit pays several times for each of its books.
 enum ASCIIMatchRule {
-    /// The title rule, or `nil` when `title` is not all ASCII.
+    /// The title rule, or `nil` when `title` is not all ASCII: one pass for each step, on one array of bytes.
     static func title(_ title: String) -> String? {
-        guard let lowered = lowercased(title) else { return nil }
-        var main = lowered[...]
-        let separators: [[UInt8]] = [Array(":".utf8), Array(" - ".utf8), Array("(".utf8), Array("[".utf8)]
+        guard let bytes = lowercased(title) else { return nil }
+        // A subtitle separator cuts the title when what precedes it has a letter or digit (else its collapse is
+        // empty: "(untitled)" keeps its words); each separator is searched in what the ones before it left.
+        let firstWordByte = bytes.firstIndex(where: isLetterOrDigit) ?? bytes.count
+        var end = bytes.count
         for separator in separators {
-            if let start = firstIndex(of: separator, in: main) {
-                let head = main[..<start]
-                if !collapse(head).isEmpty { main = head }  // "(untitled)" keeps its words
-            }
+            if let start = firstIndex(of: separator, in: bytes, before: end), firstWordByte < start { end = start }
         }
-        var words = collapse(main).split(separator: UInt8(ascii: " "))
-        let articles: [[UInt8]] = [Array("the".utf8), Array("a".utf8), Array("an".utf8)]
-        if words.count > 1, articles.contains(where: { $0.elementsEqual(words[0]) }) { words.removeFirst() }
-        return String(decoding: Array(words.joined(separator: [UInt8(ascii: " ")])), as: UTF8.self)
+        // The words of the collapse, one space between them (an apostrophe after a space can leave two, or one
+        // at the end).
+        var words: [UInt8] = []
+        words.reserveCapacity(end)
+        for byte in collapse(bytes[..<end])
+        where byte != UInt8(ascii: " ") || (!words.isEmpty && words.last != UInt8(ascii: " ")) {
+            words.append(byte)
+        }
+        if words.last == UInt8(ascii: " ") { words.removeLast() }
+        // One leading article, when another word follows it.
+        for article in articles where words.count > article.count && words.starts(with: article) {
+            words.removeFirst(article.count)
+            break
+        }
+        return String(decoding: words, as: UTF8.self)
     }
+
+    private static let separators: [[UInt8]] = [Array(":".utf8), Array(" - ".utf8), Array("(".utf8), Array("[".utf8)]
+    /// Each with the space that follows it in a collapsed title of more than one word.
+    private static let articles: [[UInt8]] = [Array("the ".utf8), Array("a ".utf8), Array("an ".utf8)]
 
     /// The author rule, or `nil` when `author` is not all ASCII (`.` and `,` are punctuation, read as spaces).
     static func author(_ author: String) -> String? {
@@ -114,13 +128,22 @@ enum ASCIIMatchRule {
         return bytes
     }
 
-    private static func firstIndex(of needle: [UInt8], in haystack: ArraySlice<UInt8>) -> Int? {
-        guard haystack.count >= needle.count else { return nil }
-        for start in haystack.startIndex...(haystack.endIndex - needle.count)
-        where haystack[start..<start + needle.count].elementsEqual(needle) {
-            return start
+    /// The first place of `needle` in `haystack` that ends at or before `end`.
+    private static func firstIndex(of needle: [UInt8], in haystack: [UInt8], before end: Int) -> Int? {
+        guard end >= needle.count else { return nil }
+        let first = needle[0]
+        for start in 0...(end - needle.count) where haystack[start] == first {
+            var index = 1
+            while index < needle.count, haystack[start + index] == needle[index] { index += 1 }
+            if index == needle.count { return start }
         }
         return nil
+    }
+
+    private static func isLetterOrDigit(_ byte: UInt8) -> Bool {
+        (byte >= UInt8(ascii: "a") && byte <= UInt8(ascii: "z"))
+            || (byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z"))
+            || (byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9"))
     }
 
     /// `BookMatchKey`'s collapse on bytes: letters and digits kept, apostrophes dropped, anything else a space.
@@ -129,11 +152,7 @@ enum ASCIIMatchRule {
         out.reserveCapacity(text.count)
         var pendingSpace = false
         for byte in text {
-            let isLetterOrDigit =
-                (byte >= UInt8(ascii: "a") && byte <= UInt8(ascii: "z"))
-                || (byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z"))
-                || (byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9"))
-            if isLetterOrDigit || byte == UInt8(ascii: "'") {
+            if isLetterOrDigit(byte) || byte == UInt8(ascii: "'") {
                 if pendingSpace, !out.isEmpty { out.append(UInt8(ascii: " ")) }
                 pendingSpace = false
                 if byte != UInt8(ascii: "'") { out.append(byte) }
@@ -247,6 +266,8 @@ struct MatchingBatch {
     private var storedByKey: [BookMatchKey: [Int64]] = [:]
     private var storedByISBN: [String: Int64] = [:]
     private let timestamps = StorageTimestampMemo()
+    /// The `UPDATE` of each set of changed columns (a bit for each of ``BookRecord/storedColumns``) written so far.
+    private var updateSQL: [Int: String] = [:]
 
     init(now: Date) {
         self.now = now
@@ -473,14 +494,19 @@ struct MatchingBatch {
             }
             stored[id] = book
         }
-        let columns = BookRecord.storedColumns
-        let values = try record.storedValues(matchKey: key, timestamps: timestamps)
-        let oldValues = try old.storedValues(matchKey: oldKey, timestamps: timestamps)
-        let changed = columns.indices.filter { values[$0] != oldValues[$0] }
+        let (changed, values) = try record.storedChanges(
+            from: old, matchKey: key, oldMatchKey: oldKey, timestamps: timestamps)
         guard !changed.isEmpty else { return }
-        let assignments = changed.map { "\(columns[$0]) = ?" }.joined(separator: ", ")
-        try db.cachedStatement(sql: "UPDATE book SET \(assignments) WHERE id = ?")
-            .execute(binding: changed.map { values[$0] } + [id.databaseValue])
+        let columnSet = changed.reduce(0) { $0 | (1 << $1) }
+        let sql =
+            updateSQL[columnSet]
+            ?? {
+                let assignments = changed.map { "\(BookRecord.storedColumns[$0]) = ?" }.joined(separator: ", ")
+                let sql = "UPDATE book SET \(assignments) WHERE id = ?"
+                updateSQL[columnSet] = sql
+                return sql
+            }()
+        try db.cachedStatement(sql: sql).execute(binding: values + [id.databaseValue])
         let (keyTitle, keyAuthor) = (key?.title ?? "", key?.author ?? "")
         let keyStaysRight =
             !book.keyUnsure && book.storedTitle == keyTitle && book.storedAuthor == keyAuthor
