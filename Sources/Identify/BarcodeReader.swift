@@ -43,9 +43,9 @@ public final class BarcodeReader {
 
     /// Every valid product code in the plane, each once, in the order found.
     ///
-    /// With `detail`, the plane is a scaled copy of a larger frame: after the plane's own regions, the detail's (the
-    /// frame's regions as captured, ``detail(captured:width:height:stride:budget:)``) are read where no code was read
-    /// yet: a code the scaling shrank below ZBar's resolution still has its bars there.
+    /// With `detail`, the plane is a scaled copy of a larger frame: the detail's regions (the frame's regions as
+    /// captured, ``detail(captured:width:height:stride:budget:)``) are read first, as a code the scaling shrank below
+    /// ZBar's resolution still has its bars there; then the plane's own regions where no code was read yet.
     public func read(
         luma plane: UnsafeRawBufferPointer, width: Int, height: Int, stride: Int, detail: LumaDetail? = nil
     ) throws(IdentifyError) -> [Barcode] {
