@@ -43,9 +43,9 @@ public final class BarcodeReader {
 
     /// Every valid product code in the plane, each once, in the order found.
     ///
-    /// With `detail`, the plane is a scaled copy of a larger frame: after the plane's own regions, the detail's (the
-    /// frame's regions as captured, ``detail(captured:width:height:stride:budget:)``) are read where no code was read
-    /// yet: a code the scaling shrank below ZBar's resolution still has its bars there.
+    /// With `detail`, the plane is a scaled copy of a larger frame: the detail's regions (the frame's regions as
+    /// captured, ``detail(captured:width:height:stride:budget:)``) are read first, as a code the scaling shrank below
+    /// ZBar's resolution still has its bars there; then the plane's own regions where no code was read yet.
     public func read(
         luma plane: UnsafeRawBufferPointer, width: Int, height: Int, stride: Int, detail: LumaDetail? = nil
     ) throws(IdentifyError) -> [Barcode] {
@@ -67,6 +67,29 @@ public final class BarcodeReader {
             remaining -= whole.pixels.count
             _ = found.add(try scanner.scan(whole, lines: .all))
         }
+        if let detail {
+            // The regions at the resolution captured are read first, plain and with zxing-cpp only (the enhanced
+            // retries are for faint codes), within a budget of their own, so they never take pixels from the reads
+            // below. A code read there is not looked for again on the scaled frame, where its region would get the
+            // costlier retries (a small code's bars are blurred there); a region that gives nothing at full
+            // resolution is still read on the scaled frame as without a detail.
+            var detailRemaining = budget.scannedPixels
+            let shrinkX = Double(width) / Double(detail.width)
+            let shrinkY = Double(height) / Double(detail.height)
+            for crop in detail.crops where !crop.faint || found.barcodes.isEmpty {
+                let here = PixelRect(x: crop.x, y: crop.y, width: crop.width, height: crop.height)
+                    .scaled(x: shrinkX, y: shrinkY).clipped(width: width, height: height)
+                guard !read.contains(where: { $0.covers(mostOf: here) }), crop.pixels.count <= detailRemaining else {
+                    continue
+                }
+                let before = found.barcodes.count
+                let image = GreyImage(width: crop.width, height: crop.height, pixels: crop.pixels)
+                let lines: ZBarScanner.Lines = crop.barsVertical ? .alongRows : .alongColumns
+                try readWithRetries(
+                    image, lines: lines, attempts: [.plain, .zxing], into: &found, remaining: &detailRemaining)
+                if found.barcodes.count > before { read.append(here) }
+            }
+        }
         for (rank, region) in locator.regions(in: plane, width: width, height: height, stride: stride).enumerated() {
             // A region mostly inside one that gave a code is the same code again.
             guard !read.contains(where: { $0.covers(mostOf: region.rect) }) else { continue }
@@ -85,27 +108,6 @@ public final class BarcodeReader {
             try readWithRetries(crop, lines: lines, attempts: attempts, into: &found, remaining: &remaining)
             if found.barcodes.count > before { read.append(region.rect) }
         }
-        if let detail {
-            // The regions located on the frame as captured, read where no code was read on this frame yet: plain
-            // and with zxing-cpp only (the enhanced retries are for faint codes), within a budget of their own, so
-            // they never take pixels from the reads above: the reader finds at least what it finds without them.
-            var detailRemaining = budget.scannedPixels
-            let shrinkX = Double(width) / Double(detail.width)
-            let shrinkY = Double(height) / Double(detail.height)
-            for crop in detail.crops {
-                let here = PixelRect(x: crop.x, y: crop.y, width: crop.width, height: crop.height)
-                    .scaled(x: shrinkX, y: shrinkY).clipped(width: width, height: height)
-                guard !read.contains(where: { $0.covers(mostOf: here) }), crop.pixels.count <= detailRemaining else {
-                    continue
-                }
-                let before = found.barcodes.count
-                let image = GreyImage(width: crop.width, height: crop.height, pixels: crop.pixels)
-                let lines: ZBarScanner.Lines = crop.barsVertical ? .alongRows : .alongColumns
-                try readWithRetries(
-                    image, lines: lines, attempts: [.plain, .zxing], into: &found, remaining: &detailRemaining)
-                if found.barcodes.count > before { read.append(here) }
-            }
-        }
         if found.barcodes.isEmpty, remaining >= width * height {
             let whole = GreyImage(plane, width: width, height: height, stride: stride)
             let attempts = Attempt.allCases.filter { !scannedWhole || $0 != .plain }
@@ -115,10 +117,11 @@ public final class BarcodeReader {
     }
 
     /// The candidate regions of a frame as captured, before it is scaled down: what ``read(luma:width:height:stride:
-    /// detail:)`` reads where the scaled frame gave no code. Located on the captured pixels, where a code the scaling
-    /// shrinks below ZBar's resolution still has edges to find; a large region (a code among spines or print) is
-    /// located again inside itself. The most code-like first, up to `budget`'s pixels in all. Cheap enough for the
-    /// capture loop: a locator pass reads every fourth row, then a few copies.
+    /// detail:)`` reads first, where a code the scaling shrank below ZBar's resolution still has its bars. Located on
+    /// the captured pixels, four rows of each cell row (every fourth row on a 1080p frame, where cells are 16 pixels;
+    /// a 12 MP frame's cells are 30–55 pixels, and reading every fourth row of them cost as much as the whole read of
+    /// the scaled frame). A large region (a code among spines or print) is located again inside itself. The most
+    /// code-like first, up to `budget`'s pixels in all.
     public static func detail(
         captured plane: UnsafeRawBufferPointer, width: Int, height: Int, stride: Int, budget: Budget = .standard
     ) -> LumaDetail? {
@@ -127,7 +130,9 @@ public final class BarcodeReader {
         var taken: [PixelRect] = []
         var remaining = budget.scannedPixels
         let locator = BarcodeLocator()
-        for region in locator.regions(in: plane, width: width, height: height, stride: stride) {
+        var coarse = locator
+        coarse.sampledRowsPerCell = 4
+        for region in coarse.regions(in: plane, width: width, height: height, stride: stride) {
             var pieces = [region]
             if region.rect.area > budget.scannedPixels / 4 {
                 let rect = region.rect
@@ -147,6 +152,7 @@ public final class BarcodeReader {
                 var crop = LumaDetail.Crop(
                     copying: plane, stride: stride, x: rect.x, y: rect.y, width: rect.width, height: rect.height)
                 crop.barsVertical = piece.barsVertical
+                crop.faint = piece.score < strongScore
                 crops.append(crop)
             }
         }

@@ -33,8 +33,9 @@ public final class FrameIdentifier {
         self.reader = try BarcodeReader(budget: budget)
     }
 
-    /// Identifies `frame`; regions that give no code are read again from `frame.detail` (set by a camera that scales
-    /// its frames down) or, for a frame scaled here, from `fullResolution`, the frame it was scaled from.
+    /// Identifies `frame`; its barcode regions are read at the resolution captured first, from `frame.detail` (set by
+    /// a camera that scales its frames down) or, for a frame scaled here, from `fullResolution`, the frame it was
+    /// scaled from; then the frame's own regions where no code was read.
     public func identify(frame: YUV420Frame, fullResolution: YUV420Frame? = nil) throws(IdentifyError) -> Identification
     {
         let start = MonotonicInstant.now()

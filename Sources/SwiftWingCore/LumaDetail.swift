@@ -11,6 +11,9 @@ public struct LumaDetail: Sendable {
         public var pixels: [UInt8]
         /// Whether the bars of the code that may be here run up and down (read along rows) or across (columns).
         public var barsVertical = true
+        /// A faint candidate (few bar cells, loosely packed: lettering, grain): read only while the frame has given
+        /// no code, as the reader does with such regions of the frame itself.
+        public var faint = false
 
         public init(x: Int, y: Int, width: Int, height: Int, pixels: [UInt8]) {
             precondition(width > 0 && height > 0 && pixels.count == width * height, "a crop holds its pixels")
@@ -87,6 +90,7 @@ public struct LumaDetail: Sendable {
             var turned = Crop(
                 x: height - crop.y - crop.height, y: crop.x, width: crop.height, height: crop.width, pixels: pixels)
             turned.barsVertical = !crop.barsVertical
+            turned.faint = crop.faint
             return turned
         }
         return LumaDetail(width: height, height: width, crops: crops)

@@ -93,6 +93,29 @@ struct BarcodeReadingTests {
         #expect(reRead > onScaled, "re-read \(reRead), scaled \(onScaled) of \(cases.count)")
     }
 
+    @Test("the detail of a 12 MP frame, located on four rows a cell row, holds the small codes pasted into it")
+    func detailOfLargeFrame() throws {
+        let shelf = try Fixtures.frame(Fixtures.shelves + "/one_shelf.jpg")
+        let background = try YUV420Scaler().resized(shelf, width: 4624, height: 3468)
+        // Every fifth picture of the small-code set, each in the middle of the frame.
+        let cases = try Fixtures.barcodeSet("ean13-3", expectedCount: 55).enumerated().filter { $0.offset % 5 == 0 }
+        var held = 0
+        for (_, (path, _)) in cases {
+            let picture = try Fixtures.frame(path)
+            let camera = Fixtures.pasted(picture, into: background)
+            let detail = BarcodeReader.detail(
+                captured: UnsafeRawBufferPointer(camera.luma), width: camera.width, height: camera.height,
+                stride: camera.layout.lumaStride)
+            let (x, y) = (camera.width / 2, camera.height / 2)
+            let crops = detail?.crops ?? []
+            if crops.contains(where: { $0.x <= x && x < $0.x + $0.width && $0.y <= y && y < $0.y + $0.height }) {
+                held += 1
+            }
+            #expect((detail?.byteCount ?? 0) <= BarcodeReader.Budget.standard.scannedPixels)
+        }
+        #expect(held >= cases.count * 3 / 4, "the code's region is in the detail for \(held) of \(cases.count)")
+    }
+
     @Test("every code ZBar alone reads in a fixture picture (zbarimg, every scanline) the reader reads too")
     func atLeastWhatZBarAloneReads() throws {
         let identifier = try FrameIdentifier()
