@@ -43,7 +43,7 @@ public struct MatchingWeights: Sendable, Hashable {
     /// Heavy: a short title found whole on a long spine ("Catedral") must not beat the entry that accounts for the
     /// rest of the spine's words too ("Catedrals, monestirs i grans edificis religiosos").
     public var explained: Double = 2.0
-    public var tag: Double = 0.5
+    public var tag: Double = 0.75
     /// The spine holds the entry's whole call number as its own words ("796.42 Mor"): worth more the fewer entries
     /// share it, as `callNumber + callNumberRare / holders`, so a number that names one book outweighs a title read
     /// badly, and one that a shelf of books shares leaves the title to decide.
@@ -52,6 +52,10 @@ public struct MatchingWeights: Sendable, Hashable {
     /// The main title read as one run in its own word order: small, to part titles with the same words
     /// ("Diccionari català-anglès", "Diccionari anglès-català").
     public var titleRun: Double = 0.1
+    /// The share of its score a spine showing nothing but a call number (``PreparedSpine/labelOnly``) brings to the
+    /// photo's assignment: such a text is mostly a label cut apart from its own spine, which shows the title too and
+    /// should keep the entry when both want it; alone, the label still gets its book.
+    public var labelOnlyInAssignment: Double = 0.5
     public init() {}
 }
 
@@ -129,6 +133,8 @@ public struct MatchFeatures: Sendable, Hashable, Codable {
     public var titleRun: Double = 0
     /// The spine's letters and digits (the same for every candidate of one spine).
     public var spineLetters: Int = 0
+    /// The spine shows nothing but a call number (``PreparedSpine/labelOnly``; the same for every candidate).
+    public var spineLabelOnly: Bool = false
 }
 
 /// Matches spine texts against a ``CatalogueIndex``: trigram retrieval, a fuzzy rescoring that survives OCR noise,
@@ -193,7 +199,8 @@ public final class CatalogueMatcher: SpineMatching {
         var scores = [[Double]](repeating: [Double](repeating: 0, count: columnIDs.count), count: ranked.count)
         for (row, candidates) in ranked.enumerated() {
             for candidate in candidates.prefix(options.assignedPerSpine) {
-                scores[row][columns[candidate.id]!] = candidate.score
+                let share = candidate.features.spineLabelOnly ? options.weights.labelOnlyInAssignment : 1
+                scores[row][columns[candidate.id]!] = candidate.score * share
             }
         }
         let chosen = Assignment.maximise(scores, floor: options.acceptScore)
@@ -241,6 +248,7 @@ public final class CatalogueMatcher: SpineMatching {
     ) -> MatchFeatures {
         var features = MatchFeatures()
         features.spineLetters = spineLetters.count
+        features.spineLabelOnly = spine.labelOnly
         let (mainCoverage, mainInformation) = coverage(entry, entry.mainWords, letters, spine, spineLetters)
         let mainCompact = UnsafeBufferPointer(rebasing: letters[entry.mainLetters])
         let runDistance = substringDistance(mainCompact, in: spineLetters)
@@ -329,10 +337,18 @@ struct PreparedSpine {
     /// The call number keys the spine holds that some entries carry, with how many carry each (set by the matcher
     /// from the index when tags are used).
     var callNumberHolders: [String: Int] = [:]
+    /// Every word is a number or at most three letters ("434.6 Atl", "JN Gai", "N Ham"): the text of a call number
+    /// label, with no title or name to tell its book by.
+    let labelOnly: Bool
 
     init(_ text: String) {
         let folded = Normalisation.fold(text)
         words = folded.split(separator: " ").map(String.init)
+        labelOnly =
+            !words.isEmpty
+            && words.allSatisfy { word in
+                word.unicodeScalars.count <= 3 || word.unicodeScalars.allSatisfy { (0x30...0x39).contains($0.value) }
+            }
         wordSet = Set(words)
         wordLetters = words.map { $0.unicodeScalars.map(\.value) }
         compact = Normalisation.compact(folded)
