@@ -68,18 +68,18 @@ public struct MatchingWeights: Sendable, Hashable {
 /// for the matcher's scoring as it is: a change to the features or weights of the score needs a refit. Some
 /// weights are negative because the score already counts that evidence; only the sum means anything.
 public struct ConfidenceCalibration: Sendable, Hashable {
-    public var bias: Double = -2.570
-    public var score: Double = 0.625
-    public var lead: Double = 2.021
+    public var bias: Double = -2.430
+    public var score: Double = 0.690
+    public var lead: Double = 2.043
     /// The assignment gave the spine its own best candidate.
-    public var ownBest: Double = -0.478
+    public var ownBest: Double = -0.512
     /// How far the spine falls short of 20 letters (0 at 20 or more, 1 for none).
-    public var shortSpine: Double = -4.846
-    public var title: Double = 0.813
-    public var titleInformation: Double = -0.406
-    public var surname: Double = -0.616
-    public var explained: Double = 1.131
-    public var tag: Double = 0.412
+    public var shortSpine: Double = -4.894
+    public var title: Double = 0.661
+    public var titleInformation: Double = -0.351
+    public var surname: Double = -0.661
+    public var explained: Double = 0.960
+    public var tag: Double = -0.018
     public init() {}
 
     public func confidence(_ evidence: MatchEvidence) -> Double {
