@@ -55,7 +55,7 @@ public struct MatchingWeights: Sendable, Hashable {
     /// The share of its score a spine showing nothing but a call number (``PreparedSpine/labelOnly``) brings to the
     /// photo's assignment: such a text is mostly a label cut apart from its own spine, which shows the title too and
     /// should keep the entry when both want it; alone, the label still gets its book.
-    public var labelOnlyInAssignment: Double = 0.5
+    public var labelOnlyInAssignment: Double = 0.3
     public init() {}
 }
 
@@ -199,8 +199,10 @@ public final class CatalogueMatcher: SpineMatching {
         var scores = [[Double]](repeating: [Double](repeating: 0, count: columnIDs.count), count: ranked.count)
         for (row, candidates) in ranked.enumerated() {
             for candidate in candidates.prefix(options.assignedPerSpine) {
+                // Only what lies above the floor is shared, so a label alone still gets the book it names.
                 let share = candidate.features.spineLabelOnly ? options.weights.labelOnlyInAssignment : 1
-                scores[row][columns[candidate.id]!] = candidate.score * share
+                let floor = options.acceptScore
+                scores[row][columns[candidate.id]!] = floor + (candidate.score - floor) * share
             }
         }
         let chosen = Assignment.maximise(scores, floor: options.acceptScore)
