@@ -52,8 +52,8 @@ public struct MatchingWeights: Sendable, Hashable {
     /// The main title read as one run in its own word order: small, to part titles with the same words
     /// ("Diccionari català-anglès", "Diccionari anglès-català").
     public var titleRun: Double = 0.1
-    /// The share of its score a spine showing nothing but a call number (``PreparedSpine/labelOnly``) brings to the
-    /// photo's assignment: such a text is mostly a label cut apart from its own spine, which shows the title too and
+    /// The share of its score above the accept floor that a spine showing nothing but a call number
+    /// (``PreparedSpine/labelOnly``) brings to the photo's assignment: such a text is mostly a label cut apart from its own spine, which shows the title too and
     /// should keep the entry when both want it; alone, the label still gets its book.
     public var labelOnlyInAssignment: Double = 0.3
     public init() {}
