@@ -43,7 +43,7 @@ public struct MatchingWeights: Sendable, Hashable {
     /// Heavy: a short title found whole on a long spine ("Catedral") must not beat the entry that accounts for the
     /// rest of the spine's words too ("Catedrals, monestirs i grans edificis religiosos").
     public var explained: Double = 2.0
-    public var tag: Double = 0.5
+    public var tag: Double = 0.75
     /// The spine holds the entry's whole call number as its own words ("796.42 Mor"): worth more the fewer entries
     /// share it, as `callNumber + callNumberRare / holders`, so a number that names one book outweighs a title read
     /// badly, and one that a shelf of books shares leaves the title to decide.
@@ -52,6 +52,10 @@ public struct MatchingWeights: Sendable, Hashable {
     /// The main title read as one run in its own word order: small, to part titles with the same words
     /// ("Diccionari català-anglès", "Diccionari anglès-català").
     public var titleRun: Double = 0.1
+    /// The share of its score above the accept floor that a spine showing nothing but a call number
+    /// (``PreparedSpine/labelOnly``) brings to the photo's assignment: such a text is mostly a label cut apart from its own spine, which shows the title too and
+    /// should keep the entry when both want it; alone, the label still gets its book.
+    public var labelOnlyInAssignment: Double = 0.3
     public init() {}
 }
 
@@ -64,18 +68,18 @@ public struct MatchingWeights: Sendable, Hashable {
 /// for the matcher's scoring as it is: a change to the features or weights of the score needs a refit. Some
 /// weights are negative because the score already counts that evidence; only the sum means anything.
 public struct ConfidenceCalibration: Sendable, Hashable {
-    public var bias: Double = -2.570
-    public var score: Double = 0.625
-    public var lead: Double = 2.021
+    public var bias: Double = -2.430
+    public var score: Double = 0.690
+    public var lead: Double = 2.043
     /// The assignment gave the spine its own best candidate.
-    public var ownBest: Double = -0.478
+    public var ownBest: Double = -0.512
     /// How far the spine falls short of 20 letters (0 at 20 or more, 1 for none).
-    public var shortSpine: Double = -4.846
-    public var title: Double = 0.813
-    public var titleInformation: Double = -0.406
-    public var surname: Double = -0.616
-    public var explained: Double = 1.131
-    public var tag: Double = 0.412
+    public var shortSpine: Double = -4.894
+    public var title: Double = 0.661
+    public var titleInformation: Double = -0.351
+    public var surname: Double = -0.661
+    public var explained: Double = 0.960
+    public var tag: Double = -0.018
     public init() {}
 
     public func confidence(_ evidence: MatchEvidence) -> Double {
@@ -129,6 +133,8 @@ public struct MatchFeatures: Sendable, Hashable, Codable {
     public var titleRun: Double = 0
     /// The spine's letters and digits (the same for every candidate of one spine).
     public var spineLetters: Int = 0
+    /// The spine shows nothing but a call number (``PreparedSpine/labelOnly``; the same for every candidate).
+    public var spineLabelOnly: Bool = false
 }
 
 /// Matches spine texts against a ``CatalogueIndex``: trigram retrieval, a fuzzy rescoring that survives OCR noise,
@@ -193,7 +199,10 @@ public final class CatalogueMatcher: SpineMatching {
         var scores = [[Double]](repeating: [Double](repeating: 0, count: columnIDs.count), count: ranked.count)
         for (row, candidates) in ranked.enumerated() {
             for candidate in candidates.prefix(options.assignedPerSpine) {
-                scores[row][columns[candidate.id]!] = candidate.score
+                // Only what lies above the floor is shared, so a label alone still gets the book it names.
+                let share = candidate.features.spineLabelOnly ? options.weights.labelOnlyInAssignment : 1
+                let floor = options.acceptScore
+                scores[row][columns[candidate.id]!] = floor + (candidate.score - floor) * share
             }
         }
         let chosen = Assignment.maximise(scores, floor: options.acceptScore)
@@ -241,6 +250,7 @@ public final class CatalogueMatcher: SpineMatching {
     ) -> MatchFeatures {
         var features = MatchFeatures()
         features.spineLetters = spineLetters.count
+        features.spineLabelOnly = spine.labelOnly
         let (mainCoverage, mainInformation) = coverage(entry, entry.mainWords, letters, spine, spineLetters)
         let mainCompact = UnsafeBufferPointer(rebasing: letters[entry.mainLetters])
         let runDistance = substringDistance(mainCompact, in: spineLetters)
@@ -329,10 +339,18 @@ struct PreparedSpine {
     /// The call number keys the spine holds that some entries carry, with how many carry each (set by the matcher
     /// from the index when tags are used).
     var callNumberHolders: [String: Int] = [:]
+    /// Every word is a number or at most three letters ("434.6 Atl", "JN Gai", "N Ham"): the text of a call number
+    /// label, with no title or name to tell its book by.
+    let labelOnly: Bool
 
     init(_ text: String) {
         let folded = Normalisation.fold(text)
         words = folded.split(separator: " ").map(String.init)
+        labelOnly =
+            !words.isEmpty
+            && words.allSatisfy { word in
+                word.unicodeScalars.count <= 3 || word.unicodeScalars.allSatisfy { (0x30...0x39).contains($0.value) }
+            }
         wordSet = Set(words)
         wordLetters = words.map { $0.unicodeScalars.map(\.value) }
         compact = Normalisation.compact(folded)

@@ -124,6 +124,7 @@ private struct SpineInput: Decodable {
 }
 
 private struct Explained: Encodable {
+    var id: Int64
     var title: String
     var authors: [String]
     var tag: String?
@@ -131,6 +132,7 @@ private struct Explained: Encodable {
     var features: MatchFeatures
 
     init(_ candidate: ScoredCandidate) {
+        id = candidate.id
         title = candidate.entry.title
         authors = candidate.entry.authors
         tag = candidate.entry.tag

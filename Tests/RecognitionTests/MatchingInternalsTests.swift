@@ -22,6 +22,15 @@ struct MatchingInternalsTests {
         #expect(substringDistance(word, in: []) == word.count)
     }
 
+    @Test func aSpineOfNumbersAndShortWordsIsALabelOnly() {
+        for label in ["434.6 Atl", "JN Gai", "N Ham", "1 1: JN Gai", "91(026) (497.2) Led"] {
+            #expect(PreparedSpine(label).labelOnly, "\(label)")
+        }
+        for titled in ["JN Gai AIMAN", "Ruso", "BULGARIA 91(026) Led", "", "· -"] {
+            #expect(!PreparedSpine(titled).labelOnly, "\(titled)")
+        }
+    }
+
     @Test func foldTakesASCIIAndOtherLettersAlike() {
         #expect(Normalisation.fold("ÀB-c··d  É1") == "ab c d e1")
         #expect(Normalisation.fold("--Ærø--") == "aero")

@@ -175,6 +175,24 @@ struct MatchingTests {
             index: matcher.index, options: MatchingOptions(useTags: true, candidatesPerSpine: 1, callNumberHolders: 3))
         #expect(try tight.rank("N Pam").count <= 1)
     }
+
+    @Test func aTitledSpineKeepsItsBookFromItsOwnLabelCutApart() throws {
+        // The label at a spine's foot read as a text of its own, beside the spine's title: both want the book, and
+        // the title's spine keeps it; the label alone still finds it.
+        let catalogue = try SmallCatalogue(csv: SmallCatalogue.csv + "Atlas de gramática , ,434.6 Atl,,\n")
+        defer { catalogue.remove() }
+        let matcher = CatalogueMatcher(
+            index: try CatalogueIndex.open(catalogue: catalogue.path), options: MatchingOptions(useTags: true))
+        let photo = ["verticales ATLAS DE GRAMÁTICA", "434.6 Atl"]
+        let matches = try matcher.assign(photo)
+        #expect(matches[0]?.entry.title == "Atlas de gramática")
+        #expect(try matcher.assign(["434.6 Atl"])[0]?.entry.title == "Atlas de gramática")
+        // Weighed whole, the label's exact call number outbids the title read without one.
+        var weights = MatchingWeights()
+        weights.labelOnlyInAssignment = 1
+        let whole = CatalogueMatcher(index: matcher.index, options: MatchingOptions(useTags: true, weights: weights))
+        #expect(try whole.assign(photo)[1]?.entry.title == "Atlas de gramática")
+    }
 }
 
 @Suite("Assignment")
