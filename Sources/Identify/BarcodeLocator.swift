@@ -57,19 +57,18 @@ struct BarcodeLocator: Sendable {
         // Every fourth row, every pixel: a cell still gets two rows or more, at a quarter of the reads. Or fewer rows,
         // evenly spread over each cell row, for large cells.
         let rowStep = 4
-        let sampledRows: [Int]
-        let rowsPerCell: Int
-        if let sampledRowsPerCell, sampledRowsPerCell > 0, sampledRowsPerCell < cell / rowStep {
-            rowsPerCell = sampledRowsPerCell
-            sampledRows = (0..<rows).flatMap { row in (0..<rowsPerCell).map { row * cell + $0 * cell / rowsPerCell } }
-        } else {
-            rowsPerCell = cell / rowStep
-            sampledRows = Array(Swift.stride(from: 0, to: rows * cell, by: rowStep))
-        }
+        let sampled = sampledRowsPerCell.map { $0 > 0 && $0 < cell / rowStep } ?? false
+        let rowsPerCell = sampled ? sampledRowsPerCell ?? 0 : cell / rowStep
+        // The rows read, counted rather than listed: this runs on the camera thread for every frame it shrinks.
+        let sampleCount = sampled ? rows * rowsPerCell : (rows * cell + rowStep - 1) / rowStep
         plane.withMemoryRebound(to: UInt8.self) { pixels in
             acrossX.withUnsafeMutableBufferPointer { sumX in
                 acrossY.withUnsafeMutableBufferPointer { sumY in
-                    for y in sampledRows {
+                    for sample in 0..<sampleCount {
+                        let y =
+                            sampled
+                            ? (sample / rowsPerCell) * cell + (sample % rowsPerCell) * cell / rowsPerCell
+                            : sample * rowStep
                         let line = y * stride
                         let cellRow = (y / cell) * columns
                         for column in 0..<columns {

@@ -53,8 +53,9 @@ public struct MatchingWeights: Sendable, Hashable {
     /// ("Diccionari català-anglès", "Diccionari anglès-català").
     public var titleRun: Double = 0.1
     /// The share of its score above the accept floor that a spine showing nothing but a call number
-    /// (``PreparedSpine/labelOnly``) brings to the photo's assignment: such a text is mostly a label cut apart from its own spine, which shows the title too and
-    /// should keep the entry when both want it; alone, the label still gets its book.
+    /// (``PreparedSpine/labelOnly``) brings to the photo's assignment: such a text is mostly a label cut apart from
+    /// its own spine, which shows the title too and should keep the entry when both want it; alone, the label still
+    /// gets its book.
     public var labelOnlyInAssignment: Double = 0.3
     public init() {}
 }
