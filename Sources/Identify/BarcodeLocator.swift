@@ -231,12 +231,8 @@ public struct RowEdges {
                     let here = raw.loadUnaligned(fromByteOffset: x, as: SIMD16<UInt8>.self)
                     let next = raw.loadUnaligned(fromByteOffset: x + 1, as: SIMD16<UInt8>.self)
                     let below = raw.loadUnaligned(fromByteOffset: x + stride, as: SIMD16<UInt8>.self)
-                    acrossBytes.storeBytes(
-                        of: pointwiseMax(here, next) &- pointwiseMin(here, next), toByteOffset: x,
-                        as: SIMD16<UInt8>.self)
-                    downBytes.storeBytes(
-                        of: pointwiseMax(here, below) &- pointwiseMin(here, below), toByteOffset: x,
-                        as: SIMD16<UInt8>.self)
+                    acrossBytes.storeBytes(of: Self.difference(here, next), toByteOffset: x, as: SIMD16<UInt8>.self)
+                    downBytes.storeBytes(of: Self.difference(here, below), toByteOffset: x, as: SIMD16<UInt8>.self)
                     x += 16
                 }
                 while x < span {
@@ -257,5 +253,11 @@ public struct RowEdges {
                 }
             }
         }
+    }
+
+    /// |a − b| in each lane (written out: `pointwiseMax` and `pointwiseMin` stay calls).
+    @inline(__always)
+    private static func difference(_ a: SIMD16<UInt8>, _ b: SIMD16<UInt8>) -> SIMD16<UInt8> {
+        (a &- b).replacing(with: b &- a, where: b .> a)
     }
 }
