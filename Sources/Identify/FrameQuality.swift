@@ -55,7 +55,7 @@ public enum QualityVerdict: String, Sendable, Hashable, Codable {
 /// Computes ``FrameQuality`` from a luma plane in one pass over every `rowStep`-th row (the
 /// Laplacian needs the rows above and below, which it reads but does not count).
 public struct QualityMeter: Sendable {
-    /// Rows between measured rows; 4 keeps a 1080p frame well under 2 ms and the figures within
+    /// Rows between measured rows; 4 keeps a 1080p frame near half a millisecond and the figures within
     /// a few percent of measuring every row.
     public var rowStep: Int
 
