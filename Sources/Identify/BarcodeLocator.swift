@@ -61,6 +61,7 @@ struct BarcodeLocator: Sendable {
         let rowsPerCell = sampled ? sampledRowsPerCell ?? 0 : cell / rowStep
         // The rows read, counted rather than listed: this runs on the camera thread for every frame it shrinks.
         let sampleCount = sampled ? rows * rowsPerCell : (rows * cell + rowStep - 1) / rowStep
+        var edges = RowEdges(cell: cell, columns: columns)
         plane.withMemoryRebound(to: UInt8.self) { pixels in
             acrossX.withUnsafeMutableBufferPointer { sumX in
                 acrossY.withUnsafeMutableBufferPointer { sumY in
@@ -69,20 +70,13 @@ struct BarcodeLocator: Sendable {
                             sampled
                             ? (sample / rowsPerCell) * cell + (sample % rowsPerCell) * cell / rowsPerCell
                             : sample * rowStep
-                        let line = y * stride
+                        // The row below must be there; a picture whose cells end at its last row skips that row.
+                        guard y + 1 < height else { continue }
                         let cellRow = (y / cell) * columns
-                        for column in 0..<columns {
-                            var gx = 0
-                            var gy = 0
-                            let start = line + column * cell
-                            for offset in start..<(start + cell) {
-                                let here = Int(pixels[offset])
-                                gx &+= abs(Int(pixels[offset + 1]) - here)
-                                gy &+= abs(Int(pixels[offset + stride]) - here)
-                            }
-                            sumX[cellRow + column] &+= gx
-                            sumY[cellRow + column] &+= gy
-                        }
+                        edges.add(
+                            row: pixels.baseAddress! + y * stride, stride: stride,
+                            acrossX: UnsafeMutableBufferPointer(rebasing: sumX[cellRow..<(cellRow + columns)]),
+                            acrossY: UnsafeMutableBufferPointer(rebasing: sumY[cellRow..<(cellRow + columns)]))
                     }
                 }
             }
@@ -196,5 +190,74 @@ struct BarcodeLocator: Sendable {
             }
         }
         return result
+    }
+}
+
+/// The edge strength of a row of pixels, cell by cell: for each cell, the sum of |next pixel − pixel| (across
+/// vertical bars) and of |pixel below − pixel| (across horizontal ones). The locator's pass over a frame, and on a
+/// large sensor the camera thread's work for every frame it shrinks: the differences are taken sixteen pixels at a
+/// time in vector lanes, then added up cell by cell. The same sums as pixel by pixel (a test compares them on random
+/// rows).
+public struct RowEdges {
+    public let cell: Int
+    public let columns: Int
+    /// The differences of the row, one byte a pixel (an absolute difference of two bytes fits one).
+    private var across: [UInt8]
+    private var down: [UInt8]
+
+    public init(cell: Int, columns: Int) {
+        precondition(cell > 0 && columns > 0, "a row of cells has cells")
+        self.cell = cell
+        self.columns = columns
+        across = [UInt8](repeating: 0, count: cell * columns)
+        down = across
+    }
+
+    /// Adds the row at `row` (`cell` x `columns` pixels, then one more, which the last difference reaches; the row
+    /// below `stride` bytes on) to the cells' sums.
+    public mutating func add(
+        row: UnsafePointer<UInt8>, stride: Int, acrossX: UnsafeMutableBufferPointer<Int>,
+        acrossY: UnsafeMutableBufferPointer<Int>
+    ) {
+        precondition(acrossX.count >= columns && acrossY.count >= columns, "a sum for every cell")
+        let span = cell * columns
+        let raw = UnsafeRawPointer(row)
+        across.withUnsafeMutableBufferPointer { across in
+            down.withUnsafeMutableBufferPointer { down in
+                let acrossBytes = UnsafeMutableRawPointer(across.baseAddress!)
+                let downBytes = UnsafeMutableRawPointer(down.baseAddress!)
+                var x = 0
+                while x + 16 <= span {
+                    let here = raw.loadUnaligned(fromByteOffset: x, as: SIMD16<UInt8>.self)
+                    let next = raw.loadUnaligned(fromByteOffset: x + 1, as: SIMD16<UInt8>.self)
+                    let below = raw.loadUnaligned(fromByteOffset: x + stride, as: SIMD16<UInt8>.self)
+                    acrossBytes.storeBytes(of: Self.difference(here, next), toByteOffset: x, as: SIMD16<UInt8>.self)
+                    downBytes.storeBytes(of: Self.difference(here, below), toByteOffset: x, as: SIMD16<UInt8>.self)
+                    x += 16
+                }
+                while x < span {
+                    let here = row[x]
+                    across[x] = max(here, row[x + 1]) - min(here, row[x + 1])
+                    down[x] = max(here, row[x + stride]) - min(here, row[x + stride])
+                    x += 1
+                }
+                for column in 0..<columns {
+                    var sumAcross: UInt32 = 0
+                    var sumDown: UInt32 = 0
+                    for index in (column * cell)..<((column + 1) * cell) {
+                        sumAcross &+= UInt32(across[index])
+                        sumDown &+= UInt32(down[index])
+                    }
+                    acrossX[column] &+= Int(sumAcross)
+                    acrossY[column] &+= Int(sumDown)
+                }
+            }
+        }
+    }
+
+    /// |a − b| in each lane (written out: `pointwiseMax` and `pointwiseMin` stay calls).
+    @inline(__always)
+    private static func difference(_ a: SIMD16<UInt8>, _ b: SIMD16<UInt8>) -> SIMD16<UInt8> {
+        (a &- b).replacing(with: b &- a, where: b .> a)
     }
 }

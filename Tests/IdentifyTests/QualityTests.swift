@@ -1,5 +1,6 @@
 import Identify
 import SwiftWingCore
+import SwiftWingTesting
 import Testing
 
 @Suite("Quality check")
@@ -65,5 +66,64 @@ struct QualityTests {
         #expect(try verdict(photo) == .good)
         #expect(try verdict(FrameDegradation.blurred(photo, radius: 3)) == .blurry)
         #expect(try verdict(FrameDegradation.darkened(photo, gain: 0.2)) == .dark)
+    }
+
+    /// The measure pixel by pixel in `Int`, as the meter's vector lanes must add it up.
+    static func measuredOneByOne(_ plane: [UInt8], width: Int, height: Int, stride: Int, rowStep: Int) -> FrameQuality {
+        var (laplacianSum, squares, levels, shadows, highlights, samples) = (0, 0, 0, 0, 0, 0)
+        for y in Swift.stride(from: 1, to: height - 1, by: rowStep) {
+            for x in 1..<(width - 1) {
+                let index = y * stride + x
+                let centre = Int(plane[index])
+                let laplacian =
+                    Int(plane[index - 1]) + Int(plane[index + 1]) + Int(plane[index - stride])
+                    + Int(plane[index + stride]) - 4 * centre
+                laplacianSum += laplacian
+                squares += laplacian * laplacian
+                levels += centre
+                shadows += centre <= Int(FrameQuality.clippedShadow) ? 1 : 0
+                highlights += centre >= Int(FrameQuality.clippedHighlight) ? 1 : 0
+            }
+            samples += width - 2
+        }
+        let count = Double(samples)
+        let mean = Double(laplacianSum) / count
+        return FrameQuality(
+            sharpness: Double(squares) / count - mean * mean,
+            exposure: .init(
+                mean: Double(levels) / count, shadows: Double(shadows) / count, highlights: Double(highlights) / count))
+    }
+
+    /// Random planes: narrow, odd widths, wider than a flush of the lanes, padded rows, steep and flat.
+    @Test("the meter's figures are exactly those of adding up pixel by pixel")
+    func sameFiguresAsPixelByPixel() throws {
+        var random = SeededGenerator(seed: 0x5eed_0a11)
+        let sizes = [(3, 3), (17, 5), (18, 4), (33, 7), (35, 9), (640, 12), (1_100, 6), (2_113, 5)]
+        for (width, height) in sizes {
+            for rowStep in [1, 4] {
+                let stride = width + Int.random(in: 0...19, using: &random)
+                // Steep planes (every level, extremes often: clipped counts, large Laplacians) and flat ones.
+                let steep = Bool.random(using: &random)
+                let plane = (0..<(stride * height)).map { _ in
+                    steep
+                        ? [0, 255, UInt8.random(in: 0...255, using: &random)][Int.random(in: 0...2, using: &random)]
+                        : UInt8.random(in: 100...140, using: &random)
+                }
+                let measured = try QualityMeter(rowStep: rowStep).measure(
+                    luma: plane.withUnsafeBytes { UnsafeRawBufferPointer($0) }, width: width, height: height,
+                    stride: stride)
+                let expected = Self.measuredOneByOne(
+                    plane, width: width, height: height, stride: stride, rowStep: rowStep)
+                #expect(measured == expected, "\(width)x\(height), stride \(stride), every \(rowStep) rows")
+            }
+        }
+        // The largest Laplacian (±1,020, a checkerboard of black and white) on every pixel of a long row: the 32-bit
+        // lanes must not overflow.
+        let width = 4_624
+        let plane = (0..<(width * 3)).map { index in UInt8((index / width + index % width) % 2 == 1 ? 0 : 255) }
+        let measured = try QualityMeter(rowStep: 1).measure(
+            luma: plane.withUnsafeBytes { UnsafeRawBufferPointer($0) }, width: width, height: 3, stride: width)
+        #expect(measured == Self.measuredOneByOne(plane, width: width, height: 3, stride: width, rowStep: 1))
+        #expect(measured.sharpness > 1_000_000 && abs(measured.exposure.shadows - 0.5) < 0.01)
     }
 }
