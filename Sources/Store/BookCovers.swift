@@ -22,6 +22,18 @@ public struct BookCover: Hashable, Sendable {
     }
 }
 
+/// A book as it was before a delete: its fields and the spine picture kept beside it (which the delete takes with the
+/// book), so an undo can put both back (``AppDatabase/restoreBook(_:now:)``).
+public struct DeletedBook: Hashable, Sendable {
+    public var book: BookRecord
+    public var cover: BookCover?
+
+    public init(book: BookRecord, cover: BookCover?) {
+        self.book = book
+        self.cover = cover
+    }
+}
+
 extension AppDatabase {
     /// Keeps `covers`, in one transaction, each only when its book still exists and has no picture yet: a book seen
     /// again keeps the picture of its first sighting, as it keeps that scan. Returns the ids of the books whose
@@ -66,23 +78,21 @@ extension AppDatabase {
     }
 
     /// Removes the book `id` with its picture, in one transaction, and returns both: what an undo needs to put back.
-    public func deleteBookKeepingCover(id: Int64) throws(StoreError) -> (book: BookRecord, cover: BookCover?) {
+    public func deleteBookKeepingCover(id: Int64) throws(StoreError) -> DeletedBook {
         try write("the book was not deleted") { db in
             guard let book = try BookRecord.fetchOne(db, key: id) else { throw StoreError.bookNotFound(id) }
             let cover = try Self.cover(id: id, db)
             try book.delete(db)
-            return (book, cover)
+            return DeletedBook(book: book, cover: cover)
         }
     }
 
     /// Puts back a book ``deleteBookKeepingCover(id:)`` removed, with its id, every field and its picture, in one
     /// transaction: both come back or neither (refused, for instance, when another book has taken its ISBN-13).
-    public func restoreBook(_ book: BookRecord, cover: BookCover?, now: Date = Date()) throws(StoreError)
-        -> BookRecord
-    {
+    public func restoreBook(_ deleted: DeletedBook, now: Date = Date()) throws(StoreError) -> BookRecord {
         try write("the book was not put back") { db in
-            let restored = try book.inserted(db)
-            if var cover, let id = restored.id {
+            let restored = try deleted.book.inserted(db)
+            if var cover = deleted.cover, let id = restored.id {
                 cover.bookID = id
                 _ = try Self.insertCovers([cover], now: now, db)
             }

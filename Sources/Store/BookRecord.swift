@@ -148,32 +148,120 @@ public struct BookRecord: Identifiable, Hashable, Sendable, Codable, FetchableRe
         for (column, value) in zip(Self.storedColumns, try storedValues()) { container[column] = value }
     }
 
-    /// The columns a record writes, in the order of ``storedValues()`` (`needsReview` is SQLite's to compute).
-    static let storedColumns = [
-        "id", "isbn13", "isbn10", "title", "authors", "format", "publisher", "publishedDate", "pageCount", "coverUrl",
-        "confidence", "enrichmentStatus", "addedAt", "updatedAt", "scanId", "rawJSON", "source", "reviewReason",
-        "reviewedAt", "editedAt", "matchTitle", "matchAuthor",
-    ]
+    /// A column a record writes (`needsReview` is SQLite's to compute), in the order of ``storedColumns`` and
+    /// ``storedValues(matchKey:timestamps:)``: the one list of them, which the insert, the encoding and a merge's
+    /// update all read. Each case has its name, its value and its comparison in the switches below, which the
+    /// compiler checks are complete; they are switches rather than a table of closures because a commit reads every
+    /// column of every book it writes (the closures' indirect calls cost a commit measurably more).
+    enum StoredColumn: Int, CaseIterable {
+        case id, isbn13, isbn10, title, authors, format, publisher, publishedDate, pageCount, coverURL, confidence
+        case enrichmentStatus, addedAt, updatedAt, scanID, rawJSON, source, reviewReason, reviewedAt, editedAt
+        case matchTitle, matchAuthor
+
+        var name: String {
+            switch self {
+            case .coverURL: "coverUrl"
+            case .scanID: "scanId"
+            default: "\(self)"
+            }
+        }
+
+        /// The value for `record`, whose match key is `key`; `timestamps`, when given, remembers dates' text.
+        @inline(__always)
+        func value(of record: BookRecord, key: BookMatchKey?, timestamps: StorageTimestampMemo?) throws
+            -> DatabaseValue
+        {
+            func timestamp(_ date: Date) -> DatabaseValue {
+                timestamps?.databaseValue(date) ?? StorageTimestamp.databaseValue(date)
+            }
+            return switch self {
+            case .id: record.id.databaseValue
+            case .isbn13: record.isbn13.databaseValue
+            case .isbn10: record.isbn10.databaseValue
+            case .title: record.title.databaseValue
+            case .authors: try BookRecord.authorsJSON(record.authors).databaseValue
+            case .format: record.format.databaseValue
+            case .publisher: record.publisher.databaseValue
+            case .publishedDate: record.publishedDate.databaseValue
+            case .pageCount: record.pageCount.databaseValue
+            case .coverURL: record.coverURL.databaseValue
+            case .confidence: record.confidence.databaseValue
+            case .enrichmentStatus: record.enrichmentStatus.databaseValue
+            case .addedAt: timestamp(record.addedAt)
+            case .updatedAt: timestamp(record.updatedAt)
+            case .scanID: record.scanID.map { timestamps?.scanIDText($0) ?? $0.uuidString.lowercased() }.databaseValue
+            case .rawJSON: record.rawJSON.databaseValue
+            case .source: record.source.databaseValue
+            case .reviewReason: record.reviewReason.databaseValue
+            case .reviewedAt: record.reviewedAt.map(timestamp) ?? .null
+            case .editedAt: record.editedAt.map(timestamp) ?? .null
+            case .matchTitle: (key?.title ?? "").databaseValue
+            case .matchAuthor: (key?.author ?? "").databaseValue
+            }
+        }
+
+        /// Whether ``value(of:key:timestamps:)`` would differ for `record` and `old`, told without making either
+        /// value (a merge changes a few of a row's columns).
+        @inline(__always)
+        func differs(
+            _ record: BookRecord, _ old: BookRecord, key: BookMatchKey?, oldKey: BookMatchKey?,
+            timestamps: StorageTimestampMemo
+        ) -> Bool {
+            /// Dates are compared as the text they are stored as (two instants within a millisecond are one value).
+            func differ(_ date: Date?, _ oldDate: Date?) -> Bool {
+                guard let date, let oldDate else { return (date == nil) != (oldDate == nil) }
+                return date != oldDate && timestamps.databaseValue(date) != timestamps.databaseValue(oldDate)
+            }
+            return switch self {
+            case .id: record.id != old.id
+            case .isbn13: record.isbn13 != old.isbn13
+            case .isbn10: record.isbn10 != old.isbn10
+            case .title: record.title != old.title
+            case .authors: record.authors != old.authors
+            case .format: record.format != old.format
+            case .publisher: record.publisher != old.publisher
+            case .publishedDate: record.publishedDate != old.publishedDate
+            case .pageCount: record.pageCount != old.pageCount
+            case .coverURL: record.coverURL != old.coverURL
+            case .confidence: record.confidence != old.confidence
+            case .enrichmentStatus: record.enrichmentStatus != old.enrichmentStatus
+            case .addedAt: differ(record.addedAt, old.addedAt)
+            case .updatedAt: differ(record.updatedAt, old.updatedAt)
+            case .scanID: record.scanID != old.scanID
+            case .rawJSON: record.rawJSON != old.rawJSON
+            case .source: record.source != old.source
+            case .reviewReason: record.reviewReason != old.reviewReason
+            case .reviewedAt: differ(record.reviewedAt, old.reviewedAt)
+            case .editedAt: differ(record.editedAt, old.editedAt)
+            case .matchTitle: (key?.title ?? "") != (oldKey?.title ?? "")
+            case .matchAuthor: (key?.author ?? "") != (oldKey?.author ?? "")
+            }
+        }
+    }
+
+    /// The names of the columns a record writes (``StoredColumn``), in order.
+    static let storedColumns = StoredColumn.allCases.map(\.name)
 
     /// The values of ``storedColumns``; `key` is this book's ``matchKey``, when the caller has it already;
     /// `timestamps` remembers the text of dates already written (a job's books share theirs).
     func storedValues(
         matchKey key: BookMatchKey?? = nil, timestamps: StorageTimestampMemo? = nil
     ) throws -> [DatabaseValue] {
+        var values: [DatabaseValue] = []
+        values.reserveCapacity(StoredColumn.allCases.count)
+        try appendStoredValues(to: &values, matchKey: key, timestamps: timestamps)
+        return values
+    }
+
+    /// ``storedValues(matchKey:timestamps:)`` appended to `values`: a multi-row insert's arguments without an
+    /// array per row.
+    func appendStoredValues(
+        to values: inout [DatabaseValue], matchKey key: BookMatchKey?? = nil, timestamps: StorageTimestampMemo? = nil
+    ) throws {
         let key = key ?? matchKey
-        func timestamp(_ date: Date) -> DatabaseValue {
-            timestamps?.databaseValue(date) ?? StorageTimestamp.databaseValue(date)
+        for column in StoredColumn.allCases {
+            values.append(try column.value(of: self, key: key, timestamps: timestamps))
         }
-        return [
-            id.databaseValue, isbn13.databaseValue, isbn10.databaseValue, title.databaseValue,
-            try Self.authorsJSON(authors).databaseValue, format.databaseValue, publisher.databaseValue,
-            publishedDate.databaseValue, pageCount.databaseValue, coverURL.databaseValue, confidence.databaseValue,
-            enrichmentStatus.databaseValue, timestamp(addedAt), timestamp(updatedAt),
-            scanID.map { timestamps?.scanIDText($0) ?? $0.uuidString.lowercased() }.databaseValue,
-            rawJSON.databaseValue, source.databaseValue,
-            reviewReason.databaseValue, reviewedAt.map(timestamp) ?? .null, editedAt.map(timestamp) ?? .null,
-            (key?.title ?? "").databaseValue, (key?.author ?? "").databaseValue,
-        ]
     }
 
     /// The columns (indices into ``storedColumns``) whose values ``storedValues(matchKey:timestamps:)`` would give
@@ -185,38 +273,11 @@ public struct BookRecord: Identifiable, Hashable, Sendable, Codable, FetchableRe
     ) throws -> (columns: [Int], values: [DatabaseValue]) {
         var columns: [Int] = []
         var values: [DatabaseValue] = []
-        func add(_ column: Int, _ value: @autoclosure () throws -> DatabaseValue) rethrows {
-            columns.append(column)
-            values.append(try value())
+        for column in StoredColumn.allCases
+        where column.differs(self, old, key: key, oldKey: oldKey, timestamps: timestamps) {
+            columns.append(column.rawValue)
+            values.append(try column.value(of: self, key: key, timestamps: timestamps))
         }
-        /// Dates are compared as the text they are stored as (two instants within a millisecond are one value).
-        func differ(_ date: Date?, _ oldDate: Date?) -> Bool {
-            guard let date, let oldDate else { return (date == nil) != (oldDate == nil) }
-            return date != oldDate && timestamps.databaseValue(date) != timestamps.databaseValue(oldDate)
-        }
-        if id != old.id { add(0, id.databaseValue) }
-        if isbn13 != old.isbn13 { add(1, isbn13.databaseValue) }
-        if isbn10 != old.isbn10 { add(2, isbn10.databaseValue) }
-        if title != old.title { add(3, title.databaseValue) }
-        if authors != old.authors { try add(4, Self.authorsJSON(authors).databaseValue) }
-        if format != old.format { add(5, format.databaseValue) }
-        if publisher != old.publisher { add(6, publisher.databaseValue) }
-        if publishedDate != old.publishedDate { add(7, publishedDate.databaseValue) }
-        if pageCount != old.pageCount { add(8, pageCount.databaseValue) }
-        if coverURL != old.coverURL { add(9, coverURL.databaseValue) }
-        if confidence != old.confidence { add(10, confidence.databaseValue) }
-        if enrichmentStatus != old.enrichmentStatus { add(11, enrichmentStatus.databaseValue) }
-        if differ(addedAt, old.addedAt) { add(12, timestamps.databaseValue(addedAt)) }
-        if differ(updatedAt, old.updatedAt) { add(13, timestamps.databaseValue(updatedAt)) }
-        if scanID != old.scanID { add(14, scanID.map { timestamps.scanIDText($0) }.databaseValue) }
-        if rawJSON != old.rawJSON { add(15, rawJSON.databaseValue) }
-        if source != old.source { add(16, source.databaseValue) }
-        if reviewReason != old.reviewReason { add(17, reviewReason.databaseValue) }
-        if differ(reviewedAt, old.reviewedAt) { add(18, reviewedAt.map { timestamps.databaseValue($0) } ?? .null) }
-        if differ(editedAt, old.editedAt) { add(19, editedAt.map { timestamps.databaseValue($0) } ?? .null) }
-        let (keyTitle, keyAuthor) = (key?.title ?? "", key?.author ?? "")
-        if keyTitle != (oldKey?.title ?? "") { add(20, keyTitle.databaseValue) }
-        if keyAuthor != (oldKey?.author ?? "") { add(21, keyAuthor.databaseValue) }
         return (columns, values)
     }
 

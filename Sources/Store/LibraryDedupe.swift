@@ -556,7 +556,7 @@ struct MatchingBatch {
             for index in rows {
                 var record = pending[index]
                 record.id = ids[index]
-                values += try record.storedValues(matchKey: pendingKeys[index], timestamps: timestamps)
+                try record.appendStoredValues(to: &values, matchKey: pendingKeys[index], timestamps: timestamps)
             }
             try db.cachedStatement(sql: sql).execute(binding: values)
         }

@@ -7,7 +7,7 @@ import Synchronization
 /// back. In memory: a restart of the web process ends the chance to undo, never the deletion.
 final class UndoShelf: Sendable {
     private struct Entry {
-        var deleted: LibraryManagement.DeletedBook
+        var deleted: DeletedBook
         var until: Date
     }
 
@@ -17,7 +17,7 @@ final class UndoShelf: Sendable {
     private let entries = Mutex<[String: Entry]>([:])
 
     /// Keeps `deleted` and returns the token that takes it back.
-    func keep(_ deleted: LibraryManagement.DeletedBook, now: Date) -> String {
+    func keep(_ deleted: DeletedBook, now: Date) -> String {
         let token = Session.newToken()
         entries.withLock { entries in
             entries = entries.filter { $0.value.until > now }
@@ -35,7 +35,7 @@ final class UndoShelf: Sendable {
     }
 
     /// Takes the book kept under `token` (once).
-    func take(_ token: String, now: Date) -> LibraryManagement.DeletedBook? {
+    func take(_ token: String, now: Date) -> DeletedBook? {
         entries.withLock { entries in
             guard let entry = entries.removeValue(forKey: token), entry.until > now else { return nil }
             return entry.deleted
@@ -43,7 +43,7 @@ final class UndoShelf: Sendable {
     }
 
     /// Puts a book back after a failed restore, so the person can try again.
-    func putBack(_ deleted: LibraryManagement.DeletedBook, token: String, now: Date) {
+    func putBack(_ deleted: DeletedBook, token: String, now: Date) {
         entries.withLock { entries in
             entries[token] = Entry(deleted: deleted, until: now.addingTimeInterval(Self.keepSeconds))
         }

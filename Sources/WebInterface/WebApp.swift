@@ -532,7 +532,7 @@ public final class WebApp: Sendable {
     func delete(_ context: WebRequestContext) async throws -> Response {
         guard let id = Self.bookID(context) else { return message("Book", "No such book.", status: .notFound) }
         let configuration = settings.configuration
-        let deleted: LibraryManagement.DeletedBook
+        let deleted: DeletedBook
         do {
             deleted = try await blocking {
                 try LibraryManagement.deleteKeepingCover(id: id, configuration: configuration)

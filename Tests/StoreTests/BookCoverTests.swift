@@ -78,20 +78,19 @@ import Testing
         try database.saveBookCovers([cover])
 
         let deleted = try database.deleteBookKeepingCover(id: id)
-        #expect(deleted.book == book)
-        #expect(deleted.cover == cover)
+        #expect(deleted == DeletedBook(book: book, cover: cover))
         #expect(try database.library.book(id: id) == nil)
         #expect(try database.bookCover(id: id) == nil)
         #expect(throws: StoreError.self) { try database.deleteBookKeepingCover(id: id) }
 
         // Another book took the ISBN meanwhile: the undo is refused and leaves no picture behind.
         let other = try database.library.insert(BookRecord(isbn13: "9780441013593", title: "Dune (again)"))
-        #expect(throws: StoreError.self) { try database.restoreBook(deleted.book, cover: deleted.cover) }
+        #expect(throws: StoreError.self) { try database.restoreBook(deleted) }
         #expect(try database.library.book(id: id) == nil)
         #expect(try database.bookCover(id: id) == nil)
 
         _ = try database.library.delete(id: try #require(other.id))
-        let restored = try database.restoreBook(deleted.book, cover: deleted.cover)
+        let restored = try database.restoreBook(deleted)
         #expect(restored == book)
         #expect(try database.bookCover(id: id) == cover)
     }

@@ -83,10 +83,12 @@ struct BookRecordEncodingTests {
             if take(17) { book.reviewedAt = other.reviewedAt }
             if take(18) { book.editedAt = nil }
             if take(19) { book.id = 7 }
+            if take(20) { book.addedAt = Date(timeIntervalSince1970: 1_795_000_050) }  // a different millisecond
             return book
         }
         var state: UInt64 = 20
         let timestamps = StorageTimestampMemo()
+        var changedSomewhere = Set<Int>()
         for _ in 0..<300 {
             state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
             let (new, old) = (mixed(UInt32(truncatingIfNeeded: state >> 40)), mixed(UInt32(truncatingIfNeeded: state)))
@@ -98,6 +100,10 @@ struct BookRecordEncodingTests {
                 from: old, matchKey: newKey, oldMatchKey: oldKey, timestamps: timestamps)
             #expect(changes.columns == expected, "\(new) from \(old)")
             #expect(changes.values == expected.map { newValues[$0] })
+            changedSomewhere.formUnion(expected)
         }
+        // Every column changed in some case: a column added without a field mixed above is caught here.
+        let untried = Set(BookRecord.storedColumns.indices).subtracting(changedSomewhere)
+        #expect(untried.isEmpty, "never changed: \(untried.sorted().map { BookRecord.storedColumns[$0] })")
     }
 }

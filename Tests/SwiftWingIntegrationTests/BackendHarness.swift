@@ -35,29 +35,16 @@ final class BackendHarness: @unchecked Sendable {
 
     var url: String { "http://127.0.0.1:\(port)/" }
 
-    /// Starts it and waits for its own "listening" line and its port answering (a port answering
-    /// alone could be another test's backend that took the port meanwhile).
+    /// Starts it and waits for its own "listening" line and its port answering.
     func start() throws {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: Self.binary)
-        process.arguments = ["--host", "127.0.0.1", "--port", "\(port)"] + arguments
-        if !FileManager.default.fileExists(atPath: logPath) {
-            _ = FileManager.default.createFile(atPath: logPath, contents: nil)
+        do {
+            process = try ServerLaunch.start(
+                "talaria-reference", executable: Self.binary,
+                arguments: ["--host", "127.0.0.1", "--port", "\(port)"] + arguments, port: port, logPath: logPath,
+                within: 30)
+        } catch let failure as ServerLaunch.Failure {
+            throw HarnessError("\(failure)")
         }
-        let log = try FileHandle(forWritingTo: URL(fileURLWithPath: logPath))
-        let logStart = log.seekToEndOfFile()
-        process.standardOutput = log
-        process.standardError = log
-        try process.run()
-        self.process = process
-        let deadline = Date().addingTimeInterval(30)
-        while Date() < deadline {
-            guard process.isRunning else { throw HarnessError("talaria-reference exited during start:\n\(self.log)") }
-            let written = (try? Data(contentsOf: URL(fileURLWithPath: logPath)))?.dropFirst(Int(logStart)) ?? Data()
-            if String(decoding: written, as: UTF8.self).contains("listening on"), (try? stats()) != nil { return }
-            Thread.sleep(forTimeInterval: 0.05)
-        }
-        throw HarnessError("talaria-reference did not answer on port \(port) within 30 s:\n\(self.log)")
     }
 
     func stop(signal: Int32 = SIGTERM) {

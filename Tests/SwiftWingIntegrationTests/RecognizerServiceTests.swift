@@ -1,5 +1,6 @@
 import Foundation
 import SwiftWingCore
+import SwiftWingTesting
 import Testing
 
 /// The recognizer service (`swiftwing-recognizer serve`) as a real process on loopback, with the real daemon
@@ -55,27 +56,16 @@ final class RecognizerHarness: @unchecked Sendable {
     /// then it starts again on another port, up to three times.
     func start() throws {
         for attempt in 1...3 {
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: Self.binary)
-            process.arguments = ["serve", "--catalogue", Self.catalogue, "--host", "127.0.0.1", "--port", "\(port)"]
             _ = FileManager.default.createFile(atPath: logPath, contents: nil)
-            let log = try FileHandle(forWritingTo: URL(fileURLWithPath: logPath))
-            process.standardOutput = log
-            process.standardError = log
-            try process.run()
-            self.process = process
-            let deadline = Date().addingTimeInterval(120)
-            while Date() < deadline {
-                if !process.isRunning {
-                    process.waitUntilExit()
-                    if attempt < 3, self.log.contains("Address already in use") { break }
-                    throw HarnessError("swiftwing-recognizer exited during start:\n\(self.log)")
-                }
-                if self.log.contains("listening on") { return }
-                Thread.sleep(forTimeInterval: 0.1)
-            }
-            if process.isRunning {
-                throw HarnessError("swiftwing-recognizer did not listen within 120 s:\n\(self.log)")
+            do {
+                process = try ServerLaunch.start(
+                    "swiftwing-recognizer", executable: Self.binary,
+                    arguments: ["serve", "--catalogue", Self.catalogue, "--host", "127.0.0.1", "--port", "\(port)"],
+                    port: port, logPath: logPath, within: 120)
+                return
+            } catch let failure as ServerLaunch.Failure {
+                guard case .exited = failure.reason, attempt < 3, failure.output.contains("Address already in use")
+                else { throw HarnessError("\(failure)") }
             }
             port = try BackendHarness.freePort()
         }

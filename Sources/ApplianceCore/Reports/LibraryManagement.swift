@@ -78,26 +78,13 @@ public enum LibraryManagement {
         try change(configuration) { library throws(StoreError) in try library.insert(book) }
     }
 
-    /// A book as it was before a delete: its fields and the spine picture kept beside it (which the delete takes
-    /// with the book), so an undo can put both back.
-    public struct DeletedBook: Sendable {
-        public var book: BookRecord
-        public var cover: BookCover?
-
-        public init(book: BookRecord, cover: BookCover?) {
-            self.book = book
-            self.cover = cover
-        }
-    }
-
     /// Removes the book `id` with its picture, in one transaction, and returns both (the browser's delete, which it
     /// can undo).
     public static func deleteKeepingCover(id: Int64, configuration: ApplianceConfiguration) throws(ApplianceError)
         -> DeletedBook
     {
         try changeDatabase(configuration) { database throws(StoreError) in
-            let deleted = try database.deleteBookKeepingCover(id: id)
-            return DeletedBook(book: deleted.book, cover: deleted.cover)
+            try database.deleteBookKeepingCover(id: id)
         }
     }
 
@@ -107,7 +94,7 @@ public enum LibraryManagement {
         -> BookRecord
     {
         try changeDatabase(configuration) { database throws(StoreError) in
-            try database.restoreBook(deleted.book, cover: deleted.cover)
+            try database.restoreBook(deleted)
         }
     }
 
