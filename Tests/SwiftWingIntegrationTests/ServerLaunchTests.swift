@@ -44,7 +44,7 @@ import Testing
         defer { try? FileManager.default.removeItem(atPath: logPath) }
         let port = try LoopbackSocket.freePort()
         let failure = #expect(throws: ServerLaunch.Failure.self) {
-            try Self.launch("echo 'listening on'; exec sleep 30", port: port, logPath: logPath)
+            try Self.launch("echo 'listening on'; exec sleep 10", port: port, logPath: logPath)
         }
         #expect(failure?.reason == .notListening(seconds: 1))
     }
@@ -57,7 +57,7 @@ import Testing
         defer { close(fd) }
         #expect(LoopbackSocket.acceptsConnections(port: port))
         let failure = #expect(throws: ServerLaunch.Failure.self) {
-            try Self.launch("exec sleep 30", port: port, logPath: logPath)
+            try Self.launch("exec sleep 10", port: port, logPath: logPath)
         }
         #expect(failure?.reason == .notListening(seconds: 1))
     }

@@ -63,7 +63,9 @@ public enum ServerLaunch {
             if output().contains(readyLine), LoopbackSocket.acceptsConnections(port: port) { return process }
             Thread.sleep(forTimeInterval: 0.05)
         }
-        process.terminate()
+        // SIGKILL, not SIGTERM: a child started from a Swift concurrency thread inherits that thread's mask, in which
+        // libdispatch blocks SIGTERM, so a server that never listened may never see a SIGTERM either.
+        kill(process.processIdentifier, SIGKILL)
         process.waitUntilExit()
         throw Failure(name: name, port: port, reason: .notListening(seconds: seconds), output: output())
     }
