@@ -45,6 +45,30 @@ import Testing
         #expect(!descriptors.contains(leaky), "descriptor \(leaky) of the parent reached the child: \(listed)")
     }
 
+    @Test func aChildStartsWithNoSignalBlockedOrIgnored() throws {
+        // Blocked here as libdispatch blocks them on the threads Swift concurrency runs on; SIGPIPE ignored as the
+        // Swift runtime leaves it. Only this thread's mask changes; the disposition is the process's, put back after.
+        var blocked = sigset_t()
+        sigemptyset(&blocked)
+        sigaddset(&blocked, SIGTERM)
+        sigaddset(&blocked, SIGINT)
+        var previous = sigset_t()
+        #expect(pthread_sigmask(SIG_BLOCK, &blocked, &previous) == 0)
+        defer { pthread_sigmask(SIG_SETMASK, &previous, nil) }
+        let pipeAction = signal(SIGPIPE, SIG_IGN)
+        defer { signal(SIGPIPE, pipeAction) }
+        let status = try output(ofShell: "exec grep -E '^Sig(Blk|Ign):' /proc/self/status")
+        let masks = Dictionary(
+            uniqueKeysWithValues: status.split(separator: "\n").compactMap { line -> (String, UInt64)? in
+                let parts = line.split(separator: ":").map { $0.trimmingCharacters(in: .whitespaces) }
+                guard parts.count == 2, let mask = UInt64(parts[1], radix: 16) else { return nil }
+                return (parts[0], mask)
+            })
+        #expect(masks["SigBlk"] == 0, "the child's signals: \(status)")
+        // Signals 1–31 (glibc keeps two of its own real-time signals, 32 and 33, as it likes).
+        #expect(masks["SigIgn"].map { $0 & 0x7fff_ffff } == 0, "the child's signals: \(status)")
+    }
+
     @Test func aMissingExecutableIsAnErrorNamingIt() {
         #expect {
             _ = try spawnChild(
