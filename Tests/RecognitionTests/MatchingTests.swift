@@ -198,15 +198,15 @@ struct MatchingTests {
 @Suite("Author marks")
 struct AuthorMarkTests {
     @Test func theLabelsAuthorMarkPartsBooksOfOneTitleWithoutCallNumbers() throws {
-        // Two guides of one title by two authors, in an owner's catalogue without call numbers: the spine shows
-        // the title and the label "91(026) (469) Glo", whose mark is the first three letters of one author's
-        // surname. Without the mark's weight the shorter entry wins on the title alone.
+        // Two guides to Portugal by two authors, in an owner's catalogue without call numbers. The spine's words fit
+        // the second a little better (it also explains "Madeira" and "Luis"), but its label "91(026) (469) Glo" ends
+        // in the first's author mark, the first three letters of its author's surname: the mark decides.
         let catalogue = try SmallCatalogue(
-            csv: SmallCatalogue.csv + "Portugal : guía de viaje ,\"Gloaguen, Philippe\",91 Glo,,\n"
-                + "Portugal ,\"Andrade, Luis\",91 And,,\n")
+            csv: SmallCatalogue.csv + "Portugal : guía ,\"Gloaguen, Philippe\",91 Glo,,\n"
+                + "Portugal : Madeira ,\"Andrade, Luis\",91 And,,\n")
         defer { catalogue.remove() }
         let index = try CatalogueIndex.open(catalogue: catalogue.path)
-        let spine = "Portugal 91(026) (469) Glo"
+        let spine = "PORTUGAL guía Madeira Luis 91(026) (469) Glo"
         let matcher = CatalogueMatcher(index: index, options: MatchingOptions(useTags: false))
         let ranked = try matcher.rank(spine)
         #expect(ranked.first?.entry.authors == ["Gloaguen, Philippe"])
