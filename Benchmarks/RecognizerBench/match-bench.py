@@ -113,7 +113,8 @@ def is_right(row, output):
 
 
 # The evidence the confidence is fitted on, in the order of `ConfidenceCalibration`'s weights.
-FEATURES = ["score", "lead", "ownBest", "shortSpine", "title", "titleInformation", "surname", "explained", "tag"]
+FEATURES = ["score", "lead", "ownBest", "shortSpine", "title", "titleInformation", "surname", "explained", "tag",
+            "authorMark"]
 
 
 def evidence_vector(evidence):
@@ -121,7 +122,7 @@ def evidence_vector(evidence):
     return [
         evidence["score"], evidence["lead"], 1.0 if evidence["rank"] == 0 else 0.0,
         max(0.0, 1 - evidence["spineLetters"] / 20), features["title"], features["titleInformation"],
-        features["surname"], features["explained"], features["tag"],
+        features["surname"], features["explained"], features["tag"], features.get("authorMark", 0),
     ]
 
 

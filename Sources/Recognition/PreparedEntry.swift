@@ -96,4 +96,25 @@ struct PreparedEntry: Sendable {
     }
 
     init(_ entry: CatalogueEntry) { self.init(Stored(entry)) }
+
+    /// The author mark a library's label prints for the entry: the first three letters of its first surname, or of
+    /// its main title's first word after a leading article when it has no author ("El Meu país" → "meu").
+    var authorMark: String {
+        let word: String
+        if let surname = surnames.first {
+            word = words[surname].text
+        } else {
+            let title = words[mainWords]
+            let filed = title.dropFirst().isEmpty ? title.first : title.first { !Self.articles.contains($0.text) }
+            guard let filed else { return "" }
+            word = filed.text
+        }
+        return String(word.prefix(3))
+    }
+
+    /// Leading articles a library skips when it files a title, in the catalogue's languages.
+    static let articles: Set<String> = [
+        "el", "la", "los", "las", "l", "lo", "un", "una", "uns", "unes", "els", "les", "the", "a", "an", "il", "le",
+        "der", "die", "das", "en",
+    ]
 }

@@ -31,6 +31,16 @@ struct MatchingInternalsTests {
         }
     }
 
+    @Test func anAuthorMarkIsReadOnlyWhereALabelPrintsIt() {
+        #expect(PreparedSpine("Portugal 91(026) (469) Glo").authorMarks == ["glo"])
+        #expect(PreparedSpine("Timothée de Fombelle Tobi l JN Fom").authorMarks == ["fom"])
+        #expect(PreparedSpine("I** Ánd EL LIBRO").authorMarks == ["and"])
+        // A short word of the title after a lower-case word, a mark in lower case, a mark with no label: none.
+        #expect(PreparedSpine("Guía del Sur").authorMarks.isEmpty)
+        #expect(PreparedSpine("796.42 mor").authorMarks.isEmpty)
+        #expect(PreparedSpine("Glo").authorMarks.isEmpty)
+    }
+
     @Test func foldTakesASCIIAndOtherLettersAlike() {
         #expect(Normalisation.fold("ÀB-c··d  É1") == "ab c d e1")
         #expect(Normalisation.fold("--Ærø--") == "aero")

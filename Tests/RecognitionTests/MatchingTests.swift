@@ -195,6 +195,36 @@ struct MatchingTests {
     }
 }
 
+@Suite("Author marks")
+struct AuthorMarkTests {
+    @Test func theLabelsAuthorMarkPartsBooksOfOneTitleWithoutCallNumbers() throws {
+        // Two guides to Portugal by two authors, in an owner's catalogue without call numbers. The spine's words fit
+        // the second a little better (it also explains "Madeira" and "Luis"), but its label "91(026) (469) Glo" ends
+        // in the first's author mark, the first three letters of its author's surname: the mark decides.
+        let catalogue = try SmallCatalogue(
+            csv: SmallCatalogue.csv + "Portugal : guía ,\"Gloaguen, Philippe\",91 Glo,,\n"
+                + "Portugal : Madeira ,\"Andrade, Luis\",91 And,,\n")
+        defer { catalogue.remove() }
+        let index = try CatalogueIndex.open(catalogue: catalogue.path)
+        let spine = "PORTUGAL guía Madeira Luis 91(026) (469) Glo"
+        let matcher = CatalogueMatcher(index: index, options: MatchingOptions(useTags: false))
+        let ranked = try matcher.rank(spine)
+        #expect(ranked.first?.entry.authors == ["Gloaguen, Philippe"])
+        #expect(ranked.first?.features.authorMark == 1)
+        #expect(try matcher.assign([spine])[0]?.entry.authors == ["Gloaguen, Philippe"])
+        var weights = MatchingWeights()
+        weights.authorMark = 0
+        let unmarked = CatalogueMatcher(index: index, options: MatchingOptions(useTags: false, weights: weights))
+        #expect(try unmarked.rank(spine).first?.entry.authors == ["Andrade, Luis"])
+        // A title without an author is filed by its first word after the article.
+        let titled = try SmallCatalogue(csv: SmallCatalogue.csv + "El Meu país : racons , ,91 Meu,,\n")
+        defer { titled.remove() }
+        let byTitle = CatalogueMatcher(
+            index: try CatalogueIndex.open(catalogue: titled.path), options: MatchingOptions(useTags: false))
+        #expect(try byTitle.rank("EL MEU PAÍS 91(46.71) Meu").first?.features.authorMark == 1)
+    }
+}
+
 @Suite("Assignment")
 struct AssignmentTests {
     @Test func maximisesTheTotalRatherThanEachRowsBest() {
