@@ -80,15 +80,13 @@ public struct QualityMeter: Sendable {
                 y += rowStep
             }
         }
-        let (laplacianSum, laplacianSquares, levelSum, shadows, highlights) =
-            (sums.laplacian, sums.squares, sums.level, sums.shadows, sums.highlights)
         let count = Double(samples)
-        let meanLaplacian = Double(laplacianSum) / count
+        let meanLaplacian = Double(sums.laplacian) / count
         return FrameQuality(
-            sharpness: Double(laplacianSquares) / count - meanLaplacian * meanLaplacian,
+            sharpness: Double(sums.squares) / count - meanLaplacian * meanLaplacian,
             exposure: .init(
-                mean: Double(levelSum) / count, shadows: Double(shadows) / count,
-                highlights: Double(highlights) / count))
+                mean: Double(sums.level) / count, shadows: Double(sums.shadows) / count,
+                highlights: Double(sums.highlights) / count))
     }
 }
 

@@ -237,9 +237,6 @@ public final class CatalogueMatcher: SpineMatching {
         total += weights.surname * features.surname + weights.subtitle * features.subtitle
         total += weights.forename * features.forename + weights.explained * features.explained
         total += weights.titleRun * features.titleRun
-        if !options.useTags {
-            total += weights.authorMark * features.authorMark
-        }
         if options.useTags {
             total += weights.tag * features.tag
             if features.callNumberHolders > 0 {
@@ -247,6 +244,8 @@ public final class CatalogueMatcher: SpineMatching {
                     features.callNumber
                     * (weights.callNumber + weights.callNumberRare / Double(features.callNumberHolders))
             }
+        } else {
+            total += weights.authorMark * features.authorMark
         }
         return total
     }
