@@ -198,14 +198,14 @@ struct BarcodeLocator: Sendable {
 /// large sensor the camera thread's work for every frame it shrinks: the differences are taken sixteen pixels at a
 /// time in vector lanes, then added up cell by cell. The same sums as pixel by pixel (a test compares them on random
 /// rows).
-public struct RowEdges {
-    public let cell: Int
-    public let columns: Int
+package struct RowEdges {
+    package let cell: Int
+    package let columns: Int
     /// The differences of the row, one byte a pixel (an absolute difference of two bytes fits one).
     private var across: [UInt8]
     private var down: [UInt8]
 
-    public init(cell: Int, columns: Int) {
+    package init(cell: Int, columns: Int) {
         precondition(cell > 0 && columns > 0, "a row of cells has cells")
         self.cell = cell
         self.columns = columns
@@ -215,7 +215,7 @@ public struct RowEdges {
 
     /// Adds the row at `row` (`cell` x `columns` pixels, then one more, which the last difference reaches; the row
     /// below `stride` bytes on) to the cells' sums.
-    public mutating func add(
+    package mutating func add(
         row: UnsafePointer<UInt8>, stride: Int, acrossX: UnsafeMutableBufferPointer<Int>,
         acrossY: UnsafeMutableBufferPointer<Int>
     ) {
