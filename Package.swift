@@ -327,7 +327,7 @@ let package = Package(
         .testTarget(
             name: "RecognizerServiceTests",
             dependencies: [
-                "swiftwing-recognizer", "Recognition", "TalariaReferenceServer", "HTTPEngine",
+                "swiftwing-recognizer", "Recognition", "TalariaReferenceServer", "HTTPEngine", "SwiftWingTesting",
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),
             ]),

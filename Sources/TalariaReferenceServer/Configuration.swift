@@ -31,6 +31,20 @@ public struct ReferenceConfiguration: Sendable {
     public var imageCheck: ImageCheck = .magicBytes
     /// A recognition that takes longer fails its job with `retryable: true` (a hung OCR step).
     public var recognitionTimeout: Duration = .seconds(120)
+    /// At most this many jobs may hold their photo (waiting for the recognizer or being read); an upload of a new
+    /// Idempotency-Key past that gets `503 BUSY` with `Retry-After`, before its body is read, so a flood of uploads
+    /// cannot fill the memory. nil: no limit (the reference backend, whose tests upload freely).
+    public var maxWaitingPhotos: Int?
+    /// When set, a job is forgotten once cleaned up, or this long (on the state's clock) after it finished if it is
+    /// never cleaned up, and `/_stats` keeps only the latest few entries of its lists: a service that runs for
+    /// months holds its recent jobs only. nil: every job and every list is kept (the reference backend's tests
+    /// read them).
+    public var forgetFinishedJobsAfter: Duration?
+    /// `GET /_stats` (it names idempotency keys and job ids) needs the API key, when one is configured.
+    public var statsNeedAPIKey = false
+    /// The built-in catalog's Open Library and Google Books endpoints (`/api/books`, `/search.json`,
+    /// `/books/v1/volumes`): for tests of the device's lookups; a real service leaves them out.
+    public var catalogEndpoints = true
 
     public init() {}
 

@@ -31,11 +31,19 @@ struct Handlers: Sendable {
         return parts[1].trimmingCharacters(in: .whitespaces)
     }
 
+    /// Whether the request's bearer credential is `secret` (compared in constant time).
+    func presents(_ request: Request, _ secret: String) -> Bool {
+        guard let token = bearer(request) else { return false }
+        return credentialsEqual(token, secret)
+    }
+
     /// Status, results, cleanup and cancel accept the API key (when one is configured) or the job's token.
     func authorizedForJob(_ request: Request, _ job: JobSnapshot) -> Bool {
         guard let apiKey = configuration.apiKey else { return true }
-        let token = bearer(request)
-        return token == apiKey || token == job.token
+        // Both compared, so the time taken does not say which of the two a guess came close to.
+        let isKey = presents(request, apiKey)
+        let isToken = presents(request, job.token)
+        return isKey || isToken
     }
 
     func baseURL(_ request: Request) -> String {

@@ -35,7 +35,14 @@ public enum ReferenceServer {
         router.get("/v3/jobs/scans/:id/results") { request, context in try await handlers.results(request, context) }
         router.delete("/v3/jobs/scans/:id/cleanup") { request, context in try await handlers.cleanup(request, context) }
         router.delete("/v3/jobs/scans/:id") { request, context in try await handlers.cancel(request, context) }
-        router.get("/_stats") { _, _ in json(200, await state.statsJSON()) }
+        router.get("/_stats") { request, _ in
+            if configuration.statsNeedAPIKey, let apiKey = configuration.apiKey, !handlers.presents(request, apiKey) {
+                return handlers.problem(
+                    401, "UNAUTHORIZED", "Unauthorized", "The stats need the API key (Authorization: Bearer <key>)",
+                    request)
+            }
+            return json(200, await state.statsJSON())
+        }
         if configuration.faultEndpoints {
             router.post("/_faults") { request, context in try await handlers.queueFaults(request, context) }
             router.post("/_reset") { _, _ in
@@ -43,9 +50,13 @@ public enum ReferenceServer {
                 return Response(status: .noContent)
             }
         }
-        router.get("/api/books") { request, context in try await handlers.openLibraryBooks(request, context) }
-        router.get("/search.json") { request, context in try await handlers.openLibrarySearch(request, context) }
-        router.get("/books/v1/volumes") { request, context in try await handlers.googleBooksVolumes(request, context) }
+        if configuration.catalogEndpoints {
+            router.get("/api/books") { request, context in try await handlers.openLibraryBooks(request, context) }
+            router.get("/search.json") { request, context in try await handlers.openLibrarySearch(request, context) }
+            router.get("/books/v1/volumes") { request, context in
+                try await handlers.googleBooksVolumes(request, context)
+            }
+        }
         let health = JSONValue.object(
             configuration.healthDetails.mapValues { .string($0) }.merging([
                 "status": "ok", "service": .string(configuration.serverName),

@@ -90,6 +90,8 @@ struct Job: Sendable {
     /// Set by the `failed` / `failed-retryable` stream faults: the next timeline step fails the job instead.
     var pendingFailure: (code: String, message: String, retryable: Bool)?
     var timeline: Task<Void, Never>?
+    /// When the job finished, on the state's clock.
+    var finishedAt: Duration?
 }
 
 /// What a stream needs to render a job's events.
@@ -124,19 +126,41 @@ struct Stats: Sendable {
     var catalogLookups: [String: Int] = [:]
     var catalogSearches: [String] = []
     var recognitionsFailed = 0
+    var jobsCompleted = 0
+    var jobsForgotten = 0
+
+    /// How many entries a list keeps, and how long each may be, when the state forgets finished jobs (any client
+    /// can put any string in a list: a cleanup of a job id that does not exist, say).
+    static let boundedListLength = 20
+    static let boundedEntryLength = 100
+
+    static func record(_ entry: String, in list: inout [String], bounded: Bool) {
+        guard bounded else {
+            list.append(entry)
+            return
+        }
+        list.append(String(entry.prefix(boundedEntryLength)))
+        if list.count > boundedListLength { list.removeFirst(list.count - boundedListLength) }
+    }
 }
 
 /// All mutable server state: jobs, the idempotency index, the fault queue and the counters.
 public actor ReferenceState {
     let configuration: ReferenceConfiguration
     let recognizer: any PhotoRecognizing
-    /// Measures `configuration.recognitionTimeout`; tests pass a clock they advance.
+    /// Measures `configuration.recognitionTimeout` and `forgetFinishedJobsAfter`; tests pass a clock they advance.
     let clock: any Clock<Duration>
+    /// Time on `clock` since the state was made.
+    private let elapsed: @Sendable () -> Duration
     private var jobs: [String: Job] = [:]
     private var jobByKey: [String: String] = [:]
     private var faultQueue: [Fault] = []
     private var stats = Stats()
     private var nextJobNumber = 1
+    /// Jobs holding their photo (`maxWaitingPhotos`): from their upload until they finish or are cleaned up.
+    private var photosHeld: Set<String> = []
+    /// Whether jobs are forgotten and the stats lists bounded (`forgetFinishedJobsAfter`).
+    private var bounded: Bool { configuration.forgetFinishedJobsAfter != nil }
 
     public init(
         configuration: ReferenceConfiguration, recognizer: any PhotoRecognizing = HashRecognizer(),
@@ -145,6 +169,12 @@ public actor ReferenceState {
         self.configuration = configuration
         self.recognizer = recognizer
         self.clock = clock
+        self.elapsed = Self.stopwatch(clock)
+    }
+
+    private static func stopwatch<C: Clock>(_ clock: C) -> @Sendable () -> Duration where C.Duration == Duration {
+        let start = clock.now
+        return { start.duration(to: clock.now) }
     }
 
     // MARK: Faults
@@ -155,7 +185,7 @@ public actor ReferenceState {
         if let i = faultQueue.firstIndex(where: { $0.kind == kind }) {
             faults.append(faultQueue.remove(at: i))
         }
-        stats.faultsApplied += faults.map(\.spelling)
+        for fault in faults { Stats.record(fault.spelling, in: &stats.faultsApplied, bounded: bounded) }
         return faults.map(\.action)
     }
 
@@ -170,12 +200,25 @@ public actor ReferenceState {
 
     func countUpload(idempotencyKey: String?) {
         stats.uploads += 1
-        if let key = idempotencyKey { stats.uploadsByIdempotencyKey[key, default: 0] += 1 }
+        guard let key = idempotencyKey else { return }
+        // Bounded, only the keys of jobs still known are counted: any client may send any key, authorized or not.
+        if bounded && jobByKey[key] == nil { return }
+        stats.uploadsByIdempotencyKey[key, default: 0] += 1
     }
 
-    /// The job of this idempotency key, created (and started) if it is new.
-    func job(forKey key: String, deviceID: String, image: [UInt8]) -> (JobSnapshot, created: Bool) {
+    /// Whether an upload of `key` may make a job: a known key always may (it gets its job back), a new one while
+    /// fewer than `maxWaitingPhotos` jobs hold their photo.
+    func hasRoom(forKey key: String) -> Bool {
+        forgetExpiredJobs()
+        guard let limit = configuration.maxWaitingPhotos, jobByKey[key] == nil else { return true }
+        return photosHeld.count < limit
+    }
+
+    /// The job of this idempotency key, created (and started) if it is new; nil when it is new and there is no
+    /// room for it (`hasRoom(forKey:)`).
+    func job(forKey key: String, deviceID: String, image: [UInt8]) -> (JobSnapshot, created: Bool)? {
         if let id = jobByKey[key], let job = jobs[id] { return (snapshot(job), false) }
+        guard hasRoom(forKey: key) else { return nil }
         let number = nextJobNumber
         nextJobNumber += 1
         let id = String(format: "job_%06d_%08x", number, UInt32(truncatingIfNeeded: fnv1a64(Array(key.utf8))))
@@ -185,6 +228,8 @@ public actor ReferenceState {
             id: id, token: token, idempotencyKey: key, deviceID: deviceID, books: immediate ?? [], createdAt: Date(),
             updatedAt: Date())
         jobByKey[key] = id
+        photosHeld.insert(id)
+        if bounded { stats.uploadsByIdempotencyKey[key] = 1 }
         stats.jobsCreated += 1
         if let immediate {
             job.timeline = startTimeline(id: id, books: immediate)
@@ -356,13 +401,16 @@ public actor ReferenceState {
             job.status = .completed
             job.progress = 1
             job.processed = job.books.count
+            stats.jobsCompleted += 1
         case .failed(let status, _, _, _):
             job.status = status
         default: break
         }
         job.timeline?.cancel()
         job.timeline = nil
+        job.finishedAt = elapsed()
         jobs[id] = job
+        photosHeld.remove(id)
     }
 
     func addSticky(_ id: String, _ faults: Set<StickyFault>) {
@@ -398,13 +446,39 @@ public actor ReferenceState {
 
     func cleanup(_ id: String) -> CleanupOutcome {
         guard let job = jobs[id], !job.cleaned else {
-            stats.cleanupsNotFound.append(id)
+            Stats.record(id, in: &stats.cleanupsNotFound, bounded: bounded)
             return .notFound
         }
-        jobs[id]?.cleaned = true
-        job.timeline?.cancel()
-        stats.cleanups.append(id)
+        Stats.record(id, in: &stats.cleanups, bounded: bounded)
+        if bounded {
+            forget(id)
+        } else {
+            jobs[id]?.cleaned = true
+            job.timeline?.cancel()
+            photosHeld.remove(id)
+        }
         return .cleaned
+    }
+
+    /// Drops the job and its idempotency key: a later request for it is answered as for a job that never was.
+    private func forget(_ id: String) {
+        guard let job = jobs.removeValue(forKey: id) else { return }
+        job.timeline?.cancel()
+        photosHeld.remove(id)
+        if jobByKey[job.idempotencyKey] == id {
+            jobByKey[job.idempotencyKey] = nil
+            stats.uploadsByIdempotencyKey[job.idempotencyKey] = nil
+        }
+        stats.jobsForgotten += 1
+    }
+
+    /// Forgets the jobs that finished `forgetFinishedJobsAfter` ago or longer and were never cleaned up.
+    private func forgetExpiredJobs() {
+        guard let retention = configuration.forgetFinishedJobsAfter else { return }
+        let now = elapsed()
+        for job in jobs.values {
+            if let finishedAt = job.finishedAt, now - finishedAt >= retention { forget(job.id) }
+        }
     }
 
     func countStream(resume: Bool) {
@@ -415,20 +489,27 @@ public actor ReferenceState {
     func countStatusPoll() { stats.statusPolls += 1 }
     func countResultsFetch() { stats.resultsFetches += 1 }
     func countCatalogLookup(_ isbn: String) { stats.catalogLookups[isbn, default: 0] += 1 }
-    func countCatalogSearch(_ query: String) { stats.catalogSearches.append(query) }
+    func countCatalogSearch(_ query: String) {
+        Stats.record(query, in: &stats.catalogSearches, bounded: bounded)
+    }
 
     /// Clears jobs, counters and queued faults (run-level faults stay).
     func reset() {
         for job in jobs.values { job.timeline?.cancel() }
         jobs = [:]
         jobByKey = [:]
+        photosHeld = []
         faultQueue = []
         stats = Stats()
     }
 
     func statsJSON() -> JSONValue {
+        forgetExpiredJobs()
         return [
             "jobsCreated": .int(stats.jobsCreated),
+            "jobsCompleted": .int(stats.jobsCompleted),
+            "jobsForgotten": .int(stats.jobsForgotten),
+            "photosHeld": .int(photosHeld.count),
             "uploads": .int(stats.uploads),
             "uploadsByIdempotencyKey": .object(stats.uploadsByIdempotencyKey.mapValues { .int($0) }),
             "jobByIdempotencyKey": .object(jobByKey.mapValues { .string($0) }),

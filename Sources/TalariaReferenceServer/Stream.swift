@@ -15,7 +15,7 @@ extension Handlers {
                     instance: request.uri.path, retryable: false),
                 contentType: "application/problem+json")
         }
-        guard bearer(request) == job.token else {
+        guard presents(request, job.token) else {
             return ReferenceServer.json(
                 401,
                 Render.problem(

@@ -15,7 +15,7 @@ extension Handlers {
             try? await context.channel.close()
             throw ConnectionDropped()
         }
-        if let apiKey = configuration.apiKey, bearer(request) != apiKey {
+        if let apiKey = configuration.apiKey, !presents(request, apiKey) {
             return problem(
                 401, "UNAUTHORIZED", "Unauthorized", "A valid API key is required (Authorization: Bearer <key>)",
                 request)
@@ -26,7 +26,17 @@ extension Handlers {
         guard let key, !key.isEmpty else {
             return problem(400, "INVALID_REQUEST", "Invalid request", "The Idempotency-Key header is required", request)
         }
+        // Both are kept with the job and the key is logged: no terminal escapes, no megabyte of "key".
+        for (name, value) in [("X-Device-ID", deviceID), ("Idempotency-Key", key)] where !Self.isIdentifier(value) {
+            return problem(
+                400, "INVALID_REQUEST", "Invalid request",
+                "The \(name) header must be at most \(Self.identifierMaxBytes) bytes with no control characters",
+                request)
+        }
         if let response = faultResponse(faults, request) { return response }
+
+        // Refused before its body is read when full; checked again when the job is made (uploads run side by side).
+        guard await state.hasRoom(forKey: key) else { return busy(request) }
 
         let body: ByteBuffer
         do {
@@ -79,7 +89,9 @@ extension Handlers {
                 return problem(400, "INVALID_FILE", "Invalid file", "\(error)", request)
             }
         }
-        let (job, created) = await state.job(forKey: key, deviceID: deviceID, image: Array(image))
+        guard let (job, created) = await state.job(forKey: key, deviceID: deviceID, image: Array(image)) else {
+            return busy(request)
+        }
         context.logger.info(
             "\(created ? "created" : "existing") job \(job.id) (\(job.books.count) books)",
             metadata: ["idempotency-key": "\(key)"])
@@ -94,6 +106,26 @@ extension Handlers {
             202,
             Render.envelope(job, shape: shape, noStream: noStream, base: baseURL(request), requestID: String(requestID))
         )
+    }
+
+    /// How long a client refused as busy is asked to wait: about one photo's reading on a small machine.
+    static let busyRetryAfterSeconds = 10
+    static let identifierMaxBytes = 256
+
+    /// A header value fit to keep and log as an identifier (an Idempotency-Key, a device id).
+    static func isIdentifier(_ value: String) -> Bool {
+        value.utf8.count <= identifierMaxBytes
+            && !value.unicodeScalars.contains { $0.properties.generalCategory == .control }
+    }
+
+    /// `maxWaitingPhotos` jobs hold their photo: this upload made no job and is to be sent again.
+    private func busy(_ request: Request) -> Response {
+        let seconds = Self.busyRetryAfterSeconds
+        return problem(
+            503, "BUSY", "Busy",
+            "\(configuration.maxWaitingPhotos ?? 0) photos are already waiting to be read and this upload made no job: "
+                + "send the photo again in \(seconds) s",
+            request, retryable: true, retryAfterMs: seconds * 1000, headers: [.retryAfter: "\(seconds)"])
     }
 
     /// The response of an upload fault that answers instead of the real handler, if any.

@@ -7,6 +7,10 @@ import Recognition
 import SwiftWingCore
 import TalariaReferenceServer
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 /// `swiftwing-recognizer serve`: the recognition backend protocol (docs/protocol.md) with the real recognizer in it,
 /// so the daemon's queue, uplink, retries and library use it as any backend (`backend.url = "http://127.0.0.1:PORT"`).
 struct ServeCommand: AsyncParsableCommand {
@@ -32,26 +36,23 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "Photos with more pixels are refused before decoding, in megapixels.") var maxMegapixels = 40
     @Option(help: "A photo not read within this many seconds fails its job (retryable).")
     var recognitionTimeoutSeconds = 120
+    @Option(
+        help: """
+            Photos that may wait or be read at once; past that, a new upload is refused with 503 BUSY and \
+            Retry-After (the device sends it again later).
+            """)
+    var maxWaitingPhotos = 4
     @Option(help: "Log level: trace, debug, info, notice, warning, error, critical.") var logLevel = "info"
     @Flag(help: "Check the catalogue and the recognizer (OCR worker included), print whether they are ready, and exit.")
     var check = false
 
+    func validate() throws {
+        guard maxWaitingPhotos >= 1 else {
+            throw ValidationError("--max-waiting-photos must be at least 1 (got \(maxWaitingPhotos))")
+        }
+    }
+
     func run() async throws {
-        let books: Int
-        do {
-            books = try CatalogueFileCheck.check(catalogue)
-        } catch {
-            throw ServeFailure("the catalogue cannot be used: \(error)")
-        }
-        var openLibraryURL: URL?
-        if let openLibrary {
-            guard let url = URL(string: openLibrary), url.scheme == "http" || url.scheme == "https", url.host != nil
-            else {
-                throw ValidationError(
-                    "--open-library must be an http(s) URL such as https://openlibrary.org (got \(openLibrary))")
-            }
-            openLibraryURL = url
-        }
         var apiKey: String?
         if let apiKeyFile {
             let key = try String(contentsOfFile: apiKeyFile, encoding: .utf8).trimmingCharacters(
@@ -67,6 +68,25 @@ struct ServeCommand: AsyncParsableCommand {
         }
         var logger = Logger(label: "swiftwing-recognizer")
         logger.logLevel = level
+        if let warning = RecognitionService.openAccessWarning(host: host, apiKey: apiKey) {
+            logger.warning("\(warning)")
+        }
+
+        let books: Int
+        do {
+            books = try CatalogueFileCheck.check(catalogue)
+        } catch {
+            throw ServeFailure("the catalogue cannot be used: \(error)")
+        }
+        var openLibraryURL: URL?
+        if let openLibrary {
+            guard let url = URL(string: openLibrary), url.scheme == "http" || url.scheme == "https", url.host != nil
+            else {
+                throw ValidationError(
+                    "--open-library must be an http(s) URL such as https://openlibrary.org (got \(openLibrary))")
+            }
+            openLibraryURL = url
+        }
 
         let shelf = try await RecognizerAssembly.make(catalogue: catalogue, logger: logger)
         if check {
@@ -79,6 +99,7 @@ struct ServeCommand: AsyncParsableCommand {
         settings.maxPixels = maxMegapixels * 1_000_000
         settings.recognitionTimeout = .seconds(recognitionTimeoutSeconds)
         settings.apiKey = apiKey
+        settings.maxWaitingPhotos = maxWaitingPhotos
         // One engine for every open-set lookup; its transfer thread ends with the service.
         let engine = openLibraryURL.map { _ in
             CurlEngine(
@@ -106,15 +127,24 @@ struct ServeFailure: Error, CustomStringConvertible {
 }
 
 /// The protocol server set up as a recognition service rather than the reference backend.
-enum RecognitionService {
-    struct Settings: Sendable {
-        var catalogue: String
-        var books: Int
-        var host = "127.0.0.1"
-        var port = 8788
-        var maxPixels = 40_000_000
-        var recognitionTimeout: Duration = .seconds(120)
-        var apiKey: String?
+package enum RecognitionService {
+    package struct Settings: Sendable {
+        package var catalogue: String
+        package var books: Int
+        package var host = "127.0.0.1"
+        package var port = 8788
+        package var maxPixels = 40_000_000
+        package var recognitionTimeout: Duration = .seconds(120)
+        package var apiKey: String?
+        /// Photos waiting or being read at once; a new upload past that is refused with `503 BUSY` for now.
+        package var maxWaitingPhotos = 4
+        /// A finished job never cleaned up is forgotten this long after it finished.
+        package var finishedJobRetention: Duration = .seconds(24 * 3600)
+
+        package init(catalogue: String, books: Int) {
+            self.catalogue = catalogue
+            self.books = books
+        }
     }
 
     static func configuration(_ settings: Settings) -> ReferenceConfiguration {
@@ -131,6 +161,12 @@ enum RecognitionService {
         configuration.retryMs = 2000
         configuration.pingIntervalMs = 15000
         configuration.faultEndpoints = false
+        configuration.catalogEndpoints = false
+        // The OCR worker reads one photo at a time: each waiting one holds up to maxImageBytes.
+        configuration.maxWaitingPhotos = settings.maxWaitingPhotos
+        // A home server runs for months: jobs the device cleaned up, or left, are not kept.
+        configuration.forgetFinishedJobsAfter = settings.finishedJobRetention
+        configuration.statsNeedAPIKey = true
         configuration.healthDetails = [
             "catalogue": URL(fileURLWithPath: settings.catalogue).lastPathComponent,
             "catalogueBooks": String(settings.books),
@@ -138,7 +174,26 @@ enum RecognitionService {
         return configuration
     }
 
-    static func makeApplication(
+    /// What `serve` warns of when it listens beyond loopback with no API key; nil when it does not.
+    package static func openAccessWarning(host: String, apiKey: String?) -> String? {
+        guard apiKey == nil, !isLoopback(host) else { return nil }
+        return "listening on \(host) with no API key: anyone on that network can upload photos and read the "
+            + "results; set a key with --api-key-file FILE and give the kiosk the same key (docs/recognizer.md, "
+            + "\"On another machine\"), or bind 127.0.0.1"
+    }
+
+    /// `localhost`, 127.0.0.0/8 or `::1`: a bind only this machine can reach.
+    static func isLoopback(_ host: String) -> Bool {
+        let name = host.lowercased()
+        if name == "localhost" || name == "localhost." { return true }
+        var ipv4 = in_addr()
+        if inet_pton(AF_INET, name, &ipv4) == 1 { return UInt32(bigEndian: ipv4.s_addr) >> 24 == 127 }
+        var ipv6 = in6_addr()
+        guard inet_pton(AF_INET6, name, &ipv6) == 1 else { return false }
+        return withUnsafeBytes(of: ipv6) { bytes in bytes.dropLast().allSatisfy { $0 == 0 } && bytes.last == 1 }
+    }
+
+    package static func makeApplication(
         settings: Settings, recognizer: any PhotoRecognizing, clock: any Clock<Duration> = ContinuousClock(),
         logger: Logger,
         onRunning: @escaping @Sendable (Int) async -> Void = { _ in }

@@ -55,20 +55,34 @@ import Testing
         return nil
     }
 
-    @Test func serveRefusesToStartOnAnEmptyCatalogue() throws {
+    /// Runs `serve` on an empty catalogue (it stops at once): its exit status and standard error.
+    func serveOnAnEmptyCatalogue(_ arguments: [String]) throws -> (status: Int32, stderr: String, catalogue: String) {
         let path = try write("")
         defer { try? FileManager.default.removeItem(atPath: path) }
         let process = Process()
         let executable = try #require(Self.executable, "swiftwing-recognizer is not built beside the tests")
         process.executableURL = executable
-        process.arguments = ["serve", "--catalogue", path, "--port", "0"]
+        process.arguments = ["serve", "--catalogue", path, "--port", "0"] + arguments
         let stderr = Pipe()
         process.standardOutput = FileHandle.nullDevice
         process.standardError = stderr
         try process.run()
         let message = String(decoding: stderr.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         process.waitUntilExit()
-        #expect(process.terminationStatus != 0)
+        return (process.terminationStatus, message, path)
+    }
+
+    @Test func serveRefusesToStartOnAnEmptyCatalogue() throws {
+        let (status, message, path) = try serveOnAnEmptyCatalogue([])
+        #expect(status != 0)
         #expect(message.contains("\(path):1: the catalogue is empty"), "\(message)")
+        #expect(!message.contains("anyone on that network"), "\(message)")
+    }
+
+    @Test func serveWarnsOnceWhenItListensBeyondLoopbackWithNoKey() throws {
+        let (_, message, _) = try serveOnAnEmptyCatalogue(["--host", "0.0.0.0"])
+        let warnings = message.split(separator: "\n").filter { $0.contains("anyone on that network can upload photos") }
+        #expect(warnings.count == 1 && warnings.first?.contains("warning") == true, "\(message)")
+        #expect(warnings.first?.contains("--api-key-file") == true)
     }
 }

@@ -74,7 +74,7 @@ func withReferenceCatalogue(_ body: (URL) async throws -> Void) async throws {
 /// it).
 func fetch(
     _ url: URL, method: String = "GET", headers: [String: String] = [:], body: Data? = nil
-) async throws -> (status: Int, body: Data) {
+) async throws -> (status: Int, body: Data, head: HTTPResponseHead) {
     let engine = CurlEngine()
     defer { engine.shutdown() }
     let method = try #require(HTTPRequest.Method(rawValue: method), "HTTPRequest has no method \(method)")
@@ -85,7 +85,7 @@ func fetch(
         HTTPRequest(
             method: method, url: url, headers: head, body: [UInt8](body ?? Data()),
             timeouts: HTTPTimeouts(connect: .seconds(30), total: .seconds(30), stall: .seconds(30))))
-    return (response.status, Data(response.body))
+    return (response.status, Data(response.body), response.head)
 }
 
 func json(_ data: Data) throws -> [String: Any] {
@@ -94,15 +94,26 @@ func json(_ data: Data) throws -> [String: Any] {
 }
 
 /// Uploads `photo` as the daemon does (docs/protocol.md §1).
-func upload(_ base: URL, photo: [UInt8], key: String) async throws -> (status: Int, body: Data) {
+func upload(_ base: URL, photo: [UInt8], key: String, bearer: String? = nil) async throws -> (
+    status: Int, body: Data, head: HTTPResponseHead
+) {
     let boundary = "swiftwing-test-\(UUID().uuidString)"
     var body = Data(
         "--\(boundary)\r\nContent-Disposition: form-data; name=\"photos[]\"; filename=\"spine.jpg\"\r\n".utf8)
     body += Data("Content-Type: image/jpeg\r\n\r\n".utf8) + Data(photo) + Data("\r\n--\(boundary)--\r\n".utf8)
-    return try await fetch(
-        base.appendingPathComponent("v3/jobs/scans"), method: "POST",
-        headers: [
-            "Content-Type": "multipart/form-data; boundary=\(boundary)", "Idempotency-Key": key,
-            "X-Device-ID": "device-test",
-        ], body: body)
+    var headers = [
+        "Content-Type": "multipart/form-data; boundary=\(boundary)", "Idempotency-Key": key,
+        "X-Device-ID": "device-test",
+    ]
+    if let bearer { headers["Authorization"] = "Bearer \(bearer)" }
+    return try await fetch(base.appendingPathComponent("v3/jobs/scans"), method: "POST", headers: headers, body: body)
+}
+
+/// A structurally valid baseline JPEG of 64 x 48 up to its first scan (no pixel needs decoding), its scan bytes
+/// made of `seed`: tiny photos the service accepts, told apart by their seed.
+func tinyJPEG(_ seed: String) -> [UInt8] {
+    var bytes: [UInt8] = [0xFF, 0xD8, 0xFF, 0xE0, 0x00, 0x10] + Array("JFIF".utf8) + [0, 1, 1, 0, 0, 1, 0, 1, 0, 0]
+    bytes += [0xFF, 0xC0, 0x00, 0x11, 0x08, 0, 48, 0, 64, 3, 1, 0x22, 0, 2, 0x11, 1, 3, 0x11, 1]
+    bytes += [0xFF, 0xDA, 0x00, 0x0C, 3, 1, 0, 2, 0x11, 3, 0x11, 0, 0x3F, 0]
+    return bytes + Array(seed.utf8) + [0xFF, 0xD9]
 }

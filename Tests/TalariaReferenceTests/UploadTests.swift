@@ -151,6 +151,19 @@ import Testing
         }
     }
 
+    @Test func identifiersTooLongOrWithControlCharactersAreRefused() async throws {
+        try await withServer { server in
+            let long = try await server.upload(key: String(repeating: "k", count: 257))
+            #expect(long.status == 400 && long.text.contains("Idempotency-Key"), "\(long.text)")
+            let escape = try await server.upload(key: "scan\u{1B}[2J")
+            #expect(escape.status == 400, "\(escape.text)")
+            let device = try await server.upload(device: String(repeating: "d", count: 300))
+            #expect(device.status == 400 && device.text.contains("X-Device-ID"), "\(device.text)")
+            #expect(try await server.upload(key: String(repeating: "k", count: 256)).status == 202)
+            #expect(try await server.stats()["jobsCreated"] as? Int == 1)
+        }
+    }
+
     @Test func rateLimitFormsCarryTheirHints() async throws {
         try await withServer { server in
             try await server.queueFaults([

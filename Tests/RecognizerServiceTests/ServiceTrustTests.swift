@@ -1,0 +1,207 @@
+import Foundation
+import HTTPEngine
+import Logging
+import SwiftWingTesting
+import Synchronization
+import TalariaReferenceServer
+import Testing
+import swiftwing_recognizer
+
+/// Reads a photo only once the test releases it: a recognizer still busy for as long as the test wants.
+final class HeldRecognizer: PhotoRecognizing {
+    private struct State {
+        var released: Set<[UInt8]> = []
+        var all = false
+        var waiting: [[UInt8]: [CheckedContinuation<Void, Never>]] = [:]
+    }
+    private let state = Mutex(State())
+
+    func recognize(photo: [UInt8], progress: @escaping @Sendable (Double, String) async -> Void) async throws
+        -> PhotoRecognition
+    {
+        await withCheckedContinuation { continuation in
+            let go = state.withLock { state in
+                if state.all || state.released.contains(photo) { return true }
+                state.waiting[photo, default: []].append(continuation)
+                return false
+            }
+            if go { continuation.resume() }
+        }
+        return PhotoRecognition(books: [])
+    }
+
+    func release(_ photo: [UInt8]) {
+        let waiting = state.withLock { state in
+            state.released.insert(photo)
+            return state.waiting.removeValue(forKey: photo) ?? []
+        }
+        for continuation in waiting { continuation.resume() }
+    }
+
+    func releaseAll() {
+        let waiting = state.withLock { state in
+            state.all = true
+            defer { state.waiting = [:] }
+            return state.waiting.values.flatMap { $0 }
+        }
+        for continuation in waiting { continuation.resume() }
+    }
+}
+
+/// What a recognizer on a network holds back from a flood of uploads or a curious neighbour.
+@Suite struct ServiceTrustTests {
+    static let logger: Logger = {
+        var logger = Logger(label: "service-trust-test")
+        logger.logLevel = .critical
+        return logger
+    }()
+    static let settings: RecognitionService.Settings = {
+        var settings = RecognitionService.Settings(catalogue: "/etc/swiftwing/catalogue.csv", books: 3)
+        settings.port = 0
+        return settings
+    }()
+
+    func withService(
+        _ settings: RecognitionService.Settings, recognizer: any PhotoRecognizing, clock: ManualClock = ManualClock(),
+        _ body: (URL) async throws -> Void
+    ) async throws {
+        try await withRunning({ onRunning in
+            RecognitionService.makeApplication(
+                settings: settings, recognizer: recognizer, clock: clock, logger: Self.logger, onRunning: onRunning)
+        }) { port in
+            try await body(URL(string: "http://127.0.0.1:\(port)")!)
+        }
+    }
+
+    /// The job's id and token from an accepted upload.
+    func job(_ accepted: (status: Int, body: Data, head: HTTPResponseHead)) throws -> (id: String, token: String) {
+        #expect(accepted.status == 202, "\(String(decoding: accepted.body, as: UTF8.self))")
+        let data = try #require(try json(accepted.body)["data"] as? [String: Any])
+        return (try #require(data["jobId"] as? String), try #require(data["authToken"] as? String))
+    }
+
+    /// Follows the job's stream to its end (the terminal event).
+    func finish(_ base: URL, _ job: (id: String, token: String)) async throws {
+        let events = try await fetch(
+            base.appendingPathComponent("v3/jobs/scans/\(job.id)/stream"),
+            headers: ["Accept": "text/event-stream", "Authorization": "Bearer \(job.token)"])
+        #expect(String(decoding: events.body, as: UTF8.self).contains("event: completed"))
+    }
+
+    @Test func uploadsPastTheWaitingPhotosAreRefusedBusyUntilASlotIsFree() async throws {
+        let recognizer = HeldRecognizer()
+        defer { recognizer.releaseAll() }
+        var settings = Self.settings
+        settings.maxWaitingPhotos = 2
+        try await withService(settings, recognizer: recognizer) { base in
+            let a = try job(try await upload(base, photo: tinyJPEG("a"), key: "a"))
+            let b = try job(try await upload(base, photo: tinyJPEG("b"), key: "b"))
+
+            let busy = try await upload(base, photo: tinyJPEG("c"), key: "c")
+            #expect(busy.status == 503)
+            #expect(busy.head.header("Retry-After") == "10")
+            #expect(busy.head.header("Content-Type") == "application/problem+json")
+            let problem = try json(busy.body)
+            #expect(problem["code"] as? String == "BUSY" && problem["retryable"] as? Bool == true)
+            #expect(problem["retryAfterMs"] as? Int == 10000)
+            // A repeated key is no new photo: it gets its job back.
+            let again = try job(try await upload(base, photo: tinyJPEG("a"), key: "a"))
+            #expect(again.id == a.id)
+
+            // A photo read frees its slot.
+            recognizer.release(tinyJPEG("a"))
+            try await finish(base, a)
+            let c = try job(try await upload(base, photo: tinyJPEG("c"), key: "c"))
+            #expect(try await upload(base, photo: tinyJPEG("d"), key: "d").status == 503)
+
+            // So does a job cleaned up (or cancelled) before its photo was read.
+            let cleanup = try await fetch(
+                base.appendingPathComponent("v3/jobs/scans/\(b.id)/cleanup"), method: "DELETE")
+            #expect(cleanup.status == 204)
+            _ = try job(try await upload(base, photo: tinyJPEG("d"), key: "d"))
+            let cancel = try await fetch(base.appendingPathComponent("v3/jobs/scans/\(c.id)"), method: "DELETE")
+            #expect(cancel.status == 200)
+            _ = try job(try await upload(base, photo: tinyJPEG("e"), key: "e"))
+            #expect(try await upload(base, photo: tinyJPEG("f"), key: "f").status == 503)
+        }
+    }
+
+    @Test func finishedJobsAreForgottenOnCleanupOrAfterTheRetention() async throws {
+        let clock = ManualClock()
+        let recognizer = HeldRecognizer()
+        recognizer.releaseAll()
+        try await withService(Self.settings, recognizer: recognizer, clock: clock) { base in
+            let stats = base.appendingPathComponent("_stats")
+            let kept = try job(try await upload(base, photo: tinyJPEG("kept"), key: "kept"))
+            try await finish(base, kept)
+            let cleaned = try job(try await upload(base, photo: tinyJPEG("cleaned"), key: "cleaned"))
+            try await finish(base, cleaned)
+            let cleanup = base.appendingPathComponent("v3/jobs/scans/\(cleaned.id)/cleanup")
+            #expect(try await fetch(cleanup, method: "DELETE").status == 204)
+
+            var counts = try json(try await fetch(stats).body)
+            #expect((counts["jobStatus"] as? [String: String]) == [kept.id: "completed"])
+            #expect((counts["jobByIdempotencyKey"] as? [String: String]) == ["kept": kept.id])
+            #expect((counts["uploadsByIdempotencyKey"] as? [String: Int]) == ["kept": 1])
+            #expect(counts["jobsForgotten"] as? Int == 1 && counts["jobsCompleted"] as? Int == 2)
+            #expect(try await fetch(base.appendingPathComponent("v3/jobs/scans/\(cleaned.id)")).status == 404)
+            #expect(try await fetch(cleanup, method: "DELETE").status == 404)
+
+            // Never cleaned up: kept for the retention, then forgotten.
+            clock.advance(by: .seconds(24 * 3600 - 1))
+            counts = try json(try await fetch(stats).body)
+            #expect((counts["jobStatus"] as? [String: String]) == [kept.id: "completed"])
+            clock.advance(by: .seconds(1))
+            counts = try json(try await fetch(stats).body)
+            #expect((counts["jobStatus"] as? [String: String]) == [:])
+            #expect((counts["jobByIdempotencyKey"] as? [String: String]) == [:])
+            #expect(counts["jobsForgotten"] as? Int == 2 && counts["jobsCreated"] as? Int == 2)
+            #expect(try await fetch(base.appendingPathComponent("v3/jobs/scans/\(kept.id)")).status == 404)
+            let again = try job(try await upload(base, photo: tinyJPEG("kept"), key: "kept"))
+            #expect(again.id != kept.id)
+
+            // Lists anyone can add to keep their latest entries only, each cut short.
+            let long = String(repeating: "x", count: 500)
+            for id in (1...21).map({ "job_\($0)" }) + [long] {
+                _ = try await fetch(base.appendingPathComponent("v3/jobs/scans/\(id)/cleanup"), method: "DELETE")
+            }
+            counts = try json(try await fetch(stats).body)
+            let notFound = try #require(counts["cleanupsNotFound"] as? [String])
+            #expect(notFound.count == 20 && notFound.first == "job_3" && notFound.last == String(long.prefix(100)))
+            #expect((counts["cleanups"] as? [String]) == [cleaned.id])
+        }
+    }
+
+    @Test func statsNeedTheKeyWhenTheServiceHasOne() async throws {
+        var settings = Self.settings
+        settings.apiKey = "sekret"
+        try await withService(settings, recognizer: HeldRecognizer()) { base in
+            let stats = base.appendingPathComponent("_stats")
+            let none = try await fetch(stats)
+            #expect(none.status == 401 && String(decoding: none.body, as: UTF8.self).contains("UNAUTHORIZED"))
+            #expect(try await fetch(stats, headers: ["Authorization": "Bearer sekre"]).status == 401)
+            let right = try await fetch(stats, headers: ["Authorization": "Bearer sekret"])
+            #expect(right.status == 200)
+            let counts = try json(right.body)
+            #expect(counts["jobsCreated"] as? Int == 0)
+            #expect(try await fetch(base.appendingPathComponent("health")).status == 200)
+            // The reference backend's fake catalogue is not the service's to answer.
+            #expect(try await fetch(URL(string: "\(base)/search.json?q=hobbit")!).status == 404)
+        }
+        try await withService(Self.settings, recognizer: HeldRecognizer()) { base in
+            let open = try await fetch(base.appendingPathComponent("_stats"))
+            #expect(open.status == 200)
+        }
+    }
+
+    @Test func aBindBeyondLoopbackWithNoKeyIsWarnedOf() {
+        for host in ["127.0.0.1", "127.4.5.6", "localhost", "::1"] {
+            #expect(RecognitionService.openAccessWarning(host: host, apiKey: nil) == nil, "\(host)")
+        }
+        for host in ["0.0.0.0", "192.168.1.20", "::", "recognizer.home.lan"] {
+            let warning = RecognitionService.openAccessWarning(host: host, apiKey: nil)
+            #expect(warning?.contains("anyone on that network can upload photos") == true, "\(host)")
+            #expect(RecognitionService.openAccessWarning(host: host, apiKey: "k") == nil)
+        }
+    }
+}
