@@ -15,10 +15,10 @@ public enum TransferOutcome: Hashable, Sendable {
 /// How the uploader must treat an outcome (docs/protocol.md §1).
 public enum OutcomeClass: Hashable, Sendable {
     case success
-    /// Try again with backoff: connect errors, timeouts, 5xx, 408, `retryable: true`, a 409 while
+    /// Try again with backoff: connect errors, timeouts, 5xx (a 503 without `Retry-After`), 408, `retryable: true`, a 409 while
     /// the same Idempotency-Key is in flight, a 404 from a server that may be mid-deploy.
     case transient(reason: String)
-    /// 429: pause *all* uploads until `until`; presses keep queueing.
+    /// 429, or 503 with `Retry-After`: pause *all* uploads until `until`; presses keep queueing.
     case rateLimited(until: Date, reason: String)
     /// The scan fails with the server's reason; its image is kept for `swiftwing queue retry`.
     case permanent(reason: String)
@@ -139,6 +139,14 @@ public struct RetryPolicy: Sendable {
                         + "($CREDENTIALS_DIRECTORY/api-key), then run `swiftwing queue retry --all`")
             case 408:
                 return .transient(reason: "\(operation) timed out at the server (\(said)); retried with backoff")
+            case 503 where headers["Retry-After"] != nil:
+                // RFC 9110 §10.2.3: how long the service expects to be unavailable to every request of the device
+                // (a recognizer with all the photos it will hold), so every upload waits, as for a 429.
+                let until = RetryAfter.resumeInstant(problem: problem, headers: headers, now: now)
+                let seconds = Int(until.timeIntervalSince(now).rounded(.up))
+                return .rateLimited(
+                    until: until,
+                    reason: "the backend is busy (\(said)); uploads pause for \(seconds) s, presses keep queueing")
             case 500...599:
                 return .transient(reason: "the backend failed (\(said)); retried with backoff")
             default:

@@ -39,7 +39,7 @@ final class BackendLink: Sendable {
 
     func rateLimited(until: Date, reason: String) {
         logger.warning(
-            "uploads paused: the backend is rate limiting",
+            "uploads paused: the backend asked the device to wait",
             metadata: [
                 "until": "\(until)", "reason": "\(reason)",
             ])

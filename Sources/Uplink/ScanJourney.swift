@@ -66,7 +66,8 @@ struct ScanJourney: Sendable {
             if let until = pausedUntil {
                 try await record(scan.id) { () throws(StoreError) in
                     try queue.requeue(
-                        scan.id, reason: "waiting: the backend is rate limiting", notBefore: until, now: clock.now)
+                        scan.id, reason: "waiting: the backend asked the device to wait", notBefore: until,
+                        now: clock.now)
                 }
                 return
             }

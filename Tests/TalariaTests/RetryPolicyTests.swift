@@ -74,6 +74,24 @@ struct RetryPolicyTests {
         #expect(until == now + 60)
     }
 
+    @Test("503 with Retry-After → every upload waits that long (a busy recognizer); without it → transient")
+    func busyWithRetryAfter() {
+        let busy = RetryPolicy.classify(
+            response(
+                503, #"{"title":"Service unavailable","code":"BUSY","retryable":true}"#, headers: ["Retry-After": "10"]),
+            now: now)
+        #expect(busy == .rateLimited(until: now + 10, reason: busy.reason!))
+        #expect(busy.reason!.contains("busy") && busy.reason!.contains("10 s"))
+        guard case .transient = RetryPolicy.classify(response(503), now: now) else {
+            Issue.record("503 without Retry-After")
+            return
+        }
+        guard case .transient = RetryPolicy.classify(response(500, headers: ["Retry-After": "10"]), now: now) else {
+            Issue.record("500 with Retry-After")
+            return
+        }
+    }
+
     @Test("backoff 1 s, 2 s, 4 s with ±20 % jitter; three attempts, then the next round")
     func backoffSequence() {
         let low = RetryPolicy(random: { 0 })
