@@ -159,6 +159,9 @@ public actor ReferenceState {
     private var nextJobNumber = 1
     /// Jobs holding their photo (`maxWaitingPhotos`): from their upload until they finish or are cleaned up.
     private var photosHeld: Set<String> = []
+    /// Uploads reading their body with a place reserved (`reserve(forKey:)`), by reservation.
+    private var receiving: Set<Int> = []
+    private var nextReservation = 0
     /// Whether jobs are forgotten and the stats lists bounded (`forgetFinishedJobsAfter`).
     private var bounded: Bool { configuration.forgetFinishedJobsAfter != nil }
 
@@ -206,19 +209,48 @@ public actor ReferenceState {
         stats.uploadsByIdempotencyKey[key, default: 0] += 1
     }
 
-    /// Whether an upload of `key` may make a job: a known key always may (it gets its job back), a new one while
-    /// fewer than `maxWaitingPhotos` jobs hold their photo.
-    func hasRoom(forKey key: String) -> Bool {
+    /// A place for one upload's photo from before its body is read until it makes a job or fails, so that uploads
+    /// read side by side cannot hold more photos in memory than `maxWaitingPhotos` either.
+    struct PhotoReservation: Sendable {
+        /// 0: nothing was reserved (no limit, or the key already had its job).
+        let id: Int
+    }
+
+    /// Reserves a place for an upload of `key`, or nil when every place is taken by a photo waiting to be read
+    /// or being received: a known key always gets one (it gets its job back), as does every upload when there
+    /// is no limit.
+    func reserve(forKey key: String) -> PhotoReservation? {
         forgetExpiredJobs()
-        guard let limit = configuration.maxWaitingPhotos, jobByKey[key] == nil else { return true }
-        return photosHeld.count < limit
+        guard configuration.maxWaitingPhotos != nil, jobByKey[key] == nil else { return PhotoReservation(id: 0) }
+        guard hasRoom() else { return nil }
+        nextReservation += 1
+        receiving.insert(nextReservation)
+        return PhotoReservation(id: nextReservation)
+    }
+
+    /// Gives back a place the upload did not turn into a job (a bad body, a dropped connection); a place that
+    /// became a job was handed over already.
+    func release(_ reservation: PhotoReservation) {
+        receiving.remove(reservation.id)
+    }
+
+    /// Whether one more photo fits beside those waiting, being read or being received.
+    private func hasRoom() -> Bool {
+        guard let limit = configuration.maxWaitingPhotos else { return true }
+        return photosHeld.count + receiving.count < limit
     }
 
     /// The job of this idempotency key, created (and started) if it is new; nil when it is new and there is no
-    /// room for it (`hasRoom(forKey:)`).
-    func job(forKey key: String, deviceID: String, image: [UInt8]) -> (JobSnapshot, created: Bool)? {
-        if let id = jobByKey[key], let job = jobs[id] { return (snapshot(job), false) }
-        guard hasRoom(forKey: key) else { return nil }
+    /// room for it: its reservation holds the place, or, without one, a place must be free now.
+    func job(forKey key: String, deviceID: String, image: [UInt8], reservation: PhotoReservation) -> (
+        JobSnapshot, created: Bool
+    )? {
+        if let id = jobByKey[key], let job = jobs[id] {
+            release(reservation)
+            return (snapshot(job), false)
+        }
+        let reserved = receiving.remove(reservation.id) != nil
+        guard reserved || hasRoom() else { return nil }
         let number = nextJobNumber
         nextJobNumber += 1
         let id = String(format: "job_%06d_%08x", number, UInt32(truncatingIfNeeded: fnv1a64(Array(key.utf8))))
@@ -499,6 +531,7 @@ public actor ReferenceState {
         jobs = [:]
         jobByKey = [:]
         photosHeld = []
+        receiving = []
         faultQueue = []
         stats = Stats()
     }
@@ -510,6 +543,7 @@ public actor ReferenceState {
             "jobsCompleted": .int(stats.jobsCompleted),
             "jobsForgotten": .int(stats.jobsForgotten),
             "photosHeld": .int(photosHeld.count),
+            "photosReceiving": .int(receiving.count),
             "uploads": .int(stats.uploads),
             "uploadsByIdempotencyKey": .object(stats.uploadsByIdempotencyKey.mapValues { .int($0) }),
             "jobByIdempotencyKey": .object(jobByKey.mapValues { .string($0) }),

@@ -35,9 +35,25 @@ extension Handlers {
         }
         if let response = faultResponse(faults, request) { return response }
 
-        // Refused before its body is read when full; checked again when the job is made (uploads run side by side).
-        guard await state.hasRoom(forKey: key) else { return busy(request) }
+        // Refused before its body is read when full; the place is held while the body is read, so uploads read
+        // side by side count too.
+        guard let reservation = await state.reserve(forKey: key) else { return busy(request) }
+        do {
+            let response = try await receive(
+                request, context, key: key, deviceID: deviceID, faults: faults, reservation: reservation)
+            await state.release(reservation)
+            return response
+        } catch {
+            await state.release(reservation)
+            throw error
+        }
+    }
 
+    /// The rest of an upload once it holds a place: its body read and checked, its job made.
+    private func receive(
+        _ request: Request, _ context: Context, key: String, deviceID: String, faults: [FaultAction],
+        reservation: ReferenceState.PhotoReservation
+    ) async throws -> Response {
         let body: ByteBuffer
         do {
             body = try await request.body.collect(upTo: configuration.maxImageBytes + 1_048_576)
@@ -89,7 +105,10 @@ extension Handlers {
                 return problem(400, "INVALID_FILE", "Invalid file", "\(error)", request)
             }
         }
-        guard let (job, created) = await state.job(forKey: key, deviceID: deviceID, image: Array(image)) else {
+        guard
+            let (job, created) = await state.job(
+                forKey: key, deviceID: deviceID, image: Array(image), reservation: reservation)
+        else {
             return busy(request)
         }
         context.logger.info(

@@ -126,6 +126,72 @@ final class HeldRecognizer: PhotoRecognizing {
         }
     }
 
+    @Test func anUploadStillSendingItsPhotoHoldsItsPlaceUntilItMakesAJobOrGoesAway() async throws {
+        let recognizer = HeldRecognizer()
+        defer { recognizer.releaseAll() }
+        var settings = Self.settings
+        settings.maxWaitingPhotos = 1
+        try await withService(settings, recognizer: recognizer) { base in
+            let stats = base.appendingPathComponent("_stats")
+            /// Waits until the service counts `receiving` uploads reading their photo (the server's own time).
+            func receiving(_ count: Int) async throws {
+                for _ in 0..<2000 {
+                    if try json(try await fetch(stats).body)["photosReceiving"] as? Int == count { return }
+                    try await Task.sleep(for: .milliseconds(5))
+                }
+                Issue.record("the service never counted \(count) uploads reading their photo")
+            }
+            let port = try #require(base.port)
+
+            // Half a photo sent: its place is taken, so another upload is refused before its body is read.
+            let (head, rest) = halfUpload(photo: tinyJPEG("slow"), key: "slow")
+            var slow = try LoopbackSocket.connect(port: port)
+            try LoopbackSocket.send(head, to: slow)
+            try await receiving(1)
+            #expect(try await upload(base, photo: tinyJPEG("b"), key: "b").status == 503)
+
+            // The sender goes away: the place is free again.
+            close(slow)
+            try await receiving(0)
+            let b = try job(try await upload(base, photo: tinyJPEG("b"), key: "b"))
+            recognizer.release(tinyJPEG("b"))
+            try await finish(base, b)
+
+            // A slow upload that ends makes its job; its place passes to the job.
+            slow = try LoopbackSocket.connect(port: port)
+            defer { close(slow) }
+            try LoopbackSocket.send(head, to: slow)
+            try await receiving(1)
+            #expect(try await upload(base, photo: tinyJPEG("c"), key: "c").status == 503)
+            try LoopbackSocket.send(rest, to: slow)
+            let answer = String(decoding: await readToEnd(slow), as: UTF8.self)
+            #expect(answer.hasPrefix("HTTP/1.1 202"), "\(answer)")
+            let counts = try json(try await fetch(stats).body)
+            #expect(counts["photosReceiving"] as? Int == 0 && counts["photosHeld"] as? Int == 1)
+            #expect(try await upload(base, photo: tinyJPEG("c"), key: "c").status == 503)
+        }
+    }
+
+    /// An upload's bytes in two parts: the request head with the first half of its body, and the rest.
+    func halfUpload(photo: [UInt8], key: String) -> (head: [UInt8], rest: [UInt8]) {
+        let boundary = "swiftwing-test-slow"
+        let body =
+            Array("--\(boundary)\r\nContent-Disposition: form-data; name=\"photos[]\"; filename=\"spine.jpg\"\r\n".utf8)
+            + Array("Content-Type: image/jpeg\r\n\r\n".utf8) + photo + Array("\r\n--\(boundary)--\r\n".utf8)
+        let head = Array(
+            ("POST /v3/jobs/scans HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n"
+                + "Content-Type: multipart/form-data; boundary=\(boundary)\r\nIdempotency-Key: \(key)\r\n"
+                + "X-Device-ID: device-test\r\nContent-Length: \(body.count)\r\n\r\n").utf8)
+        return (head + body[..<(body.count / 2)], Array(body[(body.count / 2)...]))
+    }
+
+    /// `LoopbackSocket.readToEnd` off the concurrency threads, which the service under test runs on too.
+    func readToEnd(_ fd: Int32) async -> [UInt8] {
+        await withCheckedContinuation { continuation in
+            DispatchQueue.global().async { continuation.resume(returning: LoopbackSocket.readToEnd(fd)) }
+        }
+    }
+
     @Test func finishedJobsAreForgottenOnCleanupOrAfterTheRetention() async throws {
         let clock = ManualClock()
         let recognizer = HeldRecognizer()

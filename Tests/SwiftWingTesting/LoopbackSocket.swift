@@ -38,9 +38,51 @@ public enum LoopbackSocket {
         var address = address(port: port)
         return withUnsafePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+                Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
             }
         } == 0
+    }
+
+    /// A socket (close-on-exec) connected to 127.0.0.1:`port`, whose reads give up after `readTimeout` seconds: a
+    /// client that sends what a test wants when it wants (half a request, say).
+    public static func connect(port: Int, readTimeout: Int = 30) throws(Failure) -> Int32 {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard fd >= 0 else { throw Failure(call: "socket", errno: errno) }
+        var timeout = timeval(tv_sec: readTimeout, tv_usec: 0)
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        var address = address(port: port)
+        let result = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
+        }
+        guard result == 0 else {
+            let failure = Failure(call: "connect", errno: errno)
+            close(fd)
+            throw failure
+        }
+        return fd
+    }
+
+    /// Writes all of `bytes` to `fd`.
+    public static func send(_ bytes: [UInt8], to fd: Int32) throws(Failure) {
+        var offset = 0
+        while offset < bytes.count {
+            let written = bytes[offset...].withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+            guard written > 0 else { throw Failure(call: "write", errno: errno) }
+            offset += written
+        }
+    }
+
+    /// Everything `fd` gives until the other side closes it (or the read timeout passes).
+    public static func readToEnd(_ fd: Int32) -> [UInt8] {
+        var received: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        while true {
+            let count = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+            guard count > 0 else { return received }
+            received += buffer[..<count]
+        }
     }
 
     private static func address(port: Int) -> sockaddr_in {
