@@ -6,7 +6,7 @@ import Foundation
 
 /// A request URL that passed the engine's policy: http(s) only, and plain http only to loopback.
 /// Checked before any connection is made.
-struct TransferTarget: Sendable {
+package struct TransferTarget: Sendable {
     /// The whole URL, for curl only: it may carry a query string, which is never logged.
     let url: String
     /// The host as written, without IPv6 brackets.
@@ -38,7 +38,7 @@ struct TransferTarget: Sendable {
     /// True for `localhost`, 127.0.0.0/8, `::1` and IPv4-mapped 127.0.0.0/8. curl resolves
     /// `localhost` to loopback itself (since 7.78) without asking DNS, so the name cannot be redirected.
     /// The corresponding C function is `inet_pton`.
-    static func isLoopback(_ host: String) -> Bool {
+    package static func isLoopback(_ host: String) -> Bool {
         let name = host.lowercased()
         if name == "localhost" || name == "localhost." { return true }
         var ipv4 = in_addr()

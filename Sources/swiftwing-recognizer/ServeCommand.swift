@@ -176,21 +176,11 @@ package enum RecognitionService {
 
     /// What `serve` warns of when it listens beyond loopback with no API key; nil when it does not.
     package static func openAccessWarning(host: String, apiKey: String?) -> String? {
-        guard apiKey == nil, !isLoopback(host) else { return nil }
+        // A bind only this machine can reach: the loopback names and addresses the kiosk's uplink trusts.
+        guard apiKey == nil, !TransferTarget.isLoopback(host) else { return nil }
         return "listening on \(host) with no API key: anyone on that network can upload photos and read the "
             + "results; set a key with --api-key-file FILE and give the kiosk the same key (docs/recognizer.md, "
             + "\"On another machine\"), or bind 127.0.0.1"
-    }
-
-    /// `localhost`, 127.0.0.0/8 or `::1`: a bind only this machine can reach.
-    static func isLoopback(_ host: String) -> Bool {
-        let name = host.lowercased()
-        if name == "localhost" || name == "localhost." { return true }
-        var ipv4 = in_addr()
-        if inet_pton(AF_INET, name, &ipv4) == 1 { return UInt32(bigEndian: ipv4.s_addr) >> 24 == 127 }
-        var ipv6 = in6_addr()
-        guard inet_pton(AF_INET6, name, &ipv6) == 1 else { return false }
-        return withUnsafeBytes(of: ipv6) { bytes in bytes.dropLast().allSatisfy { $0 == 0 } && bytes.last == 1 }
     }
 
     package static func makeApplication(

@@ -88,12 +88,17 @@ final class HeldRecognizer: PhotoRecognizing {
         #expect(String(decoding: events.body, as: UTF8.self).contains("event: completed"))
     }
 
-    @Test func uploadsPastTheWaitingPhotosAreRefusedBusyUntilASlotIsFree() async throws {
+    /// The service with `maxWaitingPhotos` places and a recognizer that reads each photo only once `body` releases it.
+    func withHeldPhotos(maxWaitingPhotos: Int, _ body: (URL, HeldRecognizer) async throws -> Void) async throws {
         let recognizer = HeldRecognizer()
         defer { recognizer.releaseAll() }
         var settings = Self.settings
-        settings.maxWaitingPhotos = 2
-        try await withService(settings, recognizer: recognizer) { base in
+        settings.maxWaitingPhotos = maxWaitingPhotos
+        try await withService(settings, recognizer: recognizer) { base in try await body(base, recognizer) }
+    }
+
+    @Test func uploadsPastTheWaitingPhotosAreRefusedBusyUntilASlotIsFree() async throws {
+        try await withHeldPhotos(maxWaitingPhotos: 2) { base, recognizer in
             let a = try job(try await upload(base, photo: tinyJPEG("a"), key: "a"))
             let b = try job(try await upload(base, photo: tinyJPEG("b"), key: "b"))
 
@@ -127,11 +132,7 @@ final class HeldRecognizer: PhotoRecognizing {
     }
 
     @Test func anUploadStillSendingItsPhotoHoldsItsPlaceUntilItMakesAJobOrGoesAway() async throws {
-        let recognizer = HeldRecognizer()
-        defer { recognizer.releaseAll() }
-        var settings = Self.settings
-        settings.maxWaitingPhotos = 1
-        try await withService(settings, recognizer: recognizer) { base in
+        try await withHeldPhotos(maxWaitingPhotos: 1) { base, recognizer in
             let stats = base.appendingPathComponent("_stats")
             /// Waits until the service counts `receiving` uploads reading their photo (the server's own time).
             func receiving(_ count: Int) async throws {
