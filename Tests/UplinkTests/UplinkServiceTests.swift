@@ -130,14 +130,16 @@ struct UplinkServiceTests {
         }
     }
 
-    @Test("429 pauses every upload until Retry-After, reports the countdown, then the scans go out")
-    func rateLimited() async throws {
+    @Test(
+        "429, or 503 with Retry-After (a busy recognizer), pauses every upload until Retry-After, then they go out",
+        arguments: [(429, "RATE_LIMIT_EXCEEDED"), (503, "BUSY")])
+    func rateLimited(status: Int, code: String) async throws {
         let harness = try UplinkHarness(tweak: { $0.concurrency = 1 }) { request, index in
             if request.method == .post {
                 if index == 0 {
                     return .response(
-                        status: 429, headers: [HTTPHeader(name: "Retry-After", value: "2")],
-                        body: #"{"code":"RATE_LIMIT_EXCEEDED"}"#)
+                        status: status, headers: [HTTPHeader(name: "Retry-After", value: "2")],
+                        body: #"{"code":"\#(code)","retryable":true}"#)
                 }
                 return .response(status: 202, body: Talk.accepted(job: "job-\(index)"))
             }
