@@ -26,7 +26,8 @@ import urllib.error
 import urllib.request
 
 from selenium import webdriver
-from selenium.common.exceptions import NoAlertPresentException, NoSuchElementException, StaleElementReferenceException
+from selenium.common.exceptions import (NoAlertPresentException, NoSuchElementException,
+                                        StaleElementReferenceException, WebDriverException)
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import WebDriverWait
@@ -172,9 +173,17 @@ class BrowserTest:
 
     def wait(self, condition, what):
         # A form's submit navigates: until the next page is in, the old page's elements go stale or are missing.
-        # Those are "not yet", not failures.
+        # Those are "not yet", not failures. chromedriver reports an element found on the old page and read on the
+        # new one as a plain WebDriverException ("Node with given id does not belong to the document"): the same.
+        def ready(driver):
+            try:
+                return condition()
+            except WebDriverException as error:
+                if "does not belong to the document" in str(error):
+                    return False
+                raise
         WebDriverWait(self.driver, WAIT, ignored_exceptions=(NoSuchElementException, StaleElementReferenceException)
-                      ).until(lambda driver: condition(), message=what)
+                      ).until(ready, message=what)
 
     def text(self):
         return self.driver.find_element(By.TAG_NAME, "main").text
