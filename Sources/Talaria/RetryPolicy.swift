@@ -127,12 +127,9 @@ public struct RetryPolicy: Sendable {
             let said = "HTTP \(status), \(problem.reason)"
             switch status {
             case 429:
-                let until = RetryAfter.resumeInstant(problem: problem, headers: headers, now: now)
-                let seconds = Int(until.timeIntervalSince(now).rounded(.up))
-                return .rateLimited(
-                    until: until,
-                    reason:
-                        "the backend is rate limiting (\(said)); uploads pause for \(seconds) s, presses keep queueing")
+                return pause(
+                    "the backend is rate limiting (\(said))", operation: operation, problem: problem, headers: headers,
+                    now: now)
             case 401, 403:
                 return .unauthorized(
                     reason: "the backend refused the API key (\(said)); put the right key in the api-key credential "
@@ -142,11 +139,8 @@ public struct RetryPolicy: Sendable {
             case 503 where headers["Retry-After"] != nil:
                 // RFC 9110 §10.2.3: how long the service expects to be unavailable to every request of the device
                 // (a recognizer with all the photos it will hold), so every upload waits, as for a 429.
-                let until = RetryAfter.resumeInstant(problem: problem, headers: headers, now: now)
-                let seconds = Int(until.timeIntervalSince(now).rounded(.up))
-                return .rateLimited(
-                    until: until,
-                    reason: "the backend is busy (\(said)); uploads pause for \(seconds) s, presses keep queueing")
+                return pause(
+                    "the backend is busy (\(said))", operation: operation, problem: problem, headers: headers, now: now)
             case 500...599:
                 return .transient(reason: "the backend failed (\(said)); retried with backoff")
             default:
@@ -176,6 +170,18 @@ public struct RetryPolicy: Sendable {
                         "the backend refused the request (\(said)); the image is kept for `swiftwing queue retry ID`")
             }
         }
+    }
+
+    /// A pause of every request of `operation`'s kind until the server's `Retry-After` (or its body's), with a reason
+    /// that names what waits: "uploads pause for 30 s, presses keep queueing", "catalogue lookups pause for 30 s".
+    private static func pause(
+        _ cause: String, operation: String, problem: ProblemDetails, headers: HTTPFields, now: Date
+    ) -> OutcomeClass {
+        let until = RetryAfter.resumeInstant(problem: problem, headers: headers, now: now)
+        let seconds = Int(until.timeIntervalSince(now).rounded(.up))
+        let requests = (operation.hasPrefix("the ") ? String(operation.dropFirst(4)) : operation) + "s"
+        let queueing = operation == "the upload" ? ", presses keep queueing" : ""
+        return .rateLimited(until: until, reason: "\(cause); \(requests) pause for \(seconds) s\(queueing)")
     }
 }
 

@@ -229,12 +229,16 @@ extension ScanJourney {
                         "missing_s": "\(Int(now.timeIntervalSince(since)))",
                     ])
                 throw Deferred(until: now.addingTimeInterval(recheck))
-            case .response(429, let headers, let body):
-                let until = RetryAfter.resumeInstant(problem: ProblemDetails.decode(body), headers: headers, now: now)
-                wait = max(wait, min(until.timeIntervalSince(now), 300))
             default:
+                let verdict = RetryPolicy.classify(outcome, operation: "the status poll", now: now)
+                // A 429, or a 503 with Retry-After (a busy backend): the next poll waits as long as asked (at most
+                // 5 min), as uploads do; it is not a failure of the backend.
+                if case .rateLimited(let until, _) = verdict {
+                    wait = max(wait, min(until.timeIntervalSince(now), 300))
+                    break
+                }
                 failures += 1
-                link.note(outcome, verdict: RetryPolicy.classify(outcome, operation: "the status poll", now: now))
+                link.note(outcome, verdict: verdict)
                 wait = max(wait, min(settings.retry.delay(afterFailure: failures) * Double(failures), 60))
             }
             try await clock.sleep(for: wait)

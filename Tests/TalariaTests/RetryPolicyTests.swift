@@ -92,6 +92,16 @@ struct RetryPolicyTests {
         }
     }
 
+    @Test("a pause's reason names what waits: uploads (and presses keep queueing), or catalogue lookups")
+    func pauseReasonNamesWhatWaits() {
+        let limited = response(429, headers: ["Retry-After": "30"])
+        let upload = RetryPolicy.classify(limited, operation: "the upload", now: now).reason ?? ""
+        let lookup = RetryPolicy.classify(limited, operation: "the catalogue lookup", now: now).reason ?? ""
+        #expect(upload.hasSuffix("; uploads pause for 30 s, presses keep queueing"), "\(upload)")
+        #expect(lookup.hasSuffix("; catalogue lookups pause for 30 s"), "\(lookup)")
+        #expect(!lookup.contains("upload") && !lookup.contains("presses"), "\(lookup)")
+    }
+
     @Test("backoff 1 s, 2 s, 4 s with ±20 % jitter; three attempts, then the next round")
     func backoffSequence() {
         let low = RetryPolicy(random: { 0 })

@@ -440,4 +440,36 @@ struct UplinkServiceTests {
         #expect(gaps(polls).allSatisfy { $0 >= harness.service.settings.pollInterval }, "polls \(gaps(polls)) s apart")
         #expect(try harness.database.library.bookCount() == 1)
     }
+
+    @Test(
+        "a status poll answered 429, or 503 with Retry-After (a busy backend), polls again only after Retry-After",
+        arguments: [(429, "RATE_LIMIT_EXCEEDED"), (503, "BUSY")])
+    func statusPollWaitsOutRetryAfter(status: Int, code: String) async throws {
+        let harness = try UplinkHarness { request, index in
+            if request.method == .post {
+                return .response(status: 202, body: Talk.accepted(job: "job-w", stream: false))
+            }
+            if request.url.path.hasSuffix("/results") {
+                return .response(
+                    status: 200, body: #"{"success":true,"data":{"status":"completed","results":[\#(Talk.book2)]}}"#)
+            }
+            if request.method == .get {
+                if index == 0 {
+                    return .response(
+                        status: status, headers: [HTTPHeader(name: "Retry-After", value: "40")],
+                        body: #"{"code":"\#(code)","title":"wait","retryable":true}"#)
+                }
+                return .response(status: 200, body: #"{"success":true,"data":{"status":"completed"}}"#)
+            }
+            return .response(status: 204, body: "")
+        }
+        harness.start()
+        let scan = try harness.queueScan()
+        try await harness.advance("done", upTo: 600) { try harness.scan(scan.id).state == .done }
+        await harness.stop()
+        let polls = harness.backend.times(.get, pathSuffix: "/job-w")
+        #expect(polls.count == 2)
+        #expect(gaps(polls).allSatisfy { $0 >= 40 }, "polls \(gaps(polls)) s apart")
+        #expect(try harness.database.library.bookCount() == 1)
+    }
 }
