@@ -35,6 +35,14 @@ public struct ReferenceConfiguration: Sendable {
     /// Idempotency-Key past that gets `503 BUSY` with `Retry-After`, before its body is read, so a flood of uploads
     /// cannot fill the memory. nil: no limit (the reference backend, whose tests upload freely).
     public var maxWaitingPhotos: Int?
+    /// A connection that sends nothing for this long while a request is being read (or between requests) is
+    /// closed, so a sender that went silent (Wi-Fi gone, no FIN, no RST) gives its place back; a response still
+    /// being written (an event stream) is never cut by it. nil: no limit (the reference backend).
+    public var idleTimeout: Duration?
+    /// An upload's photo must be received within this long of its place being reserved, on the state's clock;
+    /// past it the upload gets `408 UPLOAD_TIMEOUT` and its place is freed, so a sender that trickles a byte now
+    /// and then cannot hold it either. nil: no limit (the reference backend).
+    public var uploadDeadline: Duration?
     /// When set, a job is forgotten once cleaned up, or this long (on the state's clock) after it finished if it is
     /// never cleaned up, and `/_stats` keeps only the latest few entries of its lists: a service that runs for
     /// months holds its recent jobs only. nil: every job and every list is kept (the reference backend's tests

@@ -16,6 +16,7 @@ public enum ReferenceServer {
         let router = makeRouter(configuration: configuration, state: state)
         return Application(
             router: router,
+            server: .http1(configuration: .init(idleTimeout: configuration.idleTimeout.map { TimeAmount($0) })),
             configuration: .init(
                 address: .hostname(configuration.host, port: configuration.port), serverName: configuration.serverName),
             onServerRunning: { channel in await onRunning(channel.localAddress?.port ?? 0) },

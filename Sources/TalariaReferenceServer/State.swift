@@ -152,6 +152,8 @@ public actor ReferenceState {
     let clock: any Clock<Duration>
     /// Time on `clock` since the state was made.
     private let elapsed: @Sendable () -> Duration
+    /// A sleep on `clock` until a duration from now (now being when this is called, not when the sleep is awaited).
+    private let sleeper: @Sendable (Duration) -> @Sendable () async throws -> Void
     private var jobs: [String: Job] = [:]
     private var jobByKey: [String: String] = [:]
     private var faultQueue: [Fault] = []
@@ -173,6 +175,7 @@ public actor ReferenceState {
         self.recognizer = recognizer
         self.clock = clock
         self.elapsed = Self.stopwatch(clock)
+        self.sleeper = Self.sleeper(clock)
     }
 
     private static func stopwatch<C: Clock>(_ clock: C) -> @Sendable () -> Duration where C.Duration == Duration {
@@ -214,6 +217,8 @@ public actor ReferenceState {
     struct PhotoReservation: Sendable {
         /// 0: nothing was reserved (no limit, or the key already had its job).
         let id: Int
+        /// Returns when `uploadDeadline` has passed since the reservation (nil: no deadline).
+        var deadline: (@Sendable () async throws -> Void)?
     }
 
     /// Reserves a place for an upload of `key`, or nil when every place is taken by a photo waiting to be read
@@ -221,11 +226,23 @@ public actor ReferenceState {
     /// is no limit.
     func reserve(forKey key: String) -> PhotoReservation? {
         forgetExpiredJobs()
-        guard configuration.maxWaitingPhotos != nil, jobByKey[key] == nil else { return PhotoReservation(id: 0) }
+        // Counted from when the place is taken, before the body is read, not from when the reading starts.
+        let deadline = configuration.uploadDeadline.map(sleeper)
+        guard configuration.maxWaitingPhotos != nil, jobByKey[key] == nil else {
+            return PhotoReservation(id: 0, deadline: deadline)
+        }
         guard hasRoom() else { return nil }
         nextReservation += 1
         receiving.insert(nextReservation)
-        return PhotoReservation(id: nextReservation)
+        return PhotoReservation(id: nextReservation, deadline: deadline)
+    }
+
+    private static func sleeper<C: Clock>(_ clock: C) -> @Sendable (Duration) -> @Sendable () async throws -> Void
+    where C.Duration == Duration {
+        { duration in
+            let end = clock.now.advanced(by: duration)
+            return { try await clock.sleep(until: end, tolerance: nil) }
+        }
     }
 
     /// Gives back a place the upload did not turn into a job (a bad body, a dropped connection); a place that

@@ -56,11 +56,21 @@ extension Handlers {
     ) async throws -> Response {
         let body: ByteBuffer
         do {
-            body = try await request.body.collect(upTo: configuration.maxImageBytes + 1_048_576)
+            body = try await Self.collect(
+                request, upTo: configuration.maxImageBytes + 1_048_576, before: reservation.deadline)
         } catch is NIOTooManyBytesError {
             return problem(
                 413, "FILE_TOO_LARGE", "File too large",
                 "An image may have at most \(configuration.maxImageBytes) bytes", request)
+        } catch is UploadDeadlinePassed {
+            let seconds = configuration.uploadDeadline.map { "\($0.components.seconds) s" } ?? "the time allowed"
+            context.logger.notice(
+                "upload not received within \(seconds): its place is freed", metadata: ["idempotency-key": "\(key)"])
+            return problem(
+                408, "UPLOAD_TIMEOUT", "Upload timed out",
+                "The photo was not received within \(seconds) and this upload made no job: send it again (on a slow "
+                    + "link, a smaller photo gets through sooner)",
+                request, retryable: true, headers: [.connection: "close"])
         }
         let parts: [UploadForm.Part]
         do {
@@ -130,6 +140,24 @@ extension Handlers {
     /// How long a client refused as busy is asked to wait: about one photo's reading on a small machine.
     static let busyRetryAfterSeconds = 10
     static let identifierMaxBytes = 256
+
+    /// The request's body, or `UploadDeadlinePassed` when `deadline` (a sleep on the state's clock) ends first; the
+    /// body's reading is then cancelled, which stops the connection's reads for good.
+    private static func collect(
+        _ request: Request, upTo limit: Int, before deadline: (@Sendable () async throws -> Void)?
+    ) async throws -> ByteBuffer {
+        guard let deadline else { return try await request.body.collect(upTo: limit) }
+        return try await withThrowingTaskGroup(of: ByteBuffer?.self) { group in
+            group.addTask { try await request.body.collect(upTo: limit) }
+            group.addTask {
+                try await deadline()
+                return nil
+            }
+            defer { group.cancelAll() }
+            guard let first = try await group.next(), let body = first else { throw UploadDeadlinePassed() }
+            return body
+        }
+    }
 
     /// A header value fit to keep and log as an identifier (an Idempotency-Key, a device id).
     static func isIdentifier(_ value: String) -> Bool {
@@ -212,3 +240,6 @@ extension Handlers {
         return nil
     }
 }
+
+/// An upload's body was not received within `uploadDeadline`.
+struct UploadDeadlinePassed: Error {}

@@ -42,6 +42,14 @@ struct ServeCommand: AsyncParsableCommand {
             Retry-After (the device sends it again later).
             """)
     var maxWaitingPhotos = 4
+    @Option(
+        help: """
+            A connection that sends nothing for this many seconds while its request is read, or between requests, \
+            is closed (an open event stream is not).
+            """)
+    var idleTimeoutSeconds = 30
+    @Option(help: "An upload whose photo is not received within this many seconds is refused with 408 (retryable).")
+    var uploadDeadlineSeconds = 120
     @Option(help: "Log level: trace, debug, info, notice, warning, error, critical.") var logLevel = "info"
     @Flag(help: "Check the catalogue and the recognizer (OCR worker included), print whether they are ready, and exit.")
     var check = false
@@ -100,6 +108,8 @@ struct ServeCommand: AsyncParsableCommand {
         settings.recognitionTimeout = .seconds(recognitionTimeoutSeconds)
         settings.apiKey = apiKey
         settings.maxWaitingPhotos = maxWaitingPhotos
+        settings.idleTimeout = .seconds(idleTimeoutSeconds)
+        settings.uploadDeadline = .seconds(uploadDeadlineSeconds)
         // One engine for every open-set lookup; its transfer thread ends with the service.
         let engine = openLibraryURL.map { _ in
             CurlEngine(
@@ -140,6 +150,10 @@ package enum RecognitionService {
         package var maxWaitingPhotos = 4
         /// A finished job never cleaned up is forgotten this long after it finished.
         package var finishedJobRetention: Duration = .seconds(24 * 3600)
+        /// A connection silent this long while its request is read, or between requests, is closed.
+        package var idleTimeout: Duration = .seconds(30)
+        /// An upload's photo not received within this long is answered `408 UPLOAD_TIMEOUT`.
+        package var uploadDeadline: Duration = .seconds(120)
 
         package init(catalogue: String, books: Int) {
             self.catalogue = catalogue
@@ -166,6 +180,9 @@ package enum RecognitionService {
         configuration.maxWaitingPhotos = settings.maxWaitingPhotos
         // A home server runs for months: jobs the device cleaned up, or left, are not kept.
         configuration.forgetFinishedJobsAfter = settings.finishedJobRetention
+        // A kiosk whose Wi-Fi dies mid-upload sends no FIN: without these its place would be held for hours.
+        configuration.idleTimeout = settings.idleTimeout
+        configuration.uploadDeadline = settings.uploadDeadline
         configuration.statsNeedAPIKey = true
         configuration.healthDetails = [
             "catalogue": URL(fileURLWithPath: settings.catalogue).lastPathComponent,

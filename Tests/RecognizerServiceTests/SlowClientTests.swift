@@ -1,0 +1,161 @@
+import Foundation
+import SwiftWingTesting
+import TalariaReferenceServer
+import Testing
+import swiftwing_recognizer
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// What a recognizer does about clients that hold on to what they opened: a sender gone silent or trickling its
+/// photo.
+extension ServiceTrustTests {
+    /// The service with a recognizer that holds every photo until the test ends.
+    func withHeldService(
+        _ change: (inout RecognitionService.Settings) -> Void, clock: ManualClock = ManualClock(),
+        _ body: (URL, HeldRecognizer) async throws -> Void
+    ) async throws {
+        let recognizer = HeldRecognizer()
+        defer { recognizer.releaseAll() }
+        var settings = Self.settings
+        change(&settings)
+        try await withService(settings, recognizer: recognizer, clock: clock) { base in
+            try await body(base, recognizer)
+        }
+    }
+
+    /// Waits until `/_stats` gives `value` for `key` (the server's own time; a generous cap, no bound asserted).
+    func awaitStat(_ base: URL, _ key: String, _ value: Int) async throws {
+        let stats = base.appendingPathComponent("_stats")
+        for _ in 0..<2000 {
+            if try json(try await fetch(stats).body)[key] as? Int == value { return }
+            try await Task.sleep(for: .milliseconds(5))
+        }
+        Issue.record("/_stats never gave \(key) = \(value)")
+    }
+
+    /// One `read` of `fd` off the concurrency threads: what arrived, empty once the server closed the connection.
+    func readSome(_ fd: Int32) async -> [UInt8] {
+        await withCheckedContinuation { continuation in
+            DispatchQueue.global().async {
+                var buffer = [UInt8](repeating: 0, count: 4096)
+                let count = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+                continuation.resume(returning: Array(buffer[..<max(count, 0)]))
+            }
+        }
+    }
+
+    /// Whether the server closes `fd` before the socket's read timeout passes (what it sends meanwhile is dropped).
+    func closedByServer(_ fd: Int32) async -> Bool {
+        await withCheckedContinuation { continuation in
+            DispatchQueue.global().async {
+                var buffer = [UInt8](repeating: 0, count: 4096)
+                while true {
+                    let count = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+                    if count <= 0 {
+                        continuation.resume(returning: count == 0)
+                        return
+                    }
+                }
+            }
+        }
+    }
+
+    /// Opens the job's event stream on a socket of its own; returns the socket and what arrived: for a stream, its
+    /// head and first comment, for a refusal, the whole response.
+    func openStream(_ base: URL, _ job: (id: String, token: String)) async throws -> (fd: Int32, head: String) {
+        let fd = try LoopbackSocket.connect(port: try #require(base.port), readTimeout: 10)
+        try LoopbackSocket.send(
+            Array(
+                ("GET /v3/jobs/scans/\(job.id)/stream HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n"
+                    + "Accept: text/event-stream\r\nAuthorization: Bearer \(job.token)\r\n\r\n").utf8), to: fd)
+        var received: [UInt8] = []
+        while true {
+            let text = String(decoding: received, as: UTF8.self)
+            if text.contains("\r\n\r\n") {
+                if !text.hasPrefix("HTTP/1.1 200") {
+                    return (fd, text + String(decoding: await readToEnd(fd), as: UTF8.self))
+                }
+                if text.contains("retry:") { return (fd, text) }
+            }
+            let more = await readSome(fd)
+            if more.isEmpty { return (fd, text) }
+            received += more
+        }
+    }
+
+    @Test func aSenderGoneSilentIsCutOffByTheIdleTimeoutAndGivesItsPlaceBack() async throws {
+        try await withHeldService({ $0.idleTimeout = .milliseconds(200) }) { base, _ in
+            // Given half a photo sent, then nothing (no FIN, no RST: a kiosk whose Wi-Fi died).
+            let (head, _) = halfUpload(photo: tinyJPEG("silent"), key: "silent")
+            let silent = try LoopbackSocket.connect(port: try #require(base.port), readTimeout: 10)
+            defer { close(silent) }
+            try LoopbackSocket.send(head, to: silent)
+            try await awaitStat(base, "photosReceiving", 1)
+
+            // Then the server closes the connection and the place is free.
+            #expect(await closedByServer(silent))
+            try await awaitStat(base, "photosReceiving", 0)
+            #expect(try await upload(base, photo: tinyJPEG("next"), key: "next").status == 202)
+        }
+    }
+
+    @Test func aQuietEventStreamOutlivesTheIdleTimeout() async throws {
+        try await withHeldService({ $0.idleTimeout = .milliseconds(200) }) { base, recognizer in
+            let job = try job(try await upload(base, photo: tinyJPEG("quiet"), key: "quiet"))
+            let (stream, head) = try await openStream(base, job)
+            defer { close(stream) }
+            #expect(head.hasPrefix("HTTP/1.1 200"), "\(head)")
+
+            // Two idle connections opened one after the other are closed by the timeout: by then the stream, opened
+            // first, has been quiet through two timeouts (the photo is held: no event, no ping for 15 s).
+            for _ in 0..<2 {
+                let idle = try LoopbackSocket.connect(port: try #require(base.port), readTimeout: 10)
+                defer { close(idle) }
+                #expect(await closedByServer(idle))
+            }
+
+            // The stream is still open: it carries the job to its end.
+            recognizer.release(tinyJPEG("quiet"))
+            let events = String(decoding: await readToEnd(stream), as: UTF8.self)
+            #expect(events.contains("event: completed"), "\(events)")
+        }
+    }
+
+    @Test func aTricklingSenderIsAnswered408AtTheUploadDeadline() async throws {
+        let clock = ManualClock()
+        try await withHeldService({ $0.maxWaitingPhotos = 2 }, clock: clock) { base, _ in
+            let port = try #require(base.port)
+            // Before the deadline, a slow sender keeps its place and its photo, once whole, makes a job.
+            let (head, rest) = halfUpload(photo: tinyJPEG("slow"), key: "slow")
+            let slow = try LoopbackSocket.connect(port: port, readTimeout: 10)
+            defer { close(slow) }
+            try LoopbackSocket.send(head, to: slow)
+            try await awaitStat(base, "photosReceiving", 1)
+            clock.advance(by: .seconds(119))
+            try LoopbackSocket.send(Array(rest.prefix(1)), to: slow)
+            try await awaitStat(base, "photosReceiving", 1)
+            try LoopbackSocket.send(Array(rest.dropFirst()), to: slow)
+            let made = String(decoding: await readToEnd(slow), as: UTF8.self)
+            #expect(made.hasPrefix("HTTP/1.1 202"), "\(made)")
+
+            // Past it, a sender still trickling is answered 408 and its place is freed.
+            let (trickleHead, trickleRest) = halfUpload(photo: tinyJPEG("trickle"), key: "trickle")
+            let trickle = try LoopbackSocket.connect(port: port, readTimeout: 10)
+            defer { close(trickle) }
+            try LoopbackSocket.send(trickleHead, to: trickle)
+            try await awaitStat(base, "photosReceiving", 1)
+            try LoopbackSocket.send(Array(trickleRest.prefix(1)), to: trickle)
+            clock.advance(by: .seconds(120))
+            let answer = String(decoding: await readToEnd(trickle), as: UTF8.self)
+            #expect(answer.hasPrefix("HTTP/1.1 408"), "\(answer)")
+            let body = try #require(answer.range(of: "\r\n\r\n")).upperBound
+            let problem = try json(Data(answer[body...].utf8))
+            #expect(problem["code"] as? String == "UPLOAD_TIMEOUT" && problem["retryable"] as? Bool == true)
+            #expect((problem["detail"] as? String)?.contains("send it again") == true, "\(problem)")
+            try await awaitStat(base, "photosReceiving", 0)
+            #expect(try await upload(base, photo: tinyJPEG("next"), key: "next").status == 202)
+        }
+    }
+}
