@@ -43,6 +43,9 @@ public struct ReferenceConfiguration: Sendable {
     /// past it the upload gets `408 UPLOAD_TIMEOUT` and its place is freed, so a sender that trickles a byte now
     /// and then cannot hold it either. nil: no limit (the reference backend).
     public var uploadDeadline: Duration?
+    /// At most this many event streams may be open for one job (each polls the job); another gets
+    /// `429 STREAM_ALREADY_OPEN` with `Retry-After`. nil: no limit (the reference backend).
+    public var maxStreamsPerJob: Int?
     /// When set, a job is forgotten once cleaned up, or this long (on the state's clock) after it finished if it is
     /// never cleaned up, and `/_stats` keeps only the latest few entries of its lists: a service that runs for
     /// months holds its recent jobs only. nil: every job and every list is kept (the reference backend's tests

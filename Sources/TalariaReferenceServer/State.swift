@@ -164,6 +164,8 @@ public actor ReferenceState {
     /// Uploads reading their body with a place reserved (`reserve(forKey:)`), by reservation.
     private var receiving: Set<Int> = []
     private var nextReservation = 0
+    /// Event streams open now, by job id (`maxStreamsPerJob`).
+    private var openStreams: [String: Int] = [:]
     /// Whether jobs are forgotten and the stats lists bounded (`forgetFinishedJobsAfter`).
     private var bounded: Bool { configuration.forgetFinishedJobsAfter != nil }
 
@@ -530,6 +532,18 @@ public actor ReferenceState {
         }
     }
 
+    /// Takes one of the job's stream places; false when `maxStreamsPerJob` streams of it are open already.
+    func openStream(_ id: String) -> Bool {
+        if let limit = configuration.maxStreamsPerJob, openStreams[id, default: 0] >= limit { return false }
+        openStreams[id, default: 0] += 1
+        return true
+    }
+
+    func closeStream(_ id: String) {
+        guard let open = openStreams[id] else { return }
+        openStreams[id] = open > 1 ? open - 1 : nil
+    }
+
     func countStream(resume: Bool) {
         stats.streamsOpened += 1
         if resume { stats.resumes += 1 }
@@ -549,6 +563,7 @@ public actor ReferenceState {
         jobByKey = [:]
         photosHeld = []
         receiving = []
+        openStreams = [:]
         faultQueue = []
         stats = Stats()
     }
@@ -565,6 +580,7 @@ public actor ReferenceState {
             "uploadsByIdempotencyKey": .object(stats.uploadsByIdempotencyKey.mapValues { .int($0) }),
             "jobByIdempotencyKey": .object(jobByKey.mapValues { .string($0) }),
             "streamsOpened": .int(stats.streamsOpened),
+            "streamsOpen": .int(openStreams.values.reduce(0, +)),
             "resumes": .int(stats.resumes),
             "statusPolls": .int(stats.statusPolls),
             "resultsFetches": .int(stats.resultsFetches),

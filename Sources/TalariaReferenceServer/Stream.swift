@@ -24,6 +24,16 @@ extension Handlers {
                     instance: request.uri.path, retryable: false),
                 contentType: "application/problem+json")
         }
+        guard await state.openStream(id) else {
+            // A dead client's stream is noticed when its connection resets or, at the latest, at its next ping.
+            let seconds = max(1, Int(configuration.scaled(configuration.pingIntervalMs).components.seconds))
+            return problem(
+                429, "STREAM_ALREADY_OPEN", "Stream already open",
+                "\(configuration.maxStreamsPerJob ?? 0) streams of this job are already open: close one, follow the "
+                    + "job's status instead, or open the stream again in \(seconds) s",
+                request, retryable: true, retryAfterMs: seconds * 1000, headers: [.retryAfter: "\(seconds)"])
+        }
+        let place = StreamPlace(state: state, jobID: id)
         let lastEventID = request.headers[.lastEventID].flatMap { Int($0.trimmingCharacters(in: .whitespaces)) }
         await state.countStream(resume: request.headers[.lastEventID] != nil)
         let faults = await state.takeFaults(.stream)
@@ -56,6 +66,7 @@ extension Handlers {
         let configuration = self.configuration
         let logger = context.logger
         let finalPlan = plan
+        let channel = context.channel
         let body = ResponseBody { writer in
             let shutdown = ShutdownFlag()
             do {
@@ -63,20 +74,53 @@ extension Handlers {
                     try await writeStream(
                         to: &writer, jobID: id, lastEventID: lastEventID, plan: finalPlan, state: state,
                         configuration: configuration,
-                        shutdown: shutdown)
+                        shutdown: shutdown, clientGone: { !channel.isActive })
                 } onGracefulShutdown: {
                     shutdown.set()
                 }
             } catch is ConnectionDropped {
+                await place.release()
                 logger.info("stream of \(id) dropped on purpose")
                 throw ConnectionDropped()
+            } catch {
+                await place.release()
+                throw error
             }
+            await place.release()
             try await writer.finish(nil)
         }
         return Response(
             status: .ok,
             headers: [.contentType: "text/event-stream", .cacheControl: "no-cache", .init("X-Accel-Buffering")!: "no"],
             body: body)
+    }
+}
+
+/// One of a job's stream places (`maxStreamsPerJob`), given back once when the stream ends, or when its response
+/// is dropped unwritten.
+final class StreamPlace: Sendable {
+    private let state: ReferenceState
+    private let jobID: String
+    private let held = Mutex(true)
+
+    init(state: ReferenceState, jobID: String) {
+        self.state = state
+        self.jobID = jobID
+    }
+
+    private func take() -> Bool {
+        held.withLock { held in
+            defer { held = false }
+            return held
+        }
+    }
+
+    func release() async {
+        if take() { await state.closeStream(jobID) }
+    }
+
+    deinit {
+        if take() { Task { [state, jobID] in await state.closeStream(jobID) } }
     }
 }
 
@@ -103,7 +147,7 @@ private func write(_ text: String, to writer: inout any ResponseBodyWriter) asyn
 
 private func writeStream(
     to writer: inout any ResponseBodyWriter, jobID: String, lastEventID: Int?, plan: StreamPlan, state: ReferenceState,
-    configuration: ReferenceConfiguration, shutdown: ShutdownFlag
+    configuration: ReferenceConfiguration, shutdown: ShutdownFlag, clientGone: @escaping @Sendable () -> Bool
 ) async throws {
     try await write(": connection established\nretry: \(configuration.retryMs)\n\n", to: &writer)
     let pingInterval = configuration.scaled(configuration.pingIntervalMs)
@@ -118,7 +162,7 @@ private func writeStream(
 
     if plan.neverEnd {
         // Pings only, until the client goes away (a write fails) or the server shuts down.
-        while !shutdown.isSet {
+        while !shutdown.isSet, !clientGone() {
             try await Task.sleep(for: .milliseconds(10))
             if clock.now - lastWrite >= pingInterval { try await ping(&writer) }
         }
@@ -129,7 +173,8 @@ private func writeStream(
     var sent = 0
     var malformedDone = !plan.malformed
     var firstRound = true
-    while !shutdown.isSet {
+    // A client that went away is noticed between polls (its connection closed) rather than at the next write.
+    while !shutdown.isSet, !clientGone() {
         guard let job = await state.snapshot(jobID) else { return }
         var pending = job.events.filter { $0.id > lastID }
         // A finished job replays its terminal event to a client that already has everything.

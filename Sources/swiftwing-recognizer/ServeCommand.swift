@@ -50,6 +50,8 @@ struct ServeCommand: AsyncParsableCommand {
     var idleTimeoutSeconds = 30
     @Option(help: "An upload whose photo is not received within this many seconds is refused with 408 (retryable).")
     var uploadDeadlineSeconds = 120
+    @Option(help: "Event streams that may be open at once for one job; another is refused with 429.")
+    var maxStreamsPerJob = 4
     @Option(help: "Log level: trace, debug, info, notice, warning, error, critical.") var logLevel = "info"
     @Flag(help: "Check the catalogue and the recognizer (OCR worker included), print whether they are ready, and exit.")
     var check = false
@@ -110,6 +112,7 @@ struct ServeCommand: AsyncParsableCommand {
         settings.maxWaitingPhotos = maxWaitingPhotos
         settings.idleTimeout = .seconds(idleTimeoutSeconds)
         settings.uploadDeadline = .seconds(uploadDeadlineSeconds)
+        settings.maxStreamsPerJob = maxStreamsPerJob
         // One engine for every open-set lookup; its transfer thread ends with the service.
         let engine = openLibraryURL.map { _ in
             CurlEngine(
@@ -154,6 +157,8 @@ package enum RecognitionService {
         package var idleTimeout: Duration = .seconds(30)
         /// An upload's photo not received within this long is answered `408 UPLOAD_TIMEOUT`.
         package var uploadDeadline: Duration = .seconds(120)
+        /// Event streams open at once for one job; another is refused with `429`.
+        package var maxStreamsPerJob = 4
 
         package init(catalogue: String, books: Int) {
             self.catalogue = catalogue
@@ -183,6 +188,8 @@ package enum RecognitionService {
         // A kiosk whose Wi-Fi dies mid-upload sends no FIN: without these its place would be held for hours.
         configuration.idleTimeout = settings.idleTimeout
         configuration.uploadDeadline = settings.uploadDeadline
+        // Each open stream polls its job; anyone holding the job's token could otherwise open any number.
+        configuration.maxStreamsPerJob = settings.maxStreamsPerJob
         configuration.statsNeedAPIKey = true
         configuration.healthDetails = [
             "catalogue": URL(fileURLWithPath: settings.catalogue).lastPathComponent,

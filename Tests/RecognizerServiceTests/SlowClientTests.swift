@@ -9,7 +9,7 @@ import swiftwing_recognizer
 #endif
 
 /// What a recognizer does about clients that hold on to what they opened: a sender gone silent or trickling its
-/// photo.
+/// photo, and event streams opened past need.
 extension ServiceTrustTests {
     /// The service with a recognizer that holds every photo until the test ends.
     func withHeldService(
@@ -85,6 +85,13 @@ extension ServiceTrustTests {
         }
     }
 
+    /// Closes `fd` with a reset rather than a FIN: the client is plainly gone.
+    func reset(_ fd: Int32) {
+        var linger = Glibc.linger(l_onoff: 1, l_linger: 0)
+        setsockopt(fd, SOL_SOCKET, SO_LINGER, &linger, socklen_t(MemoryLayout<Glibc.linger>.size))
+        close(fd)
+    }
+
     @Test func aSenderGoneSilentIsCutOffByTheIdleTimeoutAndGivesItsPlaceBack() async throws {
         try await withHeldService({ $0.idleTimeout = .milliseconds(200) }) { base, _ in
             // Given half a photo sent, then nothing (no FIN, no RST: a kiosk whose Wi-Fi died).
@@ -156,6 +163,40 @@ extension ServiceTrustTests {
             #expect((problem["detail"] as? String)?.contains("send it again") == true, "\(problem)")
             try await awaitStat(base, "photosReceiving", 0)
             #expect(try await upload(base, photo: tinyJPEG("next"), key: "next").status == 202)
+        }
+    }
+
+    @Test func streamsOfOneJobPastTheLimitAreRefusedUntilOneCloses() async throws {
+        try await withHeldService({ $0.maxStreamsPerJob = 4 }) { base, recognizer in
+            let job = try job(try await upload(base, photo: tinyJPEG("watched"), key: "watched"))
+            var streams: [Int32] = []
+            defer { for fd in streams { close(fd) } }
+            for _ in 0..<4 {
+                let (fd, head) = try await openStream(base, job)
+                streams.append(fd)
+                #expect(head.hasPrefix("HTTP/1.1 200"), "\(head)")
+            }
+
+            // The fifth is refused, and says why and when to try again.
+            let (fifth, refused) = try await openStream(base, job)
+            close(fifth)
+            #expect(refused.hasPrefix("HTTP/1.1 429"), "\(refused)")
+            #expect(refused.lowercased().contains("\r\nretry-after: 15\r\n"), "\(refused)")
+            let body = try #require(refused.range(of: "\r\n\r\n")).upperBound
+            let problem = try json(Data(refused[body...].utf8))
+            #expect(problem["code"] as? String == "STREAM_ALREADY_OPEN" && problem["retryable"] as? Bool == true)
+            #expect((problem["detail"] as? String)?.contains("already open") == true, "\(problem)")
+
+            // A client gone gives its place back; the next stream is accepted.
+            reset(streams.removeFirst())
+            try await awaitStat(base, "streamsOpen", 3)
+            let (fd, head) = try await openStream(base, job)
+            streams.append(fd)
+            #expect(head.hasPrefix("HTTP/1.1 200"), "\(head)")
+
+            // Streams that end with their job give theirs back too.
+            recognizer.release(tinyJPEG("watched"))
+            try await awaitStat(base, "streamsOpen", 0)
         }
     }
 }
