@@ -35,6 +35,8 @@ public struct ReferenceConfiguration: Sendable {
     /// Idempotency-Key past that gets `503 BUSY` with `Retry-After`, before its body is read, so a flood of uploads
     /// cannot fill the memory. nil: no limit (the reference backend, whose tests upload freely).
     public var maxWaitingPhotos: Int?
+    /// The `Retry-After` of a `503 BUSY`, in seconds: about one photo's reading on a small machine.
+    public var busyRetryAfterSeconds = 10
     /// A connection that sends nothing for this long while a request is being read (or between requests) is
     /// closed, so a sender that went silent (Wi-Fi gone, no FIN, no RST) gives its place back; a response still
     /// being written (an event stream) is never cut by it. nil: no limit (the reference backend).

@@ -137,8 +137,6 @@ extension Handlers {
         )
     }
 
-    /// How long a client refused as busy is asked to wait: about one photo's reading on a small machine.
-    static let busyRetryAfterSeconds = 10
     static let identifierMaxBytes = 256
 
     /// The request's body, or `UploadDeadlinePassed` when `deadline` (a sleep on the state's clock) ends first; the
@@ -167,7 +165,7 @@ extension Handlers {
 
     /// `maxWaitingPhotos` jobs hold their photo: this upload made no job and is to be sent again.
     private func busy(_ request: Request) -> Response {
-        let seconds = Self.busyRetryAfterSeconds
+        let seconds = configuration.busyRetryAfterSeconds
         return problem(
             503, "BUSY", "Busy",
             "\(configuration.maxWaitingPhotos ?? 0) photos are already waiting to be read and this upload made no job: "

@@ -42,6 +42,8 @@ struct ServeCommand: AsyncParsableCommand {
             Retry-After (the device sends it again later).
             """)
     var maxWaitingPhotos = 4
+    @Option(help: "Seconds a client refused with 503 BUSY is asked to wait before sending the photo again.")
+    var busyRetryAfterSeconds = 10
     @Option(
         help: """
             A connection that sends nothing for this many seconds while its request is read, or between requests, \
@@ -52,6 +54,8 @@ struct ServeCommand: AsyncParsableCommand {
     var uploadDeadlineSeconds = 120
     @Option(help: "Event streams that may be open at once for one job; another is refused with 429.")
     var maxStreamsPerJob = 4
+    @Option(help: "A finished job the device never cleaned up is forgotten this many hours after it finished.")
+    var forgetFinishedJobsAfterHours = 24
     @Option(help: "Log level: trace, debug, info, notice, warning, error, critical.") var logLevel = "info"
     @Flag(help: "Check the catalogue and the recognizer (OCR worker included), print whether they are ready, and exit.")
     var check = false
@@ -59,6 +63,37 @@ struct ServeCommand: AsyncParsableCommand {
     func validate() throws {
         guard maxWaitingPhotos >= 1 else {
             throw ValidationError("--max-waiting-photos must be at least 1 (got \(maxWaitingPhotos))")
+        }
+        let positive: [(option: String, value: Int, advice: String)] = [
+            (
+                "--busy-retry-after-seconds", busyRetryAfterSeconds,
+                "give about the time one photo takes to read, e.g. 10"
+            ),
+            (
+                "--idle-timeout-seconds", idleTimeoutSeconds,
+                "give a time in which a slow Wi-Fi can stall and recover, e.g. 30"
+            ),
+            (
+                "--upload-deadline-seconds", uploadDeadlineSeconds,
+                "give a time in which the largest photo arrives over the slowest link, e.g. 120"
+            ),
+            (
+                "--max-streams-per-job", maxStreamsPerJob,
+                "the kiosk opens one at a time; give a few more for its reconnections, e.g. 4"
+            ),
+            (
+                "--forget-finished-jobs-after-hours", forgetFinishedJobsAfterHours,
+                "give a time in which a device that was offline comes back for its results, e.g. 24"
+            ),
+        ]
+        for (option, value, advice) in positive where value < 1 {
+            throw ValidationError("\(option) must be at least 1 (got \(value)): \(advice)")
+        }
+        // Hours become seconds: a bound keeps the product from overflowing.
+        guard forgetFinishedJobsAfterHours <= 8760 else {
+            throw ValidationError(
+                "--forget-finished-jobs-after-hours must be at most 8760, a year (got \(forgetFinishedJobsAfterHours)): "
+                    + "a finished job is kept only for a device that never cleans it up, e.g. 24")
         }
     }
 
@@ -103,16 +138,7 @@ struct ServeCommand: AsyncParsableCommand {
             print("ready: catalogue \(catalogue) (\(books) books), recognizer ready")
             return
         }
-        var settings = RecognitionService.Settings(catalogue: catalogue, books: books)
-        settings.host = host
-        settings.port = port
-        settings.maxPixels = maxMegapixels * 1_000_000
-        settings.recognitionTimeout = .seconds(recognitionTimeoutSeconds)
-        settings.apiKey = apiKey
-        settings.maxWaitingPhotos = maxWaitingPhotos
-        settings.idleTimeout = .seconds(idleTimeoutSeconds)
-        settings.uploadDeadline = .seconds(uploadDeadlineSeconds)
-        settings.maxStreamsPerJob = maxStreamsPerJob
+        let settings = settings(books: books, apiKey: apiKey)
         // One engine for every open-set lookup; its transfer thread ends with the service.
         let engine = openLibraryURL.map { _ in
             CurlEngine(
@@ -131,6 +157,25 @@ struct ServeCommand: AsyncParsableCommand {
             FileHandle.standardOutput.write(Data("swiftwing-recognizer listening on http://\(host):\(port)\n".utf8))
         }
         try await app.runService()
+    }
+}
+
+extension ServeCommand {
+    /// The service's settings from the options.
+    func settings(books: Int, apiKey: String?) -> RecognitionService.Settings {
+        var settings = RecognitionService.Settings(catalogue: catalogue, books: books)
+        settings.host = host
+        settings.port = port
+        settings.maxPixels = maxMegapixels * 1_000_000
+        settings.recognitionTimeout = .seconds(recognitionTimeoutSeconds)
+        settings.apiKey = apiKey
+        settings.maxWaitingPhotos = maxWaitingPhotos
+        settings.busyRetryAfterSeconds = busyRetryAfterSeconds
+        settings.idleTimeout = .seconds(idleTimeoutSeconds)
+        settings.uploadDeadline = .seconds(uploadDeadlineSeconds)
+        settings.maxStreamsPerJob = maxStreamsPerJob
+        settings.finishedJobRetention = .seconds(forgetFinishedJobsAfterHours * 3600)
+        return settings
     }
 }
 
@@ -153,6 +198,8 @@ package enum RecognitionService {
         package var maxWaitingPhotos = 4
         /// A finished job never cleaned up is forgotten this long after it finished.
         package var finishedJobRetention: Duration = .seconds(24 * 3600)
+        /// The `Retry-After` of `503 BUSY`, in seconds.
+        package var busyRetryAfterSeconds = 10
         /// A connection silent this long while its request is read, or between requests, is closed.
         package var idleTimeout: Duration = .seconds(30)
         /// An upload's photo not received within this long is answered `408 UPLOAD_TIMEOUT`.
@@ -185,6 +232,7 @@ package enum RecognitionService {
         configuration.maxWaitingPhotos = settings.maxWaitingPhotos
         // A home server runs for months: jobs the device cleaned up, or left, are not kept.
         configuration.forgetFinishedJobsAfter = settings.finishedJobRetention
+        configuration.busyRetryAfterSeconds = settings.busyRetryAfterSeconds
         // A kiosk whose Wi-Fi dies mid-upload sends no FIN: without these its place would be held for hours.
         configuration.idleTimeout = settings.idleTimeout
         configuration.uploadDeadline = settings.uploadDeadline

@@ -85,4 +85,36 @@ import Testing
         #expect(warnings.count == 1 && warnings.first?.contains("warning") == true, "\(message)")
         #expect(warnings.first?.contains("--api-key-file") == true)
     }
+
+    @Test func theLimitsOfServeAreOptionsWithTheirDefaults() throws {
+        let defaults = try ServeCommand.parse(["--catalogue", "c.csv"]).settings(books: 1, apiKey: nil)
+        #expect(defaults.idleTimeout == .seconds(30) && defaults.uploadDeadline == .seconds(120))
+        #expect(defaults.maxStreamsPerJob == 4 && defaults.busyRetryAfterSeconds == 10)
+        #expect(defaults.finishedJobRetention == .seconds(24 * 3600))
+
+        let given = try ServeCommand.parse([
+            "--catalogue", "c.csv", "--idle-timeout-seconds", "5", "--upload-deadline-seconds", "60",
+            "--max-streams-per-job", "2", "--busy-retry-after-seconds", "3", "--forget-finished-jobs-after-hours", "2",
+        ]).settings(books: 1, apiKey: nil)
+        #expect(given.idleTimeout == .seconds(5) && given.uploadDeadline == .seconds(60))
+        #expect(given.maxStreamsPerJob == 2 && given.busyRetryAfterSeconds == 3)
+        #expect(given.finishedJobRetention == .seconds(2 * 3600))
+    }
+
+    @Test func aLimitBelowOneIsRefusedWithAdvice() {
+        for option in [
+            "--idle-timeout-seconds", "--upload-deadline-seconds", "--max-streams-per-job",
+            "--busy-retry-after-seconds", "--forget-finished-jobs-after-hours",
+        ] {
+            do {
+                _ = try ServeCommand.parse(["--catalogue", "c.csv", option, "0"])
+                Issue.record("\(option) 0 was accepted")
+            } catch {
+                let message = ServeCommand.message(for: error)
+                #expect(message.contains("\(option) must be at least 1 (got 0): "), "\(message)")
+            }
+        }
+        let yearsLater = ["--catalogue", "c.csv", "--forget-finished-jobs-after-hours", "\(Int.max)"]
+        #expect(throws: (any Error).self) { try ServeCommand.parse(yearsLater) }
+    }
 }

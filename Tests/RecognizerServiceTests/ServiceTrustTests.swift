@@ -131,6 +131,22 @@ final class HeldRecognizer: PhotoRecognizing {
         }
     }
 
+    @Test func theBusyRetryAfterIsTheOnesGiven() async throws {
+        let recognizer = HeldRecognizer()
+        defer { recognizer.releaseAll() }
+        var settings = Self.settings
+        settings.maxWaitingPhotos = 1
+        settings.busyRetryAfterSeconds = 3
+        try await withService(settings, recognizer: recognizer) { base in
+            _ = try job(try await upload(base, photo: tinyJPEG("a"), key: "a"))
+            let busy = try await upload(base, photo: tinyJPEG("b"), key: "b")
+            #expect(busy.status == 503 && busy.head.header("Retry-After") == "3")
+            let problem = try json(busy.body)
+            #expect(problem["retryAfterMs"] as? Int == 3000)
+            #expect((problem["detail"] as? String)?.hasSuffix("send the photo again in 3 s") == true, "\(problem)")
+        }
+    }
+
     @Test func anUploadStillSendingItsPhotoHoldsItsPlaceUntilItMakesAJobOrGoesAway() async throws {
         try await withHeldPhotos(maxWaitingPhotos: 1) { base, recognizer in
             let stats = base.appendingPathComponent("_stats")
