@@ -25,7 +25,7 @@ extension Handlers {
                 contentType: "application/problem+json")
         }
         guard await state.openStream(id) else {
-            // A dead client's stream is noticed when its connection resets or, at the latest, at its next ping.
+            // A client gone is noticed when its connection resets, or at the next ping when it closed its side.
             let seconds = max(1, Int(configuration.scaled(configuration.pingIntervalMs).components.seconds))
             return problem(
                 429, "STREAM_ALREADY_OPEN", "Stream already open",
