@@ -6,18 +6,26 @@ public enum Connectivity: Hashable, Sendable, CustomStringConvertible {
     case offline
     /// The backend asked the device to wait; `retryAfterSeconds` counts down on the panel as m:ss.
     case rateLimited(retryAfterSeconds: Int)
+    /// The backend has all the work it will take now (a 503 with `Retry-After`); counts down as m:ss too.
+    case busy(retryAfterSeconds: Int)
     /// The backend refused the device's key.
     case unauthorized
 
-    /// The words on the top bar: "ONLINE", "OFFLINE", "RATE LIMITED 1:05", "UNAUTHORIZED".
+    /// The words on the top bar: "ONLINE", "OFFLINE", "RATE LIMITED 1:05", "BACKEND BUSY 0:10", "UNAUTHORIZED".
     public var description: String {
         switch self {
         case .online: "ONLINE"
         case .offline: "OFFLINE"
-        case .rateLimited(let seconds):
-            "RATE LIMITED \(max(seconds, 0) / 60):" + (max(seconds, 0) % 60 < 10 ? "0" : "") + "\(max(seconds, 0) % 60)"
+        case .rateLimited(let seconds): "RATE LIMITED " + Self.countdown(seconds)
+        case .busy(let seconds): "BACKEND BUSY " + Self.countdown(seconds)
         case .unauthorized: "UNAUTHORIZED"
         }
+    }
+
+    /// Seconds as m:ss.
+    private static func countdown(_ seconds: Int) -> String {
+        let seconds = max(seconds, 0)
+        return "\(seconds / 60):" + (seconds % 60 < 10 ? "0" : "") + "\(seconds % 60)"
     }
 }
 

@@ -37,13 +37,13 @@ final class BackendLink: Sendable {
         apply { $0.note(outcome, verdict: verdict, at: $1) }
     }
 
-    func rateLimited(until: Date, reason: String) {
+    func pause(until: Date, busy: Bool, reason: String) {
         logger.warning(
             "uploads paused: the backend asked the device to wait",
             metadata: [
                 "until": "\(until)", "reason": "\(reason)",
             ])
-        apply { $0.rateLimited(until: until, reason: reason, at: $1) }
+        apply { $0.pause(until: until, busy: busy, reason: reason, at: $1) }
     }
 
     /// The backend refused the key (or it cannot be read): uploads wait, without failing scan

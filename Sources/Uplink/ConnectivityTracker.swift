@@ -7,7 +7,7 @@ import Talaria
 /// - `unknown` until the first answer; `online` while requests are answered, `offline` when one
 ///   could not reach the backend;
 /// - a 429 closes the ``RateLimitGate`` until its deadline: uploads wait and the state reads
-///   `rate-limited` until then, `online` after;
+///   `rate-limited` until then, `online` after; a 503 with `Retry-After` does the same and reads `busy`;
 /// - a refused (or unreadable) API key holds uploads, `unauthorized`, until the key file holds
 ///   another key or a person retries.
 struct ConnectivityTracker: Sendable {
@@ -24,6 +24,8 @@ struct ConnectivityTracker: Sendable {
     /// The last state reported by a request; ``connectivity(at:)`` adds the gate and the hold.
     private var reported: UplinkConnectivity = .unknown
     private(set) var gate = RateLimitGate()
+    /// The pause that sets the gate's deadline came from a busy backend (503), not a rate limit (429).
+    private var pauseIsBusy = false
     /// Why the device is offline or unauthorized, or the last transient failure.
     private(set) var lastProblem: String?
     /// The key the backend refused (`.some(nil)`: the key file could not be read); `nil`: no hold.
@@ -31,8 +33,10 @@ struct ConnectivityTracker: Sendable {
 
     func connectivity(at now: Date) -> UplinkConnectivity {
         if case .unauthorized = reported, refusedKey != nil { return reported }
-        if let until = gate.pausedUntil, gate.isPaused(at: now) { return .rateLimited(until: until) }
-        if case .rateLimited = reported { return .online }
+        if let until = gate.pausedUntil, gate.isPaused(at: now) {
+            return pauseIsBusy ? .busy(until: until) : .rateLimited(until: until)
+        }
+        if reported.isPause { return .online }
         return reported
     }
 
@@ -65,11 +69,14 @@ struct ConnectivityTracker: Sendable {
         }
     }
 
-    /// A 429: uploads wait until `until` (a shorter pause never shortens a longer one).
-    mutating func rateLimited(until: Date, reason: String, at now: Date) -> Change? {
+    /// A 429, or a busy backend's 503 (`busy`): uploads wait until `until` (a shorter pause never shortens a longer
+    /// one, and the longer one says which it is).
+    mutating func pause(until: Date, busy: Bool, reason: String, at now: Date) -> Change? {
         let before = connectivity(at: now)
+        if !gate.isPaused(at: now) || until >= (gate.pausedUntil ?? until) { pauseIsBusy = busy }
         gate.pause(until: until)
-        reported = .rateLimited(until: until)
+        let deadline = gate.pausedUntil ?? until
+        reported = pauseIsBusy ? .busy(until: deadline) : .rateLimited(until: deadline)
         lastProblem = reason
         return change(from: before, problem: reason, at: now)
     }
@@ -103,7 +110,7 @@ struct ConnectivityTracker: Sendable {
     private func change(from before: UplinkConnectivity, problem: String?, at now: Date) -> Change? {
         let after = connectivity(at: now)
         guard before != after else { return nil }
-        if case .rateLimited = before, case .rateLimited = after { return nil }
+        if before.isPause, after.isPause { return nil }
         let wasAway: Bool
         switch before {
         case .offline, .unknown: wasAway = true

@@ -174,7 +174,8 @@ struct ScanJourney: Sendable {
                 }
                 return
             case .pauseAll(let until, let reason):
-                link.rateLimited(until: until, reason: reason)
+                let busy = if case .response(503, _, _) = outcome { true } else { false }
+                link.pause(until: until, busy: busy, reason: reason)
                 try await record(scan.id) { () throws(StoreError) in
                     try queue.requeue(scan.id, reason: reason, notBefore: until, now: clock.now)
                 }

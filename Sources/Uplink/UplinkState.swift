@@ -10,8 +10,19 @@ public enum UplinkConnectivity: Hashable, Sendable, CustomStringConvertible {
     case offline(reason: String)
     /// 429: every upload waits until `until`; presses keep queueing.
     case rateLimited(until: Date)
+    /// 503 with `Retry-After`: the backend has all the work it will take (a recognizer with every photo place
+    /// taken); every upload waits until `until`, as for a 429, and presses keep queueing.
+    case busy(until: Date)
     /// The backend refused the API key: uploads wait until the key file changes or a person retries.
     case unauthorized(reason: String)
+
+    /// Every upload waits for a time the backend gave: rate limited or busy.
+    public var isPause: Bool {
+        switch self {
+        case .rateLimited, .busy: true
+        default: false
+        }
+    }
 
     public var description: String {
         switch self {
@@ -19,6 +30,7 @@ public enum UplinkConnectivity: Hashable, Sendable, CustomStringConvertible {
         case .online: "online"
         case .offline: "offline"
         case .rateLimited: "rate-limited"
+        case .busy: "busy"
         case .unauthorized: "unauthorized"
         }
     }
@@ -30,7 +42,7 @@ public struct UplinkSnapshot: Hashable, Sendable {
     /// Jobs holding a slot (uploading, or followed until their terminal state).
     public var jobsInFlight: Int
     public var concurrency: Int
-    /// Whole seconds until uploads resume after a 429 (0 when not paused).
+    /// Whole seconds until uploads resume after a 429 or a busy 503 (0 when not paused).
     public var rateLimitRemainingSeconds: Int
     /// Why the device is offline or unauthorized, or the last transient failure.
     public var lastProblem: String?

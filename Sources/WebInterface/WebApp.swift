@@ -262,8 +262,8 @@ public final class WebApp: Sendable {
             case (_, true?): connectivity = "NO API KEY: scans wait on the device"
             case ("online", _): connectivity = "ONLINE"
             case ("offline", _): connectivity = "OFFLINE: scans wait and go out when the backend answers"
-            case ("rate-limited", _):
-                connectivity = "RATE LIMITED: uploads resume in"
+            case (let paused?, _) where paused == "rate-limited" || paused == "busy":
+                connectivity = paused == "busy" ? "BACKEND BUSY: uploads resume in" : "RATE LIMITED: uploads resume in"
                 let seconds = daemon.uplink?.rateLimitRemainingSeconds ?? 0
                 countdown = String(format: "%d:%02d", seconds / 60, seconds % 60)
             case ("unauthorized", _): connectivity = "API KEY REFUSED: install a new key on the device"

@@ -37,6 +37,11 @@ import Testing
         #expect(report(uplink: uplink("unauthorized")).headline.hasPrefix("Unauthorized (API key refused)"))
     }
 
+    @Test func aPauseSaysWhetherTheBackendRateLimitsOrIsBusy() {
+        #expect(report(uplink: uplink("rate-limited")).headline.hasPrefix("Rate limited · "))
+        #expect(report(uplink: uplink("busy")).headline.hasPrefix("Backend busy · "))
+    }
+
     @Test func aMissingCameraComesFirstAndFailuresAreCounted() {
         let line = report(
             uplink: uplink("offline"), camera: "missing", queue: ["queued": 1, "failed": 2, "needs_attention": 1]

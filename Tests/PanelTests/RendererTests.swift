@@ -9,6 +9,7 @@ struct RendererTests {
     func connectivityText() {
         #expect(Connectivity.rateLimited(retryAfterSeconds: 65).description == "RATE LIMITED 1:05")
         #expect(Connectivity.rateLimited(retryAfterSeconds: 600).description == "RATE LIMITED 10:00")
+        #expect(Connectivity.busy(retryAfterSeconds: 10).description == "BACKEND BUSY 0:10")
         #expect(Connectivity.online.description == "ONLINE")
         #expect(
             PanelNotice.exportFinished(books: 523, safeToRemove: true).detail == "Exported 523 books — safe to remove")

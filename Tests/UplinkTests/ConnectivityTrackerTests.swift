@@ -40,7 +40,7 @@ struct ConnectivityTrackerTests {
         var tracker = ConnectivityTracker()
         _ = tracker.answered(at: t0)
         let until = t0 + 30
-        let change = tracker.rateLimited(until: until, reason: "HTTP 429", at: t0)
+        let change = tracker.pause(until: until, busy: false, reason: "HTTP 429", at: t0)
         #expect(change == .init(connectivity: .rateLimited(until: until), problem: "HTTP 429", cameBack: false))
         #expect(tracker.lastProblem == "HTTP 429")
         #expect(tracker.uploadsHeld(at: t0 + 29.9))
@@ -60,28 +60,47 @@ struct ConnectivityTrackerTests {
         var tracker = ConnectivityTracker()
         _ = tracker.answered(at: t0)
         #expect(
-            tracker.rateLimited(until: t0 + 2, reason: "first", at: t0)?.connectivity == .rateLimited(until: t0 + 2))
-        #expect(tracker.rateLimited(until: t0 + 2, reason: "same", at: t0) == nil)
-        #expect(tracker.rateLimited(until: t0 + 5, reason: "later", at: t0 + 1) == nil)
+            tracker.pause(until: t0 + 2, busy: false, reason: "first", at: t0)?.connectivity
+                == .rateLimited(until: t0 + 2))
+        #expect(tracker.pause(until: t0 + 2, busy: false, reason: "same", at: t0) == nil)
+        #expect(tracker.pause(until: t0 + 5, busy: false, reason: "later", at: t0 + 1) == nil)
         #expect(tracker.pausedUntil(at: t0 + 3) == t0 + 5, "extended all the same")
         #expect(tracker.answered(at: t0 + 4) == nil)
         #expect(tracker.connectivity(at: t0 + 5) == .online)
         #expect(
-            tracker.rateLimited(until: t0 + 9, reason: "again", at: t0 + 6)?.connectivity == .rateLimited(until: t0 + 9)
+            tracker.pause(until: t0 + 9, busy: false, reason: "again", at: t0 + 6)?.connectivity
+                == .rateLimited(until: t0 + 9)
         )
     }
 
     @Test("a shorter pause never shortens a longer one; a network failure during the pause shows after it")
     func overlappingPauses() {
         var tracker = ConnectivityTracker()
-        _ = tracker.rateLimited(until: t0 + 60, reason: "first", at: t0)
-        _ = tracker.rateLimited(until: t0 + 10, reason: "second", at: t0 + 1)
+        _ = tracker.pause(until: t0 + 60, busy: false, reason: "first", at: t0)
+        _ = tracker.pause(until: t0 + 10, busy: false, reason: "second", at: t0 + 1)
         #expect(tracker.pausedUntil(at: t0 + 30) == t0 + 60)
         _ = tracker.note(refused, verdict: .transient(reason: "cannot connect"), at: t0 + 30)
         #expect(
             tracker.connectivity(at: t0 + 30) == .rateLimited(until: t0 + 60), "the pause is what the panel counts down"
         )
         #expect(tracker.connectivity(at: t0 + 60) == .offline(reason: "cannot connect"))
+    }
+
+    @Test("a busy backend's pause reads busy, not rate-limited; the longer of two pauses says which it is")
+    func busyPause() {
+        var tracker = ConnectivityTracker()
+        _ = tracker.answered(at: t0)
+        let change = tracker.pause(until: t0 + 10, busy: true, reason: "HTTP 503 busy", at: t0)
+        #expect(change == .init(connectivity: .busy(until: t0 + 10), problem: "HTTP 503 busy", cameBack: false))
+        #expect(tracker.uploadsHeld(at: t0 + 9.9))
+        #expect(tracker.connectivity(at: t0 + 10) == .online)
+
+        _ = tracker.pause(until: t0 + 60, busy: false, reason: "HTTP 429", at: t0 + 20)
+        #expect(tracker.pause(until: t0 + 30, busy: true, reason: "HTTP 503", at: t0 + 21) == nil, "one announcement")
+        #expect(tracker.connectivity(at: t0 + 40) == .rateLimited(until: t0 + 60), "the 429's pause is the longer")
+        #expect(tracker.pause(until: t0 + 90, busy: true, reason: "HTTP 503", at: t0 + 41) == nil)
+        #expect(tracker.connectivity(at: t0 + 50) == .busy(until: t0 + 90), "now the 503's is")
+        #expect(UplinkConnectivity.busy(until: t0).description == "busy")
     }
 
     @Test("a refused key holds uploads past any answer until another key or a person lifts it")
@@ -93,7 +112,7 @@ struct ConnectivityTrackerTests {
         #expect(tracker.holdsForKey)
         #expect(tracker.uploadsHeld(at: t0 + 86_400), "a hold has no deadline")
         #expect(tracker.answered(at: t0 + 1) == nil, "an answer does not lift it")
-        _ = tracker.rateLimited(until: t0 + 30, reason: "HTTP 429", at: t0 + 2)
+        _ = tracker.pause(until: t0 + 30, busy: false, reason: "HTTP 429", at: t0 + 2)
         #expect(tracker.uploadsHeld(at: t0 + 60), "the hold outlasts a pause")
 
         #expect(!tracker.keyReplaced(by: "bad-key"))

@@ -151,9 +151,13 @@ struct UplinkServiceTests {
         }
         harness.start()
         let first = try harness.queueScan()
-        try await harness.eventually("rate limited") {
-            if case .rateLimited = harness.connectivity { return true }
-            return false
+        // The device says which: the backend limits its rate (429), or it is busy (503).
+        try await harness.eventually(status == 503 ? "busy" : "rate limited") {
+            switch harness.connectivity {
+            case .rateLimited: status == 429
+            case .busy: status == 503
+            default: false
+            }
         }
         let second = try harness.queueScan()
         #expect(harness.service.snapshot.rateLimitRemainingSeconds == 2)

@@ -29,7 +29,7 @@ final class UplinkEventRouter: Sendable {
             targets.feedback?.notice(.booksLanded)
         case .scanFailed:
             targets.feedback?.notice(.scanFailed)
-        case .connectivityChanged(.rateLimited):
+        case .connectivityChanged(.rateLimited), .connectivityChanged(.busy):
             targets.feedback?.notice(.rateLimited)
         case .apiKeyMissing:
             targets.panel?.noteAPIKeyMissing()
@@ -105,6 +105,7 @@ struct DaemonUplink: Sendable {
         case .online: return .online
         case .offline, .unknown: return .offline
         case .rateLimited: return .rateLimited(retryAfterSeconds: snapshot.rateLimitRemainingSeconds)
+        case .busy: return .busy(retryAfterSeconds: snapshot.rateLimitRemainingSeconds)
         case .unauthorized: return .unauthorized
         }
     }

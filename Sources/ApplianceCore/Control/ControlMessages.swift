@@ -125,7 +125,7 @@ public struct ControlReply: Codable, Equatable, Sendable {
 
 /// The backend link's state, as `swiftwing status --json` prints it under `daemon.uplink`.
 public struct UplinkStatus: Codable, Equatable, Sendable {
-    /// `online`, `offline`, `rate-limited`, `unauthorized` or `unknown` (no answer yet).
+    /// `online`, `offline`, `rate-limited`, `busy`, `unauthorized` or `unknown` (no answer yet).
     public var connectivity: String
     /// Seconds until uploads resume after a 429 (0 when not paused).
     public var rateLimitRemainingSeconds: Int

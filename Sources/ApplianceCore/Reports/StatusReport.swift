@@ -131,6 +131,7 @@ public struct StatusReport: Codable, Sendable {
         switch uplink.connectivity {
         case "online": return "Online"
         case "rate-limited": return "Rate limited"
+        case "busy": return "Backend busy"
         case "unauthorized": return "Unauthorized (API key refused)"
         default: return "Offline"
         }
