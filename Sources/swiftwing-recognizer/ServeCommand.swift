@@ -61,10 +61,19 @@ struct ServeCommand: AsyncParsableCommand {
     var check = false
 
     func validate() throws {
-        guard maxWaitingPhotos >= 1 else {
-            throw ValidationError("--max-waiting-photos must be at least 1 (got \(maxWaitingPhotos))")
-        }
         let positive: [(option: String, value: Int, advice: String)] = [
+            (
+                "--max-waiting-photos", maxWaitingPhotos,
+                "each waiting photo holds up to 24 MB; give what the memory allows, e.g. 4"
+            ),
+            (
+                "--max-megapixels", maxMegapixels,
+                "give at least the camera's size in megapixels (12 for a 4056x3040 sensor), e.g. 40"
+            ),
+            (
+                "--recognition-timeout-seconds", recognitionTimeoutSeconds,
+                "give a few times what one photo takes to read on this machine, e.g. 120"
+            ),
             (
                 "--busy-retry-after-seconds", busyRetryAfterSeconds,
                 "give about the time one photo takes to read, e.g. 10"
@@ -89,7 +98,12 @@ struct ServeCommand: AsyncParsableCommand {
         for (option, value, advice) in positive where value < 1 {
             throw ValidationError("\(option) must be at least 1 (got \(value)): \(advice)")
         }
-        // Hours become seconds: a bound keeps the product from overflowing.
+        // Megapixels become pixels and hours become seconds: bounds keep the products from overflowing.
+        guard maxMegapixels <= 1000 else {
+            throw ValidationError(
+                "--max-megapixels must be at most 1000 (got \(maxMegapixels)): the OCR step scales every photo down, "
+                    + "so a camera's size is enough, e.g. 40")
+        }
         guard forgetFinishedJobsAfterHours <= 8760 else {
             throw ValidationError(
                 "--forget-finished-jobs-after-hours must be at most 8760, a year (got \(forgetFinishedJobsAfterHours)): "

@@ -104,7 +104,8 @@ import Testing
     @Test func aLimitBelowOneIsRefusedWithAdvice() {
         for option in [
             "--idle-timeout-seconds", "--upload-deadline-seconds", "--max-streams-per-job",
-            "--busy-retry-after-seconds", "--forget-finished-jobs-after-hours",
+            "--busy-retry-after-seconds", "--forget-finished-jobs-after-hours", "--max-waiting-photos",
+            "--max-megapixels", "--recognition-timeout-seconds",
         ] {
             do {
                 _ = try ServeCommand.parse(["--catalogue", "c.csv", option, "0"])
@@ -114,7 +115,11 @@ import Testing
                 #expect(message.contains("\(option) must be at least 1 (got 0): "), "\(message)")
             }
         }
-        let yearsLater = ["--catalogue", "c.csv", "--forget-finished-jobs-after-hours", "\(Int.max)"]
-        #expect(throws: (any Error).self) { try ServeCommand.parse(yearsLater) }
+        for (option, bound) in [("--forget-finished-jobs-after-hours", 8760), ("--max-megapixels", 1000)] {
+            #expect(throws: (any Error).self) {
+                try ServeCommand.parse(["--catalogue", "c.csv", option, "\(Int.max)"])
+            }
+            #expect(throws: Never.self) { try ServeCommand.parse(["--catalogue", "c.csv", option, "\(bound)"]) }
+        }
     }
 }
