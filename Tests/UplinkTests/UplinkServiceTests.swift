@@ -416,64 +416,55 @@ struct UplinkServiceTests {
         #expect(harness.uploads().count == 1, "only the photo that was there went out, once")
     }
 
-    @Test("a job without a stream is polled no faster than the poll interval until its results arrive")
-    func pollingPace() async throws {
+    /// A job without a stream, its status polls answered by `status` (given how many polls came before), followed
+    /// until its book is in the library: the harness, stopped, and the times of the polls.
+    private func followedByPolling(
+        _ job: String, status: @escaping @Sendable (Int) -> ScriptedBackend.Reply
+    ) async throws -> (harness: UplinkHarness, polls: [Date]) {
         let harness = try UplinkHarness { request, index in
             if request.method == .post {
-                return .response(status: 202, body: Talk.accepted(job: "job-p", stream: false))
+                return .response(status: 202, body: Talk.accepted(job: job, stream: false))
             }
             if request.url.path.hasSuffix("/results") {
                 return .response(
                     status: 200, body: #"{"success":true,"data":{"status":"completed","results":[\#(Talk.book2)]}}"#)
             }
-            if request.method == .get {
-                return .response(
-                    status: 200,
-                    body: index < 3
-                        ? #"{"success":true,"data":{"status":"processing","progress":50}}"#
-                        : #"{"success":true,"data":{"status":"completed"}}"#)
-            }
+            if request.method == .get { return status(index) }
             return .response(status: 204, body: "")
         }
         harness.start()
         let scan = try harness.queueScan()
         try await harness.advance("done", upTo: 600) { try harness.scan(scan.id).state == .done }
         await harness.stop()
-        let polls = harness.backend.times(.get, pathSuffix: "/job-p")
+        #expect(try harness.database.library.bookCount() == 1)
+        return (harness, harness.backend.times(.get, pathSuffix: "/\(job)"))
+    }
+
+    @Test("a job without a stream is polled no faster than the poll interval until its results arrive")
+    func pollingPace() async throws {
+        let (harness, polls) = try await followedByPolling("job-p") { index in
+            .response(
+                status: 200,
+                body: index < 3
+                    ? #"{"success":true,"data":{"status":"processing","progress":50}}"#
+                    : #"{"success":true,"data":{"status":"completed"}}"#)
+        }
         #expect(polls.count == 4)
         #expect(gaps(polls).allSatisfy { $0 >= harness.service.settings.pollInterval }, "polls \(gaps(polls)) s apart")
-        #expect(try harness.database.library.bookCount() == 1)
     }
 
     @Test(
         "a status poll answered 429, or 503 with Retry-After (a busy backend), polls again only after Retry-After",
         arguments: [(429, "RATE_LIMIT_EXCEEDED"), (503, "BUSY")])
     func statusPollWaitsOutRetryAfter(status: Int, code: String) async throws {
-        let harness = try UplinkHarness { request, index in
-            if request.method == .post {
-                return .response(status: 202, body: Talk.accepted(job: "job-w", stream: false))
-            }
-            if request.url.path.hasSuffix("/results") {
-                return .response(
-                    status: 200, body: #"{"success":true,"data":{"status":"completed","results":[\#(Talk.book2)]}}"#)
-            }
-            if request.method == .get {
-                if index == 0 {
-                    return .response(
-                        status: status, headers: [HTTPHeader(name: "Retry-After", value: "40")],
-                        body: #"{"code":"\#(code)","title":"wait","retryable":true}"#)
-                }
-                return .response(status: 200, body: #"{"success":true,"data":{"status":"completed"}}"#)
-            }
-            return .response(status: 204, body: "")
+        let (_, polls) = try await followedByPolling("job-w") { index in
+            index == 0
+                ? .response(
+                    status: status, headers: [HTTPHeader(name: "Retry-After", value: "40")],
+                    body: #"{"code":"\#(code)","title":"wait","retryable":true}"#)
+                : .response(status: 200, body: #"{"success":true,"data":{"status":"completed"}}"#)
         }
-        harness.start()
-        let scan = try harness.queueScan()
-        try await harness.advance("done", upTo: 600) { try harness.scan(scan.id).state == .done }
-        await harness.stop()
-        let polls = harness.backend.times(.get, pathSuffix: "/job-w")
         #expect(polls.count == 2)
         #expect(gaps(polls).allSatisfy { $0 >= 40 }, "polls \(gaps(polls)) s apart")
-        #expect(try harness.database.library.bookCount() == 1)
     }
 }
