@@ -220,6 +220,28 @@ import Testing
         }
     }
 
+    @Test(
+        "the Now page says whether uploads wait for a rate limit or a busy backend, with the countdown",
+        arguments: [
+            ("rate-limited", "RATE LIMITED: uploads resume in"), ("busy", "BACKEND BUSY: uploads resume in"),
+        ])
+    func theNowPageTellsAPauseByItsCause(connectivity: String, words: String) async throws {
+        let uplink = UplinkStatus(
+            connectivity: connectivity, rateLimitRemainingSeconds: 75, jobsInFlight: 0, concurrency: 3,
+            backend: "http://127.0.0.1:8788/", lastProblem: nil)
+        let status = DaemonStatus(
+            pid: 1, version: "0", startedAt: Date(), camera: "/dev/video0", cameraState: "", pressesAccepted: 0,
+            pressesRefused: 0, processing: 0, lastError: nil, uplink: uplink, cameraAvailability: "streaming")
+        try await withWebDevice(daemon: { request in
+            request.command == .status ? ControlReply(ok: true, status: status) : .refused("not in this test")
+        }) { device in
+            let (cookie, _) = try await device.pair()
+            let page = try await device.get("/", cookie: cookie)
+            #expect(page.text.contains(words), "\(page.text)")
+            #expect(page.text.contains("1:15"))
+        }
+    }
+
     @Test func theNowPagesStatusIsPushedAsServerSentEvents() async throws {
         try await withWebDevice(books: [BookRecord(title: Self.hostileTitle)], { $0.limits.eventStreamSeconds = 1 }) {
             device in
