@@ -61,53 +61,44 @@ struct ServeCommand: AsyncParsableCommand {
     var check = false
 
     func validate() throws {
-        let positive: [(option: String, value: Int, advice: String)] = [
+        // Each at least 1, and at most a bound past any sensible value: megapixels become pixels, seconds and hours
+        // become durations, nanoseconds and milliseconds, and those products must not overflow.
+        let limits: [(option: String, value: Int, most: Int, advice: String)] = [
             (
-                "--max-waiting-photos", maxWaitingPhotos,
+                "--max-waiting-photos", maxWaitingPhotos, 1000,
                 "each waiting photo holds up to 24 MB; give what the memory allows, e.g. 4"
             ),
             (
-                "--max-megapixels", maxMegapixels,
+                "--max-megapixels", maxMegapixels, 1000,
                 "give at least the camera's size in megapixels (12 for a 4056x3040 sensor), e.g. 40"
             ),
             (
-                "--recognition-timeout-seconds", recognitionTimeoutSeconds,
+                "--recognition-timeout-seconds", recognitionTimeoutSeconds, 86_400,
                 "give a few times what one photo takes to read on this machine, e.g. 120"
             ),
             (
-                "--busy-retry-after-seconds", busyRetryAfterSeconds,
+                "--busy-retry-after-seconds", busyRetryAfterSeconds, 86_400,
                 "give about the time one photo takes to read, e.g. 10"
             ),
             (
-                "--idle-timeout-seconds", idleTimeoutSeconds,
+                "--idle-timeout-seconds", idleTimeoutSeconds, 86_400,
                 "give a time in which a slow Wi-Fi can stall and recover, e.g. 30"
             ),
             (
-                "--upload-deadline-seconds", uploadDeadlineSeconds,
+                "--upload-deadline-seconds", uploadDeadlineSeconds, 86_400,
                 "give a time in which the largest photo arrives over the slowest link, e.g. 120"
             ),
             (
-                "--max-streams-per-job", maxStreamsPerJob,
+                "--max-streams-per-job", maxStreamsPerJob, 1000,
                 "the kiosk opens one at a time; give a few more for its reconnections, e.g. 4"
             ),
             (
-                "--forget-finished-jobs-after-hours", forgetFinishedJobsAfterHours,
+                "--forget-finished-jobs-after-hours", forgetFinishedJobsAfterHours, 8760,
                 "give a time in which a device that was offline comes back for its results, e.g. 24"
             ),
         ]
-        for (option, value, advice) in positive where value < 1 {
-            throw ValidationError("\(option) must be at least 1 (got \(value)): \(advice)")
-        }
-        // Megapixels become pixels and hours become seconds: bounds keep the products from overflowing.
-        guard maxMegapixels <= 1000 else {
-            throw ValidationError(
-                "--max-megapixels must be at most 1000 (got \(maxMegapixels)): the OCR step scales every photo down, "
-                    + "so a camera's size is enough, e.g. 40")
-        }
-        guard forgetFinishedJobsAfterHours <= 8760 else {
-            throw ValidationError(
-                "--forget-finished-jobs-after-hours must be at most 8760, a year (got \(forgetFinishedJobsAfterHours)): "
-                    + "a finished job is kept only for a device that never cleans it up, e.g. 24")
+        for (option, value, most, advice) in limits where !(1...most).contains(value) {
+            throw ValidationError("\(option) must be from 1 to \(most) (got \(value)): \(advice)")
         }
     }
 

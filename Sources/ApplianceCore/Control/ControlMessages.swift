@@ -127,7 +127,7 @@ public struct ControlReply: Codable, Equatable, Sendable {
 public struct UplinkStatus: Codable, Equatable, Sendable {
     /// `online`, `offline`, `rate-limited`, `busy`, `unauthorized` or `unknown` (no answer yet).
     public var connectivity: String
-    /// Seconds until uploads resume after a 429 (0 when not paused).
+    /// Seconds until uploads resume after a 429 or a busy 503 (0 when not paused).
     public var rateLimitRemainingSeconds: Int
     public var jobsInFlight: Int
     public var concurrency: Int
