@@ -45,6 +45,10 @@ public struct ReferenceConfiguration: Sendable {
     /// past it the upload gets `408 UPLOAD_TIMEOUT` and its place is freed, so a sender that trickles a byte now
     /// and then cannot hold it either. nil: no limit (the reference backend).
     public var uploadDeadline: Duration?
+    /// Data a client leaves unacknowledged this long ends its connection (`TCP_USER_TIMEOUT`): an event stream to a
+    /// client whose network died (its pings never acknowledged) gives its place back then, not when TCP gives up
+    /// retransmitting (about 15 minutes on Linux). nil: the system's default (the reference backend).
+    public var unacknowledgedDataTimeout: Duration?
     /// At most this many event streams may be open for one job (each polls the job); another gets
     /// `429 STREAM_ALREADY_OPEN` with `Retry-After`. nil: no limit (the reference backend).
     public var maxStreamsPerJob: Int?

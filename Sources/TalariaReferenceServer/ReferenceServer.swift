@@ -16,7 +16,12 @@ public enum ReferenceServer {
         let router = makeRouter(configuration: configuration, state: state)
         return Application(
             router: router,
-            server: .http1(configuration: .init(idleTimeout: configuration.idleTimeout.map { TimeAmount($0) })),
+            server: .http1(
+                configuration: .init(
+                    additionalChannelHandlers: configuration.unacknowledgedDataTimeout.map {
+                        [UnacknowledgedDataTimeout($0)]
+                    } ?? [],
+                    idleTimeout: configuration.idleTimeout.map { TimeAmount($0) })),
             configuration: .init(
                 address: .hostname(configuration.host, port: configuration.port), serverName: configuration.serverName),
             onServerRunning: { channel in await onRunning(channel.localAddress?.port ?? 0) },

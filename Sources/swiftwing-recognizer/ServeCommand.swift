@@ -243,6 +243,8 @@ package enum RecognitionService {
         configuration.uploadDeadline = settings.uploadDeadline
         // Each open stream polls its job; anyone holding the job's token could otherwise open any number.
         configuration.maxStreamsPerJob = settings.maxStreamsPerJob
+        // A stream to a kiosk whose network died ends after a minute of unacknowledged pings (four ping intervals).
+        configuration.unacknowledgedDataTimeout = .seconds(60)
         configuration.statsNeedAPIKey = true
         configuration.healthDetails = [
             "catalogue": URL(fileURLWithPath: settings.catalogue).lastPathComponent,

@@ -203,4 +203,51 @@ extension ServiceTrustTests {
             try await awaitStat(base, "streamsOpen", 0)
         }
     }
+
+    @Test func aConnectionGivesUpOnDataUnacknowledgedForAMinute() async throws {
+        try await withHeldService({ _ in }) { base, _ in
+            let port = try #require(base.port)
+            let client = try LoopbackSocket.connect(port: port, readTimeout: 10)
+            defer { close(client) }
+            // Once a response came back, the server's end of the connection has been set up.
+            try LoopbackSocket.send(Array("GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n".utf8), to: client)
+            #expect(String(decoding: await readSome(client), as: UTF8.self).hasPrefix("HTTP/1.1 200"))
+
+            var address = sockaddr_in()
+            var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+            _ = withUnsafeMutablePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(client, $0, &length) }
+            }
+            let clientPort = Int(UInt16(bigEndian: address.sin_port))
+            let server = try #require(try Self.descriptor(localPort: port, remotePort: clientPort))
+            #expect(try Self.userTimeoutMilliseconds(server) == 60_000)
+            #expect(try Self.userTimeoutMilliseconds(client) == 0, "the system's default, read the same way")
+        }
+    }
+
+    /// This process's descriptor of the TCP socket from `localPort` to `remotePort` (found by its inode).
+    static func descriptor(localPort: Int, remotePort: Int) throws -> Int32? {
+        // Read to its end: a /proc file says it is empty, and a long table comes in several reads.
+        let handle = try FileHandle(forReadingFrom: URL(fileURLWithPath: "/proc/net/tcp"))
+        defer { try? handle.close() }
+        let table = String(decoding: try handle.readToEnd() ?? Data(), as: UTF8.self)
+        let inode = table.split(separator: "\n").dropFirst().lazy.map { $0.split(separator: " ") }.first { fields in
+            fields.count > 9 && Int(fields[1].split(separator: ":").last ?? "", radix: 16) == localPort
+                && Int(fields[2].split(separator: ":").last ?? "", radix: 16) == remotePort
+        }?[9]
+        guard let inode else { return nil }
+        let files = FileManager.default
+        return try files.contentsOfDirectory(atPath: "/proc/self/fd").first { entry in
+            (try? files.destinationOfSymbolicLink(atPath: "/proc/self/fd/\(entry)")) == "socket:[\(inode)]"
+        }.flatMap { Int32($0) }
+    }
+
+    static func userTimeoutMilliseconds(_ fd: Int32) throws -> CInt {
+        var value: CInt = -1
+        var length = socklen_t(MemoryLayout<CInt>.size)
+        guard getsockopt(fd, CInt(IPPROTO_TCP), TCP_USER_TIMEOUT, &value, &length) == 0 else {
+            throw POSIXError(.init(rawValue: errno) ?? .EINVAL)
+        }
+        return value
+    }
 }
