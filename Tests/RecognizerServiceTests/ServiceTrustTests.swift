@@ -202,10 +202,16 @@ final class HeldRecognizer: PhotoRecognizing {
         return (head + body[..<(body.count / 2)], Array(body[(body.count / 2)...]))
     }
 
-    /// `LoopbackSocket.readToEnd` off the concurrency threads, which the service under test runs on too.
+    /// `LoopbackSocket.readToEnd` off the concurrency threads.
     func readToEnd(_ fd: Int32) async -> [UInt8] {
+        await offConcurrencyThreads { LoopbackSocket.readToEnd(fd) }
+    }
+
+    /// `read`, a blocking socket call, on a thread of its own: the service under test runs on the concurrency
+    /// threads too, and a read blocking one of them could hold up the very answer it waits for.
+    func offConcurrencyThreads<T: Sendable>(_ read: @escaping @Sendable () -> T) async -> T {
         await withCheckedContinuation { continuation in
-            DispatchQueue.global().async { continuation.resume(returning: LoopbackSocket.readToEnd(fd)) }
+            DispatchQueue.global().async { continuation.resume(returning: read()) }
         }
     }
 

@@ -37,27 +37,20 @@ extension ServiceTrustTests {
 
     /// One `read` of `fd` off the concurrency threads: what arrived, empty once the server closed the connection.
     func readSome(_ fd: Int32) async -> [UInt8] {
-        await withCheckedContinuation { continuation in
-            DispatchQueue.global().async {
-                var buffer = [UInt8](repeating: 0, count: 4096)
-                let count = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
-                continuation.resume(returning: Array(buffer[..<max(count, 0)]))
-            }
+        await offConcurrencyThreads {
+            var buffer = [UInt8](repeating: 0, count: 4096)
+            let count = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+            return Array(buffer[..<max(count, 0)])
         }
     }
 
     /// Whether the server closes `fd` before the socket's read timeout passes (what it sends meanwhile is dropped).
     func closedByServer(_ fd: Int32) async -> Bool {
-        await withCheckedContinuation { continuation in
-            DispatchQueue.global().async {
-                var buffer = [UInt8](repeating: 0, count: 4096)
-                while true {
-                    let count = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
-                    if count <= 0 {
-                        continuation.resume(returning: count == 0)
-                        return
-                    }
-                }
+        await offConcurrencyThreads {
+            var buffer = [UInt8](repeating: 0, count: 4096)
+            while true {
+                let count = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+                if count <= 0 { return count == 0 }
             }
         }
     }
