@@ -76,6 +76,7 @@ extension ScanJourney {
                 return .poll(reason: reason)
             }
             var problem: String?
+            var serverWait: TimeInterval = 0
             do {
                 reading: for try await part in client.openStream(url, token: token, lastEventID: stream.lastEventID) {
                     switch part {
@@ -87,6 +88,19 @@ extension ScanJourney {
                             missingJobs.found(scan.id)
                         case 401, 403, 404, 410:
                             return .poll(reason: "the stream answered HTTP \(head.status)")
+                        case 429,
+                            503 where head.header("Retry-After") != nil:
+                            // A recognizer holding its most streams to a job, or busy: its Retry-After is the
+                            // soonest a new stream can be had. A wait past the stream's abandoning polls instead.
+                            let now = clock.now
+                            serverWait = RetryAfter.resumeInstant(
+                                problem: nil, headers: HTTPFields(head.headers.map { ($0.name, $0.value) }), now: now
+                            ).timeIntervalSince(now)
+                            let said =
+                                "the stream answered HTTP \(head.status), retry in \(Int(serverWait.rounded(.up))) s"
+                            if serverWait > settings.abandonStreamAfter { return .poll(reason: said) }
+                            problem = said
+                            break reading
                         default:
                             problem = "the stream answered HTTP \(head.status)"
                             break reading
@@ -142,7 +156,7 @@ extension ScanJourney {
                 return .poll(reason: "the stream failed \(failures) times in a row (\(problem ?? "closed"))")
             }
             let backoff = failures > 1 ? settings.retry.delay(afterFailure: failures - 1) : 0
-            let wait = min(stream.reconnectDelay, 30) + backoff
+            let wait = max(min(stream.reconnectDelay, 30) + backoff, serverWait)
             logger.notice(
                 "progress stream dropped; resuming",
                 metadata: [

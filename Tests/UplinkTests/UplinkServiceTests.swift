@@ -94,6 +94,43 @@ struct UplinkServiceTests {
     }
 
     @Test(
+        "a stream refused with 429 or a busy 503 is opened again after its Retry-After, not the 5 s default; a wait longer than a stream may take polls the status instead",
+        arguments: [(429, "15", 2), (503, "15", 2), (429, "3600", 1)])
+    func streamRefusedWaitsForRetryAfter(status: Int, retryAfter: String, streams: Int) async throws {
+        let harness = try UplinkHarness { request, index in
+            if request.method == .post { return .response(status: 202, body: Talk.accepted(job: "job-s")) }
+            if request.url.path.hasSuffix("/stream") {
+                return index == 0
+                    ? .response(
+                        status: status, headers: [HTTPHeader(name: "Retry-After", value: retryAfter)],
+                        body: #"{"code":"STREAM_ALREADY_OPEN","retryable":true}"#)
+                    : .stream(chunks: [Talk.completed(job: "job-s", id: 1, books: [Talk.book1])])
+            }
+            if request.url.path.hasSuffix("/results") {
+                return .response(
+                    status: 200, body: #"{"success":true,"data":{"status":"completed","results":[\#(Talk.book1)]}}"#)
+            }
+            if request.method == .get {
+                return .response(status: 200, body: #"{"success":true,"data":{"status":"completed"}}"#)
+            }
+            return .response(status: 204, body: "")
+        }
+        harness.start()
+        let scan = try harness.queueScan()
+        try await harness.advance("done", step: 0.5, upTo: 120) { try harness.scan(scan.id).state == .done }
+        await harness.stop()
+        let times = harness.backend.times(.get, pathSuffix: "/stream")
+        #expect(times.count == streams)
+        if streams == 2 {
+            #expect(gaps(times)[0] >= 15, "the second stream waited for Retry-After: \(gaps(times))")
+            #expect(harness.backend.requests(.get, pathSuffix: "/job-s").isEmpty, "no status poll")
+        } else {
+            #expect(!harness.backend.requests(.get, pathSuffix: "/job-s").isEmpty, "polled instead")
+        }
+        #expect(try harness.database.library.bookCount() == 1)
+    }
+
+    @Test(
         "5xx and connection failures: three attempts 1 s and 2 s apart, then the scan waits for the next round, never failed"
     )
     func transientRound() async throws {
