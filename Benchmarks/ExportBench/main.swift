@@ -1,10 +1,11 @@
 // The library export against its baseline in the same run: 10,000 books in a real SQLite file
 // (WAL, read through a read-only connection as `swiftwing export` does), written by the export's
 // own RFC 4180 writer and, for comparison, by CSV.swift's CSVWriter (the same bytes).
-//   ExportBench [--books N] [--runs R]            the benchmark (figures in Benchmarks/README.md)
-//   ExportBench dedupe [--books N] [--runs R] [--large L]   a job's result committed with the title dedupe
-//   ExportBench seed STATE_DIR N EXPECTED.json    a state directory with N known books, and those
-//                                                 books as JSON for an independent check (the VM rig)
+//   ExportBench [--books N] [--runs R]                the benchmark (figures in Benchmarks/README.md)
+//   ExportBench dedupe [--books N] [--runs R] [--large L] [--without-full-text]
+//                                                     a job's result committed with the title dedupe
+//   ExportBench seed STATE_DIR N EXPECTED.json        a state directory with N known books, and those
+//                                                     books as JSON for an independent check (the VM rig)
 import CSV
 import Foundation
 import Store
@@ -123,7 +124,9 @@ if arguments.first == "seed", arguments.count == 4, let count = Int(arguments[2]
     func value(_ flag: String, _ fallback: Int) -> Int {
         arguments.firstIndex(of: flag).flatMap { Int(arguments[$0 + 1]) } ?? fallback
     }
-    try dedupeBench(books: value("--books", 10_000), runs: value("--runs", 5), large: value("--large", 200))
+    try dedupeBench(
+        books: value("--books", 10_000), runs: value("--runs", 5), large: value("--large", 200),
+        withoutFullText: arguments.contains("--without-full-text"))
 } else {
     func value(_ flag: String, _ fallback: Int) -> Int {
         arguments.firstIndex(of: flag).flatMap { Int(arguments[$0 + 1]) } ?? fallback
