@@ -105,16 +105,8 @@ public struct Backoff: Hashable, Sendable {
     }
 }
 
-extension Duration {
-    /// Whole nanoseconds (negative durations are kept negative).
-    var totalNanoseconds: Int64 {
-        let (seconds, attoseconds) = components
-        return seconds * 1_000_000_000 + attoseconds / 1_000_000_000
-    }
-}
-
 extension MonotonicInstant {
     func adding(_ duration: Duration) -> MonotonicInstant {
-        advanced(byNanoseconds: duration.totalNanoseconds)
+        advanced(byNanoseconds: duration.wholeNanoseconds)
     }
 }

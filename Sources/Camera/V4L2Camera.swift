@@ -159,7 +159,7 @@ private final class CaptureLoop: CameraLoop, @unchecked Sendable {
             return
         }
         let silence = MonotonicInstant.now().nanoseconds(since: lastFrame)
-        if silence >= configuration.stallTimeout.totalNanoseconds {
+        if silence >= configuration.stallTimeout.wholeNanoseconds {
             lose(reason: "no frame for \(configuration.stallTimeout) (stalled)")
         }
     }

@@ -183,9 +183,7 @@ public final class PatternPlayer: Sendable {
         // The timerfd runs on the kernel's clock: it is armed with the time left on the player's.
         timer.arm(
             Self.deadline(state).map { deadline in
-                let (seconds, attoseconds) = clock.now.duration(to: deadline).components
-                return MonotonicInstant.now().advanced(
-                    byNanoseconds: seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
+                MonotonicInstant.now().advanced(byNanoseconds: clock.now.duration(to: deadline).wholeNanoseconds)
             })
     }
 

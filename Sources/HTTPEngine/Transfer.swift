@@ -394,10 +394,9 @@ final class Transfer: @unchecked Sendable {
         return specific
     }
 
+    /// Rounded up and at least 1: curl reads 0 as "no timeout".
     static func milliseconds(_ duration: Duration) -> Int {
-        let (seconds, attoseconds) = duration.components
-        let total = Int(seconds) * 1000 + Int((attoseconds + 999_999_999_999_999) / 1_000_000_000_000_000)
-        return max(total, 1)
+        max(Int(duration.wholeMillisecondsRoundedUp), 1)
     }
 }
 

@@ -186,13 +186,13 @@ public final class StatusPanel: Sendable {
                     let now = clock.now
                     let flashOver = flashUntil.map { $0 <= now } ?? false
                     if dirty || flashOver { break }
-                    let timeout = flashUntil.map { seconds($0 - now) } ?? 1
+                    let timeout = flashUntil.map { ($0 - now).inSeconds } ?? 1
                     waitForSignal(timeout: max(0.001, timeout))
                 }
                 // At most one frame per minimumInterval, except the flash of a press, which also
                 // cuts a wait short.
                 while let lastFrame, clock.now < lastFrame + minimumInterval, !state.withLock({ $0.flashPending }) {
-                    waitForSignal(timeout: seconds(lastFrame + minimumInterval - clock.now))
+                    waitForSignal(timeout: (lastFrame + minimumInterval - clock.now).inSeconds)
                 }
                 return state.withLock { state in
                     state.dirty = false
@@ -227,8 +227,4 @@ public final class StatusPanel: Sendable {
             }
         }
     }
-}
-
-private func seconds(_ duration: Duration) -> Double {
-    Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
 }

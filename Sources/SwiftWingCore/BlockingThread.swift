@@ -231,14 +231,10 @@ public final class BlockingThread: Sendable {
                 }
                 if finished { return }
                 // A job or a shutdown signalled after the look above leaves the event readable.
-                let deadline = idleWake.map { MonotonicInstant.now().advanced(byNanoseconds: nanoseconds($0)) }
+                let deadline = idleWake.map { MonotonicInstant.now().advanced(byNanoseconds: $0.wholeNanoseconds) }
                 _ = try? waitReadable([wake.descriptor], until: deadline)
                 wake.drain()
             }
         }
     }
-}
-
-private func nanoseconds(_ duration: Duration) -> Int64 {
-    duration.components.seconds * 1_000_000_000 + duration.components.attoseconds / 1_000_000_000
 }

@@ -15,8 +15,7 @@ public final class Heartbeat: Sendable {
     }
 
     public func beat() {
-        let (seconds, attoseconds) = clock.now.offset.components
-        lastBeatNanoseconds.store(seconds * 1_000_000_000 + attoseconds / 1_000_000_000, ordering: .releasing)
+        lastBeatNanoseconds.store(clock.now.offset.wholeNanoseconds, ordering: .releasing)
     }
 
     /// `nil` until the first beat.

@@ -1,6 +1,7 @@
 import Foundation
 import Hummingbird
 import NIOCore
+import SwiftWingCore
 
 /// Headers on every answer: the pages run only their own script and style, load images only from here and
 /// https covers, are never framed, sent as a referrer or cached; and how long the server took.
@@ -31,8 +32,7 @@ struct SecurityHeadersMiddleware: RouterMiddleware {
         response.headers[HTTPFields.Element.Name("X-Frame-Options")!] = "DENY"
         if response.headers[.cacheControl] == nil { response.headers[.cacheControl] = "no-store" }
         // The time the server spent (to the start of the body), for the cost benchmark and a browser's dev tools.
-        let spent = ContinuousClock.now - started
-        let milliseconds = Double(spent.components.seconds) * 1000 + Double(spent.components.attoseconds) / 1e15
+        let milliseconds = (ContinuousClock.now - started).inSeconds * 1000
         response.headers[HTTPFields.Element.Name("Server-Timing")!] = "app;dur=" + String(format: "%.2f", milliseconds)
         return response
     }

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import Recognition
+import SwiftWingCore
 
 /// `match`: spine texts in (JSON lines `{"image", "text"}` on stdin), catalogue matches out, one line per input line
 /// in order. Spines are assigned per image: an entry goes to at most one spine of the same image.
@@ -76,11 +77,11 @@ struct MatchCommand: ParsableCommand {
             for row in rows {
                 let rankStarted = ContinuousClock.now
                 ranked.append(try matcher.rank(inputs[row].text))
-                spineSeconds[row] = (ContinuousClock.now - rankStarted).seconds
+                spineSeconds[row] = (ContinuousClock.now - rankStarted).inSeconds
             }
             let assignStarted = ContinuousClock.now
             let assigned = matcher.assignWithEvidence(ranked: ranked)
-            let assignShare = (ContinuousClock.now - assignStarted).seconds / Double(rows.count)
+            let assignShare = (ContinuousClock.now - assignStarted).inSeconds / Double(rows.count)
             for (row, match) in zip(rows, assigned) {
                 matches[row] = match?.match
                 evidence[row] = match?.evidence
@@ -101,7 +102,7 @@ struct MatchCommand: ParsableCommand {
             output.write(Data("\n".utf8))
         }
         if timing {
-            let perSpine = inputs.isEmpty ? 0 : matchTime.seconds / Double(inputs.count)
+            let perSpine = inputs.isEmpty ? 0 : matchTime.inSeconds / Double(inputs.count)
             let sorted = spineSeconds.sorted()
             func percentile(_ share: Double) -> Double {
                 sorted.isEmpty ? 0 : sorted[min(sorted.count - 1, Int(share * Double(sorted.count)))]
@@ -109,7 +110,7 @@ struct MatchCommand: ParsableCommand {
             let source = catalogueIndex.built ? "built" : "reused"
             let report =
                 "entries \(catalogueIndex.entryCount), index \(catalogueIndex.path) (\(source)), "
-                + "open \(String(format: "%.3f", openTime.seconds)) s, \(inputs.count) spines, "
+                + "open \(String(format: "%.3f", openTime.inSeconds)) s, \(inputs.count) spines, "
                 + "\(String(format: "%.3f", perSpine * 1000)) ms per spine, "
                 + "median \(String(format: "%.3f", percentile(0.5) * 1000)) ms, "
                 + "p95 \(String(format: "%.3f", percentile(0.95) * 1000)) ms\n"
@@ -160,12 +161,5 @@ private struct SpineOutput: Encodable {
         try container.encode(match.map { ($0.confidence * 1000).rounded() / 1000 }, forKey: .score)
         try container.encodeIfPresent(candidates, forKey: .candidates)
         try container.encodeIfPresent(evidence, forKey: .evidence)
-    }
-}
-
-extension Duration {
-    fileprivate var seconds: Double {
-        let (seconds, attoseconds) = components
-        return Double(seconds) + Double(attoseconds) / 1e18
     }
 }

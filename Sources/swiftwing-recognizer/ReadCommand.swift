@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import Recognition
+import SwiftWingCore
 
 /// `swiftwing-recognizer read --catalogue FILE --json IMAGE...`: the whole recognizer on photos, from the command line.
 struct ReadCommand: AsyncParsableCommand {
@@ -84,8 +85,7 @@ struct ReadCommand: AsyncParsableCommand {
             let recognition = try await recognizer.recognize(jpeg: bytes) { _, _ in }
             var result = ImageResult(file: file, recognition: recognition)
             if timings {
-                let elapsed = ContinuousClock.now - started
-                result.seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+                result.seconds = (ContinuousClock.now - started).inSeconds
                 result.workerPeakMB = supervisor?.workerProcessID.flatMap(peakResidentMegabytes)
             }
             results.append(result)

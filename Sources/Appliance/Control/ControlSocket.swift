@@ -203,16 +203,15 @@ public final class ControlSocketServer: Sendable {
     /// Waits `delay` unless `stop()` is called; false when it is.
     private func pause(_ delay: Duration) -> Bool {
         if let pause = seams.pause { return pause(delay, wakeup) }
-        let nanoseconds = delay.components.seconds * 1_000_000_000 + delay.components.attoseconds / 1_000_000_000
-        let ready = try? waitReadable([wakeup.descriptor], until: .now().advanced(byNanoseconds: nanoseconds))
+        let ready = try? waitReadable(
+            [wakeup.descriptor], until: .now().advanced(byNanoseconds: delay.wholeNanoseconds))
         return ready?[wakeup.descriptor] == nil
     }
 
     /// Checks the peer and the load, then hands the connection to a thread of its own.
     private func admit(_ connection: Int32) {
-        var timeout = timeval(
-            tv_sec: Int(limits.ioTimeout.components.seconds),
-            tv_usec: Int(limits.ioTimeout.components.attoseconds / 1_000_000_000_000))
+        let microseconds = limits.ioTimeout.wholeMicroseconds
+        var timeout = timeval(tv_sec: Int(microseconds / 1_000_000), tv_usec: Int(microseconds % 1_000_000))
         setsockopt(connection, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
         setsockopt(connection, SOL_SOCKET, SO_SNDTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
         let peer = ControlPeer.of(connection)
