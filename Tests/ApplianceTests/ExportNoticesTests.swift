@@ -2,6 +2,7 @@ import Controls
 import Foundation
 import Logging
 import Panel
+import SwiftWingTesting
 import Synchronization
 import Testing
 
@@ -69,7 +70,7 @@ import Testing
     @Test func doNotRemoveStaysUntilTheExportEndsWhateverAnotherStickSays() throws {
         let (notices, recorder) = notices()
         let child = try exporter()
-        defer { child.terminate() }
+        defer { child.killAndReap() }
         #expect(notices.current() == nil)
         #expect(notices.handle(.exportStarted(books: 412, device: "sda1", pid: child.processIdentifier)).ok)
         let writing = try #require(notices.current())
@@ -97,8 +98,7 @@ import Testing
         #expect(notices.handle(.exportStarted(books: 3, device: "sda1", pid: child.processIdentifier)).ok)
         #expect(notices.current()?.title == "EXPORTING")
         #expect(notices.current()?.title == "EXPORTING")
-        child.terminate()
-        child.waitUntilExit()
+        child.killAndReap()
         #expect(notices.current() == nil)
         let shown = recorder.shown.withLock { $0 }
         #expect(shown.count == 1)
@@ -109,7 +109,7 @@ import Testing
     @Test func itsOwnFailureEndsTheHoldAndShows() throws {
         let (notices, recorder) = notices()
         let child = try exporter()
-        defer { child.terminate() }
+        defer { child.killAndReap() }
         #expect(notices.handle(.exportStarted(books: 3, device: "sda1", pid: child.processIdentifier)).ok)
         #expect(notices.handle(.exportFailed(reason: "The stick is damaged.", device: "sda1")).ok)
         #expect(notices.current() == nil)

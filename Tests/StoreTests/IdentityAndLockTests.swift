@@ -1,4 +1,5 @@
 import Foundation
+import SwiftWingTesting
 import Testing
 
 @testable import Store
@@ -85,10 +86,7 @@ struct IdentityAndLockTests {
         let out = Pipe()
         child.standardOutput = out
         try child.run()
-        defer {
-            child.terminate()
-            child.waitUntilExit()
-        }
+        defer { child.killAndReap() }
         _ = out.fileHandleForReading.availableData  // wait for "locked"
         do {
             _ = try StateDirectoryLock.acquire(stateDirectory: state)

@@ -1,4 +1,5 @@
 import Foundation
+import SwiftWingTesting
 import Testing
 
 @testable import SwiftWingCore
@@ -57,8 +58,7 @@ import Testing
         try child.run()
         let watch = try ProcessWatch(pid: child.processIdentifier)
         #expect(!watch.hasEnded)
-        child.terminate()
-        child.waitUntilExit()
+        child.killAndReap()
         #expect(watch.hasEnded)
         #expect(throws: SystemCallError.self) { try ProcessWatch(pid: Int32.max) }
     }
