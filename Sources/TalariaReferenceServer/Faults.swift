@@ -95,7 +95,7 @@ public struct Fault: Sendable, Equatable, CustomStringConvertible {
             "drop-after:N", "malformed", "duplicate-terminal", "results-key", "complete-alias", "stripped",
             "progress-100",
             "timeout-event", "never-end", "huge-line", "failed", "failed-retryable", "bad-isbn",
-            "wrong-types", "slow:MS",
+            "wrong-types", "slow:MS", "429[:N]",
         ],
         .status: ["404", "500", "slow:MS"],
         .results: ["404", "500", "slow:MS"],
@@ -168,6 +168,7 @@ public struct Fault: Sendable, Equatable, CustomStringConvertible {
             try none()
             action = .noStream
         case (.stream, "drop-after"): action = .dropAfter(try int())
+        case (.stream, "429"): action = .rateLimited(seconds: try optionalInt())
         case (.stream, let simple):
             try none()
             switch simple {

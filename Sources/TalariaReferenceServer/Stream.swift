@@ -34,9 +34,18 @@ extension Handlers {
                 request, retryable: true, retryAfterMs: seconds * 1000, headers: [.retryAfter: "\(seconds)"])
         }
         let place = StreamPlace(state: state, jobID: id)
+        let faults = await state.takeFaults(.stream)
+        for case .rateLimited(let given) in faults {
+            // The answer of a recognizer at its `--max-streams-per-job`, on demand.
+            await place.release()
+            let seconds = given ?? 2
+            return problem(
+                429, "STREAM_ALREADY_OPEN", "Stream already open",
+                "the fault stream:429 refused this stream: open it again in \(seconds) s", request, retryable: true,
+                retryAfterMs: seconds * 1000, headers: [.retryAfter: "\(seconds)"])
+        }
         let lastEventID = request.headers[.lastEventID].flatMap { Int($0.trimmingCharacters(in: .whitespaces)) }
         await state.countStream(resume: request.headers[.lastEventID] != nil)
-        let faults = await state.takeFaults(.stream)
         for case .slow(let ms) in faults { try await Task.sleep(for: configuration.scaled(ms)) }
 
         var sticky: Set<StickyFault> = []

@@ -182,6 +182,12 @@ import Testing
         let resumesBefore = backend.stat("resumes")
         _ = try doneAfter(["stream:drop-after:2"])
         #expect(backend.stat("resumes") > resumesBefore, "the dropped stream was resumed with Last-Event-ID")
+        // A stream refused as a recognizer at its stream cap refuses it: opened again after its Retry-After (6 s),
+        // not after the 5 s a stream without `retry:` waits.
+        _ = try doneAfter(["stream:429:6"])
+        #expect(
+            harness.log.contains("in_s=6.0") && harness.log.contains("the stream answered HTTP 429, retry in 6 s"),
+            "the refused stream waited for its Retry-After")
         for fault in [
             "stream:malformed", "stream:duplicate-terminal", "stream:results-key", "stream:complete-alias",
             "stream:progress-100", "stream:slow:500",
