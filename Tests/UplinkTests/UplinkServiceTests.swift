@@ -106,13 +106,7 @@ struct UplinkServiceTests {
                         body: #"{"code":"STREAM_ALREADY_OPEN","retryable":true}"#)
                     : .stream(chunks: [Talk.completed(job: "job-s", id: 1, books: [Talk.book1])])
             }
-            if request.url.path.hasSuffix("/results") {
-                return .response(
-                    status: 200, body: #"{"success":true,"data":{"status":"completed","results":[\#(Talk.book1)]}}"#)
-            }
-            if request.method == .get {
-                return .response(status: 200, body: #"{"success":true,"data":{"status":"completed"}}"#)
-            }
+            if let finished = Self.finishedJob(request) { return finished }
             return .response(status: 204, body: "")
         }
         harness.start()
@@ -248,13 +242,7 @@ struct UplinkServiceTests {
                 }
                 return .response(status: 401, body: #"{"code":"UNAUTHORIZED","detail":"bad key"}"#)
             }
-            if request.url.path.hasSuffix("/results") {
-                return .response(
-                    status: 200, body: #"{"success":true,"data":{"status":"completed","results":[\#(Talk.book1)]}}"#)
-            }
-            if request.method == .get {
-                return .response(status: 200, body: #"{"success":true,"data":{"status":"completed"}}"#)
-            }
+            if let finished = Self.finishedJob(request) { return finished }
             return .response(status: 204, body: "")
         }
         let refused = try harness.queueScan()
@@ -289,13 +277,7 @@ struct UplinkServiceTests {
                 return .response(
                     status: 202, body: Talk.accepted(job: "job-\(UUID().uuidString.prefix(8))", stream: false))
             }
-            if request.url.path.hasSuffix("/results") {
-                return .response(
-                    status: 200, body: #"{"success":true,"data":{"status":"completed","results":[\#(Talk.book1)]}}"#)
-            }
-            if request.method == .get {
-                return .response(status: 200, body: #"{"success":true,"data":{"status":"completed"}}"#)
-            }
+            if let finished = Self.finishedJob(request) { return finished }
             return .response(status: 204, body: "")
         }
         harness.start()
@@ -388,13 +370,7 @@ struct UplinkServiceTests {
                     status: 202, body: Talk.accepted(job: index == 0 ? "job-new" : "job-again", stream: false))
             }
             if path.hasSuffix("/job-lost") { return .response(status: 404, body: #"{"code":"NOT_FOUND"}"#) }
-            if path.hasSuffix("/results") {
-                return .response(
-                    status: 200, body: #"{"success":true,"data":{"status":"completed","results":[\#(Talk.book1)]}}"#)
-            }
-            if request.method == .get {
-                return .response(status: 200, body: #"{"success":true,"data":{"status":"completed"}}"#)
-            }
+            if let finished = Self.finishedJob(request) { return finished }
             return .response(status: 204, body: "")
         }
         // A scan whose job was accepted before a restart of the backend, which forgot it.
@@ -451,6 +427,18 @@ struct UplinkServiceTests {
         #expect(try harness.scan(gone.id).lastError?.contains("No such file") == true)
         #expect(try harness.scan(shrunk.id).lastError?.contains("ended at byte 3") == true)
         #expect(harness.uploads().count == 1, "only the photo that was there went out, once")
+    }
+
+    /// A finished job's answers to the device's GETs: `completed` to a status poll, `Talk.book1` from its results.
+    private static func finishedJob(_ request: HTTPRequest) -> ScriptedBackend.Reply? {
+        if request.url.path.hasSuffix("/results") {
+            return .response(
+                status: 200, body: #"{"success":true,"data":{"status":"completed","results":[\#(Talk.book1)]}}"#)
+        }
+        if request.method == .get {
+            return .response(status: 200, body: #"{"success":true,"data":{"status":"completed"}}"#)
+        }
+        return nil
     }
 
     /// A job without a stream, its status polls answered by `status` (given how many polls came before), followed
