@@ -164,7 +164,7 @@ extension DoctorReport {
             method: .get, url: url, timeouts: HTTPTimeouts(connect: timeout, total: timeout, stall: timeout))
         let started = ContinuousClock.now
         let outcome = BlockingThread.waitForTask { () async throws(HTTPError) in try await engine.send(request).status }
-        let milliseconds = Int((ContinuousClock.now - started) / .milliseconds(1))
+        let milliseconds = (ContinuousClock.now - started).wholeMilliseconds
         switch outcome {
         case .success(let status):
             return Check(
