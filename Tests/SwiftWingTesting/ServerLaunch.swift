@@ -63,10 +63,7 @@ public enum ServerLaunch {
             if output().contains(readyLine), LoopbackSocket.acceptsConnections(port: port) { return process }
             Thread.sleep(forTimeInterval: 0.05)
         }
-        // SIGKILL, not SIGTERM: a child started from a Swift concurrency thread inherits that thread's mask, in which
-        // libdispatch blocks SIGTERM, so a server that never listened may never see a SIGTERM either.
-        kill(process.processIdentifier, SIGKILL)
-        process.waitUntilExit()
+        process.killAndReap()  // a server that never listened may never see a SIGTERM either
         throw Failure(name: name, port: port, reason: .notListening(seconds: seconds), output: output())
     }
 }
