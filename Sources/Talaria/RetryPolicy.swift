@@ -18,8 +18,9 @@ public enum OutcomeClass: Hashable, Sendable {
     /// Try again with backoff: connect errors, timeouts, 5xx (a 503 without `Retry-After`), 408, `retryable: true`, a 409 while
     /// the same Idempotency-Key is in flight, a 404 from a server that may be mid-deploy.
     case transient(reason: String)
-    /// 429, or 503 with `Retry-After`: pause *all* uploads until `until`; presses keep queueing.
-    case rateLimited(until: Date, reason: String)
+    /// 429, or 503 with `Retry-After`: pause *all* uploads until `until`; presses keep queueing. `busy`: a 503 (the
+    /// service is unavailable that long), which the device reports as busy rather than rate limited.
+    case rateLimited(until: Date, reason: String, busy: Bool)
     /// The scan fails with the server's reason; its image is kept for `swiftwing queue retry`.
     case permanent(reason: String)
     /// 401/403: permanent for the scan, and the device reports "unauthorized".
@@ -28,7 +29,7 @@ public enum OutcomeClass: Hashable, Sendable {
     public var reason: String? {
         switch self {
         case .success: nil
-        case .transient(let reason), .rateLimited(_, let reason), .permanent(let reason), .unauthorized(let reason):
+        case .transient(let reason), .rateLimited(_, let reason, _), .permanent(let reason), .unauthorized(let reason):
             reason
         }
     }
@@ -42,8 +43,8 @@ public enum RetryDecision: Hashable, Sendable {
     /// The round's attempts are used up: wait for the next round (the network coming back, or
     /// ``RetryPolicy/roundInterval``), but not before `notBefore`. The scan is never dropped.
     case nextRound(notBefore: Date, reason: String)
-    /// Pause every upload until `until` (rate limited); this scan is retried then, no attempt counted.
-    case pauseAll(until: Date, reason: String)
+    /// Pause every upload until `until` (rate limited, or `busy`); this scan is retried then, no attempt counted.
+    case pauseAll(until: Date, reason: String, busy: Bool)
     /// Mark the scan failed (not retryable) with `reason`; keep its image.
     case fail(reason: String, unauthorized: Bool)
 }
@@ -89,8 +90,8 @@ public struct RetryPolicy: Sendable {
             return .fail(reason: reason, unauthorized: false)
         case .unauthorized(let reason):
             return .fail(reason: reason, unauthorized: true)
-        case .rateLimited(let until, let reason):
-            return .pauseAll(until: until, reason: reason)
+        case .rateLimited(let until, let reason, let busy):
+            return .pauseAll(until: until, reason: reason, busy: busy)
         case .transient(let reason):
             let wait = delay(afterFailure: attemptInRound)
             if attemptInRound >= attemptsPerRound {
@@ -129,7 +130,7 @@ public struct RetryPolicy: Sendable {
             case 429:
                 return pause(
                     "the backend is rate limiting (\(said))", operation: operation, problem: problem, headers: headers,
-                    now: now)
+                    busy: false, now: now)
             case 401, 403:
                 return .unauthorized(
                     reason: "the backend refused the API key (\(said)); put the right key in the api-key credential "
@@ -140,7 +141,8 @@ public struct RetryPolicy: Sendable {
                 // RFC 9110 §10.2.3: how long the service expects to be unavailable to every request of the device
                 // (a recognizer with all the photos it will hold), so every upload waits, as for a 429.
                 return pause(
-                    "the backend is busy (\(said))", operation: operation, problem: problem, headers: headers, now: now)
+                    "the backend is busy (\(said))", operation: operation, problem: problem, headers: headers,
+                    busy: true, now: now)
             case 500...599:
                 return .transient(reason: "the backend failed (\(said)); retried with backoff")
             default:
@@ -175,13 +177,14 @@ public struct RetryPolicy: Sendable {
     /// A pause of every request of `operation`'s kind until the server's `Retry-After` (or its body's), with a reason
     /// that names what waits: "uploads pause for 30 s, presses keep queueing", "catalogue lookups pause for 30 s".
     private static func pause(
-        _ cause: String, operation: String, problem: ProblemDetails, headers: HTTPFields, now: Date
+        _ cause: String, operation: String, problem: ProblemDetails, headers: HTTPFields, busy: Bool, now: Date
     ) -> OutcomeClass {
         let until = RetryAfter.resumeInstant(problem: problem, headers: headers, now: now)
         let seconds = Int(until.timeIntervalSince(now).rounded(.up))
         let requests = (operation.hasPrefix("the ") ? String(operation.dropFirst(4)) : operation) + "s"
         let queueing = operation == "the upload" ? ", presses keep queueing" : ""
-        return .rateLimited(until: until, reason: "\(cause); \(requests) pause for \(seconds) s\(queueing)")
+        return .rateLimited(
+            until: until, reason: "\(cause); \(requests) pause for \(seconds) s\(queueing)", busy: busy)
     }
 }
 

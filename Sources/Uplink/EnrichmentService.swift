@@ -188,7 +188,7 @@ public final class EnrichmentService: Service, Sendable {
         case .fail(let reason, _):
             await giveUpRound(id, isbn: isbn, until: settings.retry.nextRoundStart(after: now), reason: reason)
             return true
-        case .pauseAll(let until, let reason):
+        case .pauseAll(let until, let reason, _):
             logger.warning(
                 "catalogue lookups paused: the catalogue is rate limiting",
                 metadata: [

@@ -247,7 +247,7 @@ extension ScanJourney {
                 let verdict = RetryPolicy.classify(outcome, operation: "the status poll", now: now)
                 // A 429, or a 503 with Retry-After (a busy backend): the next poll waits as long as asked (at most
                 // 5 min), as uploads do; it is not a failure of the backend.
-                if case .rateLimited(let until, _) = verdict {
+                if case .rateLimited(let until, _, _) = verdict {
                     wait = max(wait, min(until.timeIntervalSince(now), 300))
                     break
                 }

@@ -173,8 +173,7 @@ struct ScanJourney: Sendable {
                     try queue.requeue(scan.id, reason: reason, notBefore: roundStart, now: clock.now)
                 }
                 return
-            case .pauseAll(let until, let reason):
-                let busy = if case .response(503, _, _) = outcome { true } else { false }
+            case .pauseAll(let until, let reason, let busy):
                 link.pause(until: until, busy: busy, reason: reason)
                 try await record(scan.id) { () throws(StoreError) in
                     try queue.requeue(scan.id, reason: reason, notBefore: until, now: clock.now)

@@ -65,9 +65,9 @@ struct RetryPolicyTests {
             response(
                 429, #"{"error":"Too many","code":"RATE_LIMIT_EXCEEDED","details":{"retryAfter":10}}"#,
                 headers: ["Retry-After": "20"]), now: now)
-        #expect(limited == .rateLimited(until: now + 20, reason: limited.reason!))
+        #expect(limited == .rateLimited(until: now + 20, reason: limited.reason!, busy: false))
         #expect(limited.reason!.contains("20 s"))
-        guard case .rateLimited(let until, _) = RetryPolicy.classify(response(429), now: now) else {
+        guard case .rateLimited(let until, _, _) = RetryPolicy.classify(response(429), now: now) else {
             Issue.record("429 without hints")
             return
         }
@@ -80,7 +80,7 @@ struct RetryPolicyTests {
             response(
                 503, #"{"title":"Service unavailable","code":"BUSY","retryable":true}"#, headers: ["Retry-After": "10"]),
             now: now)
-        #expect(busy == .rateLimited(until: now + 10, reason: busy.reason!))
+        #expect(busy == .rateLimited(until: now + 10, reason: busy.reason!, busy: true))
         #expect(busy.reason!.contains("busy") && busy.reason!.contains("10 s"))
         guard case .transient = RetryPolicy.classify(response(503), now: now) else {
             Issue.record("503 without Retry-After")
@@ -140,8 +140,8 @@ struct RetryPolicyTests {
             policy.decide(after: .unauthorized(reason: "key"), attemptInRound: 1, now: now)
                 == .fail(reason: "key", unauthorized: true))
         #expect(
-            policy.decide(after: .rateLimited(until: now + 30, reason: "r"), attemptInRound: 3, now: now)
-                == .pauseAll(until: now + 30, reason: "r"))
+            policy.decide(after: .rateLimited(until: now + 30, reason: "r", busy: true), attemptInRound: 3, now: now)
+                == .pauseAll(until: now + 30, reason: "r", busy: true))
     }
 
     @Test("the rate-limit gate keeps the longest pause and counts down")
