@@ -24,26 +24,25 @@ extension Handlers {
                     instance: request.uri.path, retryable: false),
                 contentType: "application/problem+json")
         }
-        guard await state.openStream(id) else {
-            // A client gone is noticed when its connection resets, or at the next ping when it closed its side.
-            let seconds = max(1, Int(configuration.scaled(configuration.pingIntervalMs).components.seconds))
-            return problem(
+        func alreadyOpen(_ detail: String, seconds: Int) -> Response {
+            problem(
                 429, "STREAM_ALREADY_OPEN", "Stream already open",
-                "\(configuration.maxStreamsPerJob ?? 0) streams of this job are already open: close one, follow the "
-                    + "job's status instead, or open the stream again in \(seconds) s",
+                detail + ", or open the stream again in \(seconds) s",
                 request, retryable: true, retryAfterMs: seconds * 1000, headers: [.retryAfter: "\(seconds)"])
         }
-        let place = StreamPlace(state: state, jobID: id)
         let faults = await state.takeFaults(.stream)
         for case .rateLimited(let given) in faults {
-            // The answer of a recognizer at its `--max-streams-per-job`, on demand.
-            await place.release()
-            let seconds = given ?? 2
-            return problem(
-                429, "STREAM_ALREADY_OPEN", "Stream already open",
-                "the fault stream:429 refused this stream: open it again in \(seconds) s", request, retryable: true,
-                retryAfterMs: seconds * 1000, headers: [.retryAfter: "\(seconds)"])
+            // What a recognizer at its `--max-streams-per-job` answers, on demand.
+            return alreadyOpen("the fault stream:429 refused this stream", seconds: given ?? 2)
         }
+        guard await state.openStream(id) else {
+            // A client gone is noticed when its connection resets, or at the next ping when it closed its side.
+            return alreadyOpen(
+                "\(configuration.maxStreamsPerJob ?? 0) streams of this job are already open: close one, follow the "
+                    + "job's status instead",
+                seconds: max(1, Int(configuration.scaled(configuration.pingIntervalMs).components.seconds)))
+        }
+        let place = StreamPlace(state: state, jobID: id)
         let lastEventID = request.headers[.lastEventID].flatMap { Int($0.trimmingCharacters(in: .whitespaces)) }
         await state.countStream(resume: request.headers[.lastEventID] != nil)
         for case .slow(let ms) in faults { try await Task.sleep(for: configuration.scaled(ms)) }

@@ -130,11 +130,7 @@ public final class EnrichmentService: Service, Sendable {
             timeouts: settings.timeouts)
         let outcome: TransferOutcome
         do {
-            let response = try await transport.send(request)
-            outcome = .response(
-                status: response.status,
-                headers: HTTPFields(response.head.headers.map { (name: $0.name, value: $0.value) }),
-                body: response.body)
+            outcome = TransferOutcome(try await transport.send(request))
         } catch {
             outcome = TalariaClient.outcome(of: error)
         }

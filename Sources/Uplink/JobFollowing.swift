@@ -94,7 +94,7 @@ extension ScanJourney {
                             // soonest a new stream can be had. A wait past the stream's abandoning polls instead.
                             let now = clock.now
                             serverWait = RetryAfter.resumeInstant(
-                                problem: nil, headers: HTTPFields(head.headers.map { ($0.name, $0.value) }), now: now
+                                problem: nil, headers: head.fields, now: now
                             ).timeIntervalSince(now)
                             let said =
                                 "the stream answered HTTP \(head.status), retry in \(Int(serverWait.rounded(.up))) s"

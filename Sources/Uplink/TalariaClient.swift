@@ -79,11 +79,7 @@ struct TalariaClient: Sendable {
     }
 
     private func response(to request: HTTPRequest) async throws(HTTPError) -> TransferOutcome {
-        let response = try await transport.send(request)
-        return .response(
-            status: response.status,
-            headers: HTTPFields(response.head.headers.map { (name: $0.name, value: $0.value) }),
-            body: response.body)
+        TransferOutcome(try await transport.send(request))
     }
 
     /// How a transport error counts for retries. Cancellation is not an outcome: callers check
@@ -95,5 +91,17 @@ struct TalariaClient: Sendable {
         case .connectionLost, .responseTooLarge, .other, .cancelled, .engineStopped, .requestBodyUnreadable:
             .connectionLost(detail: error.description)
         }
+    }
+}
+
+extension HTTPResponseHead {
+    /// The headers as Talaria's rules read them (`Retry-After`, `X-RateLimit-Reset`).
+    var fields: HTTPFields { HTTPFields(headers.map { (name: $0.name, value: $0.value) }) }
+}
+
+extension TransferOutcome {
+    /// A complete response, as the retry rules classify it.
+    init(_ response: HTTPResponse) {
+        self = .response(status: response.status, headers: response.head.fields, body: response.body)
     }
 }
