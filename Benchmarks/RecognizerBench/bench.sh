@@ -8,10 +8,28 @@
 #   SAVE_OCR=DIR keeps the OCR worker's lines (DIR/SIZE-NAME.json); OCR_FROM=DIR then scores grouping and matching
 #   on those lines in seconds, without the worker (its times and memory are then not measured).
 #   DETAIL=1 lists each photo's spines, right or wrong, and the annotated books missed.
+# Usage: Benchmarks/RecognizerBench/bench.sh --data DIR [SHELF-BENCH OPTION...]
+#   A folder of annotated home-shelf photos (photos/*.jpg, annotations.csv, catalogue-goodreads.csv: the home-shelves
+#   layout), read as they are and matched against its Goodreads catalogue and an owner's catalogue (shelf-bench.py).
+#   BASELINE=DIR also measures, in the same run, the recognizer DIR/swiftwing-recognizer with the worker
+#   DIR/ocr_worker.py (e.g. a build of an older commit and that commit's worker).
 set -euo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 cd "$root"
 export PATH="/opt/swift/usr/bin:$PATH"
+if [ "${1:-}" = "--data" ]; then
+  [ -n "${2:-}" ] || { echo "bench: --data needs a folder (photos/, annotations.csv, catalogue-goodreads.csv)" >&2; exit 1; }
+  data="$2"; shift 2
+  python="$root/.ocr-venv/bin/python3"
+  [ -x "$python" ] || { echo "bench: no OCR environment: run scripts/ocr-venv.sh" >&2; exit 1; }
+  configuration="${CONFIGURATION:-release}"
+  swift build -c "$configuration" --product swiftwing-recognizer >/dev/null
+  recognizer="$(swift build -c "$configuration" --show-bin-path)/swiftwing-recognizer"
+  baseline=()
+  [ -z "${BASELINE:-}" ] || baseline=(--baseline-recognizer "$BASELINE/swiftwing-recognizer" --baseline-worker "$BASELINE")
+  exec "$python" Benchmarks/RecognizerBench/shelf-bench.py --data "$data" --recognizer "$recognizer" \
+    ${baseline[@]+"${baseline[@]}"} ${DETAIL:+--detail} "$@"
+fi
 sizes=("$@")
 [ ${#sizes[@]} -gt 0 ] || sizes=(1920 2560 3200 full)
 python="$root/.ocr-venv/bin/python3"
