@@ -265,7 +265,7 @@ public final class OCRWorkerSupervisor: TextReading, @unchecked Sendable {
         guard let width = reply.width, let height = reply.height, let lines = reply.lines else {
             throw .protocolViolation("a reply without width, height and lines")
         }
-        return ReadPhoto(width: width, height: height, lines: lines)
+        return ReadPhoto(width: width, height: height, lines: lines, separators: reply.separators ?? [])
     }
 
     private struct ReadyLine: Decodable {
@@ -277,5 +277,6 @@ public final class OCRWorkerSupervisor: TextReading, @unchecked Sendable {
         let width: Int?
         let height: Int?
         let lines: [TextLine]?
+        let separators: [SpineSeparator]?
     }
 }

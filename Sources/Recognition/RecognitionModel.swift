@@ -38,16 +38,39 @@ public struct TextLine: Sendable, Hashable, Codable {
     }
 }
 
-/// What the OCR step read on one photo.
+/// A boundary between two books seen on the picture: a straight, near-vertical edge (image pixels), top to bottom.
+public struct SpineSeparator: Sendable, Hashable, Codable {
+    public var top: ImagePoint
+    public var bottom: ImagePoint
+    public init(top: ImagePoint, bottom: ImagePoint) {
+        self.top = top
+        self.bottom = bottom
+    }
+}
+
+/// What the OCR step read on one photo: its lines, and the edges between books it saw (empty when it looked for
+/// none; lines saved before separators existed decode with none).
 public struct ReadPhoto: Sendable, Hashable, Codable {
     public var width: Int
     public var height: Int
     public var lines: [TextLine]
-    public init(width: Int, height: Int, lines: [TextLine]) {
+    public var separators: [SpineSeparator]
+    public init(width: Int, height: Int, lines: [TextLine], separators: [SpineSeparator] = []) {
         self.width = width
         self.height = height
         self.lines = lines
+        self.separators = separators
     }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        width = try container.decode(Int.self, forKey: .width)
+        height = try container.decode(Int.self, forKey: .height)
+        lines = try container.decode([TextLine].self, forKey: .lines)
+        separators = try container.decodeIfPresent([SpineSeparator].self, forKey: .separators) ?? []
+    }
+
+    private enum CodingKeys: String, CodingKey { case width, height, lines, separators }
 }
 
 /// A book of the owner's catalogue (closed set) or of an open-set lookup.

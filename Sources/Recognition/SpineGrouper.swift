@@ -12,6 +12,11 @@
 /// group never takes two labels, nothing below a label joins it (the label is the spine's foot), no line joins across
 /// a row of labels (a shelf's foot), and a line whose axis misses every label below it (its own was not read) joins
 /// no labelled spine.
+///
+/// A home shelf has no labels, and look-alike spines of a series stand side by side: there the edges the OCR worker
+/// saw between books (`ReadPhoto.separators`, long near-vertical edges) bound the spines. An edge that runs through a
+/// line's text is a stroke or a stripe of that spine, not a boundary, and is cut there; what remains keeps lines on
+/// its two sides apart (labels stay the firmer evidence: they are joined first, edges only refuse a join by layout).
 public struct SpineGrouper: Sendable {
     /// Two lines in one column along a spine may be this far apart along it, as a fraction of the photo's long edge:
     /// a spine's title and its label can be half a spine apart, but the next shelf is farther.
@@ -78,6 +83,7 @@ public struct SpineGrouper: Sendable {
         for (i, anchor) in anchorOf.enumerated() {
             if let anchor { sets.union(i, anchors[anchor][0]) }
         }
+        let walls = SeparatorPieces(photo.separators, lines: lines)
         for i in lines.indices {
             for j in lines.indices where j > i {
                 // Two lines that each have a label: the labels have said where they go.
@@ -86,7 +92,9 @@ public struct SpineGrouper: Sendable {
                 if isLabel.contains(i) && lines[j].center.y > lines[i].yRange.upper { continue }
                 if isLabel.contains(j) && lines[i].center.y > lines[j].yRange.upper { continue }
                 if rows.separate(lines[i], lines[j]) { continue }
-                if belongTogether(lines[i], lines[j], longEdge: longEdge) { sets.union(i, j) }
+                if belongTogether(lines[i], lines[j], longEdge: longEdge) {
+                    sets.union(i, j) { walls.separate(lines[$0], lines[$1]) }
+                }
             }
         }
         var groups: [Int: [LineGeometry]] = [:]
@@ -287,6 +295,16 @@ private struct LineGeometry: Sendable {
     /// The line is long enough against its height for its box to show its direction reliably.
     var hasClearAxis: Bool { length >= 4 * thickness }
 
+    /// Whether a point lies among the line's letters: within its box along, and within the middle eight tenths of
+    /// its height across (a box reaches a little past its letters, where the edge of the spine beside may run).
+    func holdsLetters(at point: ImagePoint) -> Bool {
+        let dx = point.x - center.x
+        let dy = point.y - center.y
+        let along = dx * direction.x + dy * direction.y
+        let across = dx * down.x + dy * down.y
+        return abs(along) <= 0.5 * length && abs(across) <= 0.4 * thickness
+    }
+
     init?(_ line: TextLine, index: Int) {
         guard line.polygon.count == 4 else { return nil }
         let p = line.polygon
@@ -420,13 +438,89 @@ private struct LeanEstimate {
     }
 }
 
+/// The parts of the edges seen between books that do not run through text: a piece is a run of the edge clear of
+/// every line's letters (a line's box less its outer tenth on each side across, where a neighbour's edge may graze it).
+private struct SeparatorPieces {
+    private struct Piece {
+        let top: ImagePoint
+        let bottom: ImagePoint
+        func x(at y: Double) -> Double {
+            let height = bottom.y - top.y
+            return height <= 0 ? top.x : top.x + (bottom.x - top.x) * (y - top.y) / height
+        }
+    }
+    /// Each edge is looked at in this many points along it.
+    private static let samples = 24
+    /// A piece shorter than this many samples is a gap between two letters, not a boundary.
+    private static let shortestRun = 3
+    private var pieces: [Piece] = []
+
+    init(_ separators: [SpineSeparator], lines: [LineGeometry]) {
+        for separator in separators {
+            var run: [ImagePoint] = []
+            for step in 0...Self.samples {
+                let t = Double(step) / Double(Self.samples)
+                let point = ImagePoint(
+                    x: separator.top.x + (separator.bottom.x - separator.top.x) * t,
+                    y: separator.top.y + (separator.bottom.y - separator.top.y) * t)
+                if lines.contains(where: { $0.holdsLetters(at: point) }) {
+                    if run.count >= Self.shortestRun { pieces.append(Piece(top: run.first!, bottom: run.last!)) }
+                    run = []
+                } else {
+                    run.append(point)
+                }
+            }
+            if run.count >= Self.shortestRun { pieces.append(Piece(top: run.first!, bottom: run.last!)) }
+        }
+    }
+
+    /// Whether an edge runs between two lines, one of them at least upright: across the height they share (over a
+    /// quarter of it at least), between their middles; lines at different heights, across the path between middles.
+    func separate(_ a: LineGeometry, _ b: LineGeometry) -> Bool {
+        guard a.runsAlongY || b.runsAlongY, !pieces.isEmpty else { return false }
+        let left = min(a.center.x, b.center.x)
+        let right = max(a.center.x, b.center.x)
+        let shared = Range1D(lower: max(a.yRange.lower, b.yRange.lower), upper: min(a.yRange.upper, b.yRange.upper))
+        if shared.length > 0 {
+            return pieces.contains { piece in
+                let along = overlap(Range1D(lower: piece.top.y, upper: piece.bottom.y), shared)
+                guard along >= 0.25 * shared.length else { return false }
+                let x = piece.x(at: max(piece.top.y, shared.lower) + along / 2)
+                return x > left && x < right
+            }
+        }
+        return pieces.contains { piece in crosses(a.center, b.center, piece.top, piece.bottom) }
+    }
+
+    private func crosses(_ p: ImagePoint, _ q: ImagePoint, _ r: ImagePoint, _ s: ImagePoint) -> Bool {
+        func side(_ a: ImagePoint, _ b: ImagePoint, _ c: ImagePoint) -> Double {
+            (b.x - a.x) * (c.y - a.y) - (b.y - a.y) * (c.x - a.x)
+        }
+        return side(p, q, r) * side(p, q, s) < 0 && side(r, s, p) * side(r, s, q) < 0
+    }
+}
+
 /// Union-find over line indices; a set holds at most one label anchor, so two labelled spines never merge.
 private struct DisjointSets {
     private var parent: [Int]
     private var anchor: [Int?]
+    private var members: [[Int]]
     init(count: Int, anchors: [Int?]? = nil) {
         parent = Array(0..<count)
         anchor = anchors ?? [Int?](repeating: nil, count: count)
+        members = (0..<count).map { [$0] }
+    }
+
+    /// Joins the sets of `a` and `b` unless `apart` holds for a line of one and a line of the other: a set never
+    /// takes lines that an edge between books keeps apart, however the lines between them chain.
+    mutating func union(_ a: Int, _ b: Int, unless apart: (Int, Int) -> Bool) {
+        let rootA = find(a)
+        let rootB = find(b)
+        guard rootA != rootB else { return }
+        for i in members[rootA] {
+            for j in members[rootB] where apart(i, j) { return }
+        }
+        union(a, b)
     }
     mutating func find(_ i: Int) -> Int {
         var root = i
@@ -447,5 +541,7 @@ private struct DisjointSets {
         let (root, child) = (min(rootA, rootB), max(rootA, rootB))
         parent[child] = root
         anchor[root] = anchor[root] ?? anchor[child]
+        members[root] += members[child]
+        members[child] = []
     }
 }

@@ -66,8 +66,19 @@ def parse_arguments():
     parser.add_argument("--det-strips", type=int, default=3,
                         help="find text on this many side-by-side strips of the scaled copy, one at a time, to bound "
                              "the detector's memory (its feature maps grow with the area it sees at once)")
-    parser.add_argument("--threads", type=int, default=2, help="onnxruntime intra-op threads")
+    parser.add_argument("--threads", type=int, default=0,
+                        help="onnxruntime intra-op threads (0: the cores this process may run on)")
     parser.add_argument("--direction", choices=["cls", "both"], default="cls")
+    parser.add_argument("--second-pass", type=float, default=0.85,
+                        help="a tall line read with a lower score is read again turned the other way and the better "
+                             "reading kept (0: never)")
+    parser.add_argument("--separators", choices=["on", "off"], default="on",
+                        help="find the boundaries between books on the picture (long near-vertical edges) and send "
+                             "them with the lines")
+    parser.add_argument("--det-model-file", help="measuring: a detection model file instead of the worker's own")
+    parser.add_argument("--rec-model-file", help="measuring: a recognition model file instead of the worker's own")
+    parser.add_argument("--rec-keys-file", help="measuring: the character list of --rec-model-file, when its "
+                        "metadata has none")
     parser.add_argument("--rec-batch", type=int, default=8)
     parser.add_argument("--rec-min-width", type=int, default=96,
                         help="narrowest input of the recognizer, in pixels at its 48 px height: shorter crops are "
@@ -141,10 +152,15 @@ def fused_model(shipped, derived_models=DERIVED_MODELS):
 class Reader:
     def __init__(self, arguments):
         self.arguments = arguments
-        threads = arguments.threads
+        threads = arguments.threads or available_cores()
         detection = fused_model("ch_PP-OCRv4_det_infer.onnx", arguments.derived_models)
         classification = fused_model("ch_ppocr_mobile_v2.0_cls_infer.onnx", arguments.derived_models)
         recognition = recognition_model(arguments.rec_model, arguments.derived_models)
+        if arguments.det_model_file:
+            detection = (os.path.basename(arguments.det_model_file), os.path.dirname(arguments.det_model_file))
+        if arguments.rec_model_file:
+            recognition = (os.path.basename(arguments.rec_model_file), os.path.dirname(arguments.rec_model_file))
+        keys = {"rec_keys_path": arguments.rec_keys_file} if arguments.rec_keys_file else {}
         # The files read, for the ready line (tests and benchmarks check which models a worker runs).
         self.models = {stage: os.path.join(folder, name) for stage, (name, folder) in
                        [("detect", detection), ("classify", classification), ("recognize", recognition)]}
@@ -156,7 +172,8 @@ class Reader:
             *classification, threads, cls_image_shape=[3, 48, 192],
             cls_batch_num=arguments.rec_batch, cls_thresh=0.9, label_list=["0", "180"]))
         self.recognizer = TextRecognizer(session_config(
-            *recognition, threads, rec_img_shape=[3, 48, arguments.rec_min_width], rec_batch_num=arguments.rec_batch))
+            *recognition, threads, rec_img_shape=[3, 48, arguments.rec_min_width], rec_batch_num=arguments.rec_batch,
+            **keys))
 
     def read(self, data):
         seconds = {}
@@ -177,9 +194,14 @@ class Reader:
         image = pixels if scale == 1.0 else None
         del pixels
         boxes = [box / scale for box in detect_in_strips(self.detector, small, self.arguments.det_strips)]
+        seconds["detect"] = time.perf_counter() - mark
+        mark = time.perf_counter()
+        separators = spine_separators(small, scale) if self.arguments.separators == "on" else []
+        seconds["separate"] = time.perf_counter() - mark
+        mark = time.perf_counter()
         del small
         release_freed_memory()
-        seconds["detect"] = time.perf_counter() - mark
+        seconds["detect"] += time.perf_counter() - mark
         peaks.end("detect")
 
         mark = time.perf_counter()
@@ -213,7 +235,7 @@ class Reader:
                 "polygon": [{"x": round(float(x), 1), "y": round(float(y), 1)} for x, y in polygon]})
         seconds["total"] = time.perf_counter() - started
         seconds["cpu"] = time.process_time() - cpu_started
-        reply = {"width": width, "height": height, "lines": lines,
+        reply = {"width": width, "height": height, "lines": lines, "separators": separators,
                  "seconds": {key: round(value, 3) for key, value in seconds.items()}}
         if peaks.enabled:
             reply["peakMB"] = peaks.megabytes
@@ -239,7 +261,90 @@ class Reader:
             upside_down = "180" in label and score > 0.9
             polygons.append(np.roll(polygon, 2, axis=0) if upside_down else polygon)
         results, _ = self.recognizer(turned)
-        return list(zip(results, polygons))
+        chosen = list(zip(results, polygons))
+        # A second look where it pays: a tall line (a spine's title) read poorly may have been turned the wrong way
+        # (the classifier is least sure on stylised type); its other turn is read and the better reading kept.
+        again = [index for index, (polygon, ((_, score), _)) in enumerate(zip(corners, chosen))
+                 if score < self.arguments.second_pass and is_tall(polygon)]
+        if again:
+            flipped, _ = self.recognizer([cv2.rotate(turned[index], cv2.ROTATE_180) for index in again])
+            for index, result in zip(again, flipped):
+                if result[1] > chosen[index][0][1]:
+                    chosen[index] = (result, np.roll(chosen[index][1], 2, axis=0))
+        return chosen
+
+
+def is_tall(polygon):
+    """Whether a box's text runs up or down the photo (its crop was turned a quarter to be read)."""
+    along = np.linalg.norm(polygon[1] - polygon[0])
+    across = np.linalg.norm(polygon[3] - polygon[0])
+    return abs(polygon[1][1] - polygon[0][1]) > abs(polygon[1][0] - polygon[0][0]) or across >= 1.5 * along
+
+
+def available_cores():
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:
+        return max(1, os.cpu_count() or 1)
+
+
+# Boundaries between books: a spine's edge is a long, near-vertical change of brightness or colour that runs most of
+# a book's height; letters' strokes are short. Lengths are shares of the detection copy's long edge.
+SEPARATOR_MIN_LENGTH = 0.07
+SEPARATOR_MAX_GAP = 0.008
+# At most this far from vertical (dx/dy): spines lean with the camera and on the shelf, seldom by more.
+SEPARATOR_MAX_LEAN = 0.3
+SEPARATOR_SIDE = 1024
+
+
+def spine_separators(image, scale):
+    """Long near-vertical edges on the detection copy (Canny on each channel of Lab, so a change of colour at equal
+    brightness counts too; only edges whose gradient runs mostly across; probabilistic Hough for straight runs),
+    in the full photo's pixels, each {"top": {x, y}, "bottom": {x, y}}. The recognizer's grouper drops those that run
+    through text and never joins lines on the two sides of one that remains."""
+    # A book's edge is many pixels long: a copy of SEPARATOR_SIDE pixels shows it and costs a quarter of the work.
+    shrink = min(1.0, SEPARATOR_SIDE / max(image.shape[:2]))
+    if shrink < 1.0:
+        image = cv2.resize(image, None, fx=shrink, fy=shrink, interpolation=cv2.INTER_AREA)
+        scale *= shrink
+    height, width = image.shape[:2]
+    long_edge = max(height, width)
+    lab = cv2.cvtColor(cv2.GaussianBlur(image, (3, 3), 0), cv2.COLOR_BGR2LAB)
+    edges = np.zeros((height, width), dtype=np.uint8)
+    for channel in range(3):
+        plane = lab[:, :, channel]
+        found = cv2.Canny(plane, 30, 90) if channel == 0 else cv2.Canny(plane, 12, 36)
+        across = np.abs(cv2.Sobel(plane, cv2.CV_16S, 1, 0, ksize=3))
+        along = np.abs(cv2.Sobel(plane, cv2.CV_16S, 0, 1, ksize=3))
+        found[across < 2 * along] = 0
+        edges |= found
+    del lab
+    segments = cv2.HoughLinesP(
+        edges, 1, np.pi / 360, threshold=max(20, int(0.03 * long_edge)),
+        minLineLength=int(SEPARATOR_MIN_LENGTH * long_edge), maxLineGap=max(2, int(SEPARATOR_MAX_GAP * long_edge)))
+    separators = []
+    for x1, y1, x2, y2 in [] if segments is None else segments.reshape(-1, 4).tolist():
+        if y1 > y2:
+            x1, y1, x2, y2 = x2, y2, x1, y1
+        if y2 == y1 or abs(x2 - x1) > SEPARATOR_MAX_LEAN * (y2 - y1):
+            continue
+        separators.append((float(x1), float(y1), float(x2), float(y2)))
+    # Hough finds one edge as several nearly identical runs: the longest of those within two pixels is kept.
+    separators.sort(key=lambda s: s[1] - s[3])
+    kept = []
+    for x1, y1, x2, y2 in separators:
+        mid = (y1 + y2) / 2
+        duplicate = False
+        for k1, l1, k2, l2 in kept:
+            if l1 - 2 <= mid <= l2 + 2:
+                at = k1 + (k2 - k1) * (mid - l1) / max(l2 - l1, 1)
+                if abs(at - (x1 + (x2 - x1) * (mid - y1) / max(y2 - y1, 1))) <= 2:
+                    duplicate = True
+                    break
+        if not duplicate:
+            kept.append((x1, y1, x2, y2))
+    return [{"top": {"x": round(x1 / scale, 1), "y": round(y1 / scale, 1)},
+             "bottom": {"x": round(x2 / scale, 1), "y": round(y2 / scale, 1)}} for x1, y1, x2, y2 in kept]
 
 
 class Detector(TextDetector):
@@ -515,7 +620,7 @@ def read_exactly(stream, count):
 
 def main():
     arguments = parse_arguments()
-    cv2.setNumThreads(arguments.threads)
+    cv2.setNumThreads(arguments.threads or available_cores())
     started = time.perf_counter()
     try:
         reader = Reader(arguments)

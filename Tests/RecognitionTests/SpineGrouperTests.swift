@@ -235,3 +235,38 @@ enum Layout {
         }
     }
 }
+
+/// Home shelves have no labels: the edges between books seen on the picture bound the spines.
+@Suite struct SpineSeparatorTests {
+    /// Four look-alike paperbacks of one series side by side (George R. R. Martin's, as on a home shelf): without
+    /// the edges between them their lines chain into one "spine"; with the edges the worker saw, four spines, each
+    /// with its title and author, and an edge that runs through a title (a stripe of that spine's design) splits
+    /// nothing.
+    @Test func aRowOfFourLookAlikeSpinesGivesFourSpines() {
+        let titles = ["A GAME OF THRONES", "A CLASH OF KINGS", "A STORM OF SWORDS", "A FEAST FOR CROWS"]
+        var lines: [TextLine] = []
+        for (index, title) in titles.enumerated() {
+            let x = 400 + Double(index) * 60
+            // Title and author side by side, read downwards: the title's letters face right, so it reads first.
+            lines.append(Layout.down(title, x: x + 14, from: 150, to: 700, thickness: 30))
+            lines.append(Layout.down("GEORGE R. R. MARTIN", x: x - 8, from: 250, to: 650, thickness: 22))
+        }
+        let edges = (0...4).map { index in
+            let x = 370 + Double(index) * 60
+            return SpineSeparator(top: ImagePoint(x: x, y: 100), bottom: ImagePoint(x: x + 4, y: 950))
+        }
+        let stripe = SpineSeparator(top: ImagePoint(x: 414, y: 200), bottom: ImagePoint(x: 414, y: 550))
+        let grouper = SpineGrouper()
+        #expect(grouper.group(Layout.photo(lines)).count == 1)
+        let photo = ReadPhoto(width: 2000, height: 1000, lines: lines, separators: edges + [stripe])
+        let spines = grouper.group(photo)
+        #expect(spines.map(\.text) == titles.map { "\($0) GEORGE R. R. MARTIN" })
+    }
+
+    /// Lines saved before the worker sent separators still decode (with none).
+    @Test func linesSavedWithoutSeparatorsDecode() throws {
+        let json = #"{"width": 10, "height": 20, "lines": []}"#
+        let photo = try JSONDecoder().decode(ReadPhoto.self, from: Data(json.utf8))
+        #expect(photo.separators.isEmpty && photo.width == 10)
+    }
+}
