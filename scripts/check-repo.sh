@@ -83,11 +83,44 @@ shell_scripts() {
     done | xargs -0 -r shellcheck -x 2>&1
 }
 
+# The OCR worker's pins (installed with --no-deps --only-binary) resolve to wheels on the four systems it runs on:
+# Python 3.11 (bookworm) and 3.13 (trixie, Raspberry Pi OS), x86-64 and aarch64. Several platform tags, as some of
+# the wheels are built for manylinux_2_28 only (glibc 2.28; bookworm has 2.36). The four downloads run at once (the
+# wheels are ~130 MB a system); pip stops at the first pin it cannot find, whose name is said with the system.
+ocr_pins_resolve() {
+    local requirements=Sources/swiftwing-recognizer-ocr/requirements.txt scratch interpreter python arch missing
+    interpreter="$(command -v python3)" || { echo "python3 is missing: apt-get install python3 python3-pip"; return; }
+    "$interpreter" -m pip --version >/dev/null 2>&1 || { echo "pip is missing: apt-get install python3-pip"; return; }
+    scratch="$(mktemp -d)"
+    for python in 3.11 3.13; do
+        for arch in x86_64 aarch64; do
+            "$interpreter" -m pip download --quiet --disable-pip-version-check --no-deps --only-binary=:all: \
+                --platform "manylinux2014_$arch" --platform "manylinux_2_17_$arch" --platform "manylinux_2_28_$arch" \
+                --python-version "$python" -r "$requirements" -d "$scratch/$python-$arch" \
+                --cache-dir "$scratch/cache-$python-$arch" >"$scratch/$python-$arch.log" 2>&1 ||
+                echo failed >"$scratch/$python-$arch.failed" &
+        done
+    done
+    wait
+    for python in 3.11 3.13; do
+        for arch in x86_64 aarch64; do
+            [ -f "$scratch/$python-$arch.failed" ] || continue
+            missing="$(sed -n 's/.*No matching distribution found for \([^ ]*\).*/\1/p' "$scratch/$python-$arch.log" | head -1)"
+            echo "$requirements: ${missing:-a pin} has no wheel for Python $python on $arch (manylinux 2.28 or older):" \
+                "pick a version that has one (pip download --only-binary=:all: --platform manylinux_2_28_$arch" \
+                "--python-version $python --no-deps PACKAGE==VERSION)"
+            [ -n "$missing" ] || tail -3 "$scratch/$python-$arch.log"
+        done
+    done
+    rm -rf "$scratch"
+}
+
 check "no tracked file names a path outside the repository (the folder above it, a shared folder beside it)" outside_paths
 check "every fixture folder carries its licence; LICENSE and NOTICE present" missing_licences
 check "every cited docs/ page exists" cited_docs
 check "systemd/swiftwing.service, swiftwing-export@.service, swiftwing-recognizer.service, swiftwing-web.service: verify clean, exposure <= 2.0" unit_hardening
 check "swift format lint --strict over Sources, Tests, Benchmarks, Fuzz" swift_format
 check "shellcheck over scripts/ and Tests/VMRig/" shell_scripts
+check "the OCR worker's pins have wheels for Python 3.11 and 3.13 on x86-64 and aarch64" ocr_pins_resolve
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]

@@ -4,7 +4,7 @@
 # photo with the worker warm, and the OCR worker's peak resident memory. Figures: Benchmarks/README.md.
 # Needs the OCR worker's environment (scripts/ocr-venv.sh) and a release build of swiftwing-recognizer.
 # Usage: Benchmarks/RecognizerBench/bench.sh [SIZE...]   (default: 1920 2560 3200 full)
-#   CONFIGURATION=debug uses a debug build. DET_SIDE=N sets the worker's detection size (default the recognizer's, 1920).
+#   CONFIGURATION=debug uses a debug build. DET_SIDE=N sets the worker's detection size (default 1600, the worker's own).
 #   SAVE_OCR=DIR keeps the OCR worker's lines (DIR/SIZE-NAME.json); OCR_FROM=DIR then scores grouping and matching
 #   on those lines in seconds, without the worker (its times and memory are then not measured).
 #   DETAIL=1 lists each photo's spines, right or wrong, and the annotated books missed.
@@ -12,7 +12,8 @@
 #   A folder of annotated home-shelf photos (photos/*.jpg, annotations.csv, catalogue-goodreads.csv: the home-shelves
 #   layout), read as they are and matched against its Goodreads catalogue and an owner's catalogue (shelf-bench.py).
 #   BASELINE=DIR also measures, in the same run, the recognizer DIR/swiftwing-recognizer with the worker
-#   DIR/ocr_worker.py (e.g. a build of an older commit and that commit's worker).
+#   DIR/ocr_worker.py (e.g. a build of an older commit and that commit's worker), run by DIR/bin/python3 when DIR is
+#   also that worker's virtual environment (e.g. a copy of the PP-OCRv4 .ocr-venv with its ocr_worker.py).
 set -euo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 cd "$root"
@@ -59,7 +60,7 @@ PY
   [ -z "${SAVE_OCR:-}" ] || { mkdir -p "$SAVE_OCR"; ocr=(--save-ocr "$SAVE_OCR"); }
   [ -z "${OCR_FROM:-}" ] || ocr=(--ocr-from "$OCR_FROM")
   "$recognizer" read --catalogue Fixtures/library-dataset/catalogue.csv --json --timings \
-    --detection-size "${DET_SIDE:-1920}" ${ocr[@]+"${ocr[@]}"} \
+    --detection-size "${DET_SIDE:-1600}" ${ocr[@]+"${ocr[@]}"} \
     "$work/$size-one_shelf.jpg" "$work/$size-one_shelf.jpg" "$work/$size-two_shelves.jpg" >"$work/raw-$size.json"
   python3 - "$work/raw-$size.json" "$work/$size.json" <<'PY'
 import json, sys
@@ -67,7 +68,7 @@ result = json.load(open(sys.argv[1]))
 result["images"] = result["images"][1:]
 json.dump(result, open(sys.argv[2], "w"))
 PY
-  echo "size $size (detection ${DET_SIDE:-1920}):"
+  echo "size $size (detection ${DET_SIDE:-1600}):"
   python3 Benchmarks/RecognizerBench/evaluate.py ${DETAIL:+--detail} Fixtures/library-dataset/annotations.csv \
     "$work/$size.json"
   python3 -c "import json,sys; r=json.load(open(sys.argv[1])); print('  worker peak MB:', max(i.get('workerPeakMB') or 0 for i in r['images']))" "$work/$size.json"

@@ -2,7 +2,8 @@
 folder's Goodreads-layout catalogue, and an owner's catalogue (the annotated books plus 1,000 others drawn from it
 with a fixed seed). Optionally the same for a baseline recognizer (another build and another worker), in one run.
 
-Usage (run with the worker's interpreter, .ocr-venv/bin/python3; bench.sh --data DIR runs it):
+Usage (run with the worker's interpreter, .ocr-venv/bin/python3; bench.sh --data DIR runs it; a --baseline-worker
+folder that is a virtual environment, DIR/bin/python3 with DIR/ocr_worker.py, runs with its own interpreter):
   shelf-bench.py --data DIR --recognizer BIN [--worker DIR] [--baseline-recognizer BIN --baseline-worker DIR]
                  [--work DIR] [--detail] [--ocr-from DIR] [-- WORKER OPTION...]
 DIR holds photos/*.jpg, annotations.csv (image,title,author,notes,in_goodbooks,catalogue_book_id) and
@@ -56,11 +57,18 @@ def owner_catalogue(source, annotated_ids, path):
     return len(chosen)
 
 
+def worker_python(worker_dir):
+    """The interpreter for the worker in `worker_dir`: the virtual environment's own when the folder is one (a copy of
+    an older environment with its ocr_worker.py beside it, e.g. the PP-OCRv4 one), else this interpreter."""
+    own = os.path.join(worker_dir, "bin", "python3")
+    return own if os.path.isfile(own) else sys.executable
+
+
 def run_worker(worker_dir, photos, options, save_dir):
     """Reads each photo with the worker in `worker_dir`; saves `read --ocr-from` files; returns per-photo timings."""
     os.makedirs(save_dir, exist_ok=True)
     process = subprocess.Popen(
-        [sys.executable, "-B", os.path.join(worker_dir, "ocr_worker.py"), "--stage-memory"] + options,
+        [worker_python(worker_dir), "-B", os.path.join(worker_dir, "ocr_worker.py"), "--stage-memory"] + options,
         stdin=subprocess.PIPE, stdout=subprocess.PIPE)
     ready = json.loads(process.stdout.readline())
     timings = {}
@@ -183,7 +191,8 @@ def main():
         if label == "current" and arguments.ocr_from:
             ocr_dir, timings = arguments.ocr_from, {}
         else:
-            ready, timings = run_worker(worker, photos, ["--det-side", "1920"] + arguments.worker_options, ocr_dir)
+            # Each worker at its own default detection size (PP-OCRv4's 1920, PP-OCRv6's 1600) unless options say.
+            ready, timings = run_worker(worker, photos, arguments.worker_options, ocr_dir)
             print(f"{label}: worker ready in {ready['seconds']} s")
         for name, timing in timings.items():
             stages = " ".join(f"{stage} {value:.2f}" for stage, value in timing["seconds"].items()

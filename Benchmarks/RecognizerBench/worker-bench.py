@@ -59,7 +59,7 @@ def session_options(config):
         else:
             setattr(options, name, ast.literal_eval(value))
     return options
-ocr_worker.infer_engine.OrtInferSession._init_sess_opts = staticmethod(session_options)
+ocr_worker.OrtInferSession._init_sess_opts = staticmethod(session_options)
 sys.argv = ["ocr_worker.py"] + sys.argv[3:]
 sys.exit(ocr_worker.main())
 """

@@ -1,4 +1,4 @@
-"""SwiftWing's OCR worker: reads the text lines on photos with the PP-OCR models of rapidocr_onnxruntime.
+"""SwiftWing's OCR worker: reads the text lines on photos with the PP-OCRv6 models that rapidocr's wheel ships.
 
 The only Python in the product, kept to the neural step. Started and supervised by the Swift recognizer
 (Sources/Recognition/OCRWorker*.swift). Protocol, one photo at a time:
@@ -9,15 +9,20 @@ The only Python in the product, kept to the neural step. Started and supervised 
 Polygons are in pixels of the image as decoded (EXIF orientation applied), ordered top-left, top-right,
 bottom-right, bottom-left of the text as read, so a spine read bottom-to-top starts at the box's bottom.
 
+Models: rapidocr 3.10.0's wheel holds PP-OCRv6 small detection and recognition and the v2.0 angle classifier
+(Apache-2.0, its MODEL_LICENSES.md); every model is given to rapidocr by its path, so nothing is downloaded, ever.
+Only rapidocr's per-model steps are used (its pre/post-processing and onnxruntime session), not its pipeline class.
+
 Speed: text is found on a copy scaled to --det-side pixels on its long edge, and each box is cut from the
 full-resolution image, so small spine text keeps its detail for recognition. Memory: the copy is searched in
 --det-strips side-by-side strips, one at a time, as the detector's feature maps are most of the worker's peak; the
 detector plans each run's tensors in one block (a memory pattern), and freed memory goes back to the system after
 each strip and each photo.
 Recognition pads each crop only to --rec-min-width (most spine lines are short) and uses the int8 model that
-scripts/ocr-venv.sh derives from the shipped one (--rec-model). All three models run as the copies quantize_models.py
-derives, with their element-wise steps fused into the convolutions (the same outputs, ~40 % less CPU); without a
-copy the shipped model is read, and stderr says so. Benchmarks/README.md has the measures.
+scripts/ocr-venv.sh derives from the shipped one (--rec-model), in batches bounded by their total width (memory).
+The classifier runs as the copy scripts/quantize_models.py derives, its hard-swishes fused into the convolutions
+(the same outputs, less CPU); without a copy the shipped model is read, and stderr says so. The detector runs as
+shipped. Benchmarks/README.md has the measures.
 A tall box is spine text turned 90 degrees one way or the other: it is turned upright one way and the angle
 classifier says whether it is then upside down (--direction cls), or both ways are read and the better score kept
 (--direction both).
@@ -27,34 +32,47 @@ import argparse
 import ctypes
 import io
 import json
+import logging
 import math
 import os
 import struct
 import sys
 import time
 
-import cv2
-import numpy as np
-import onnxruntime
+# onnxruntime 1.32 starts a telemetry client when it loads, which keeps a device id and an event store under
+# ~/.cache/Microsoft/DeveloperTools; this turns it off, and must be set before onnxruntime is imported.
+os.environ["ORT_DISABLE_TELEMETRY"] = "1"
+
+import cv2  # noqa: E402 (after the environment is set)
+import numpy as np  # noqa: E402
+import onnxruntime  # noqa: E402
+from omegaconf import OmegaConf
 from PIL import Image, ImageOps, UnidentifiedImageError
 
-# The models and the DB/CTC post-processing come from rapidocr_onnxruntime; its pipeline class is not used.
-import rapidocr_onnxruntime
-from rapidocr_onnxruntime.ch_ppocr_cls import TextClassifier
-from rapidocr_onnxruntime.ch_ppocr_det import TextDetector
-from rapidocr_onnxruntime.ch_ppocr_det.utils import DetPreProcess
-from rapidocr_onnxruntime.ch_ppocr_rec import TextRecognizer
-from rapidocr_onnxruntime.utils import infer_engine
+# The models and their pre/post-processing come from rapidocr (3.x); its pipeline class (RapidOCR) is not used.
+import rapidocr
+from rapidocr.ch_ppocr_cls import TextClassifier
+from rapidocr.ch_ppocr_det import TextDetector
+from rapidocr.ch_ppocr_det.utils import DetPreProcess
+from rapidocr.ch_ppocr_rec import TextRecognizer
+from rapidocr.ch_ppocr_rec.typings import TextRecInput
+from rapidocr.inference_engine.onnxruntime import OrtInferSession
+from rapidocr.utils.typings import EngineType, LangCls, LangDet, LangRec, ModelType, OCRVersion
 
-MODELS = os.path.join(os.path.dirname(rapidocr_onnxruntime.__file__), "models")
-# Models derived from those at install time (scripts/ocr-venv.sh runs quantize_models.py), kept in the environment.
+# rapidocr logs each model it loads at INFO on stderr; the supervisor keeps stderr's tail for errors, so only warnings.
+logging.getLogger("RapidOCR").setLevel(logging.WARNING)
+
+MODELS = os.path.join(os.path.dirname(rapidocr.__file__), "models")
+# Models derived from those at install time (scripts/ocr-venv.sh runs scripts/quantize_models.py), in the environment.
 DERIVED_MODELS = os.path.join(sys.prefix, "swiftwing-models")
-RECOGNITION_MODEL = "ch_PP-OCRv4_rec_infer.onnx"
-RECOGNITION_MODEL_INT8 = "ch_PP-OCRv4_rec_infer.int8.onnx"
-# Shipped model -> its copy with the element-wise steps fused into the convolutions (quantize_models.py).
+DETECTION_MODEL = "PP-OCRv6_det_small.onnx"
+CLASSIFICATION_MODEL = "ch_ppocr_mobile_v2.0_cls_mobile.onnx"
+RECOGNITION_MODEL = "PP-OCRv6_rec_small.onnx"
+RECOGNITION_MODEL_INT8 = "PP-OCRv6_rec_small.int8.onnx"
+# Shipped model -> its copy with the element-wise steps fused into the convolutions (scripts/quantize_models.py).
+# The detector has none that onnxruntime does not fuse itself: it is read as shipped.
 FUSED_MODELS = {
-    "ch_PP-OCRv4_det_infer.onnx": "ch_PP-OCRv4_det_infer.fused.onnx",
-    "ch_ppocr_mobile_v2.0_cls_infer.onnx": "ch_ppocr_mobile_v2.0_cls_infer.fused.onnx",
+    CLASSIFICATION_MODEL: "ch_ppocr_mobile_v2.0_cls_mobile.fused.onnx",
 }
 # A 60 MP photo decodes to 180 MB of pixels; refuse more than this before decoding.
 MAX_PIXELS = 40_000_000
@@ -62,7 +80,9 @@ MAX_PIXELS = 40_000_000
 
 def parse_arguments():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--det-side", type=int, default=1920, help="long edge for text detection, in pixels")
+    parser.add_argument("--det-side", type=int, default=1600,
+                        help="long edge for text detection, in pixels (on home shelves PP-OCRv6 small finds as much at "
+                             "1600 as at 1920 for 25 %% less CPU, and less at 1440: Benchmarks/README.md)")
     parser.add_argument("--det-strips", type=int, default=3,
                         help="find text on this many side-by-side strips of the scaled copy, one at a time, to bound "
                              "the detector's memory (its feature maps grow with the area it sees at once)")
@@ -79,13 +99,18 @@ def parse_arguments():
     parser.add_argument("--rec-model-file", help="measuring: a recognition model file instead of the worker's own")
     parser.add_argument("--rec-keys-file", help="measuring: the character list of --rec-model-file, when its "
                         "metadata has none")
-    parser.add_argument("--rec-batch", type=int, default=8)
+    parser.add_argument("--rec-batch", type=int, default=8, help="at most this many lines read at once")
+    parser.add_argument("--rec-batch-width", type=int, default=2560,
+                        help="at most this many pixels of padded width (at the recognizer's 48 px height) in one "
+                             "batch: bounds the recognizer's memory (a single wider line is read alone)")
     parser.add_argument("--rec-min-width", type=int, default=96,
                         help="narrowest input of the recognizer, in pixels at its 48 px height: shorter crops are "
                              "padded to it (its cost grows with the padded width)")
     parser.add_argument("--rec-model", choices=["auto", "float", "int8"], default="auto",
                         help="the recognition model as the wheel ships it, or its int8 copy (scripts/ocr-venv.sh); "
                              "auto: the int8 copy when the environment has it")
+    parser.add_argument("--fused", choices=["on", "off"], default="on",
+                        help="measuring: off reads the classifier as shipped instead of its fused copy")
     parser.add_argument("--derived-models", default=DERIVED_MODELS,
                         help="the folder of the models scripts/ocr-venv.sh derives (default: the environment's own)")
     parser.add_argument("--min-score", type=float, default=0.5, help="lines read with a lower score are dropped")
@@ -112,14 +137,23 @@ def session_options(config):
     return options
 
 
-# rapidocr builds each model's session through this hook; the worker's options replace its defaults.
-infer_engine.OrtInferSession._init_sess_opts = staticmethod(session_options)
+# rapidocr builds each model's session through this hook (with the model's engine_cfg); the worker's options replace
+# its defaults.
+OrtInferSession._init_sess_opts = staticmethod(session_options)
 
 
-def session_config(model, folder, threads, **extra):
-    return dict(
-        model_path=os.path.join(folder, model), intra_op_num_threads=threads, inter_op_num_threads=1,
-        use_cuda=False, use_dml=False, **extra)
+def session_config(model, folder, threads, task, version, language, kind, **extra):
+    """rapidocr's configuration of one model (an OmegaConf tree, as its classes read it by attribute): the model by
+    its path, so rapidocr never looks for it in its registry or downloads it; onnxruntime on the CPU."""
+    engine = dict(intra_op_num_threads=threads, inter_op_num_threads=1, enable_cpu_mem_arena=False,
+                  memory_pattern=bool(extra.pop("memory_pattern", False)), use_cuda=False, use_dml=False,
+                  use_cann=False, use_coreml=False, cpu_ep_cfg={"arena_extend_strategy": "kSameAsRequested"})
+    config = OmegaConf.create(dict(
+        model_path=os.path.join(folder, model), model_dir=None, model_root_dir=None, task_type=task,
+        ocr_version=version, lang_type=language, model_type=kind, engine_cfg=engine, font_path=None, **extra))
+    # Enums are kept as they are (OmegaConf would keep only their names): rapidocr compares and indexes by them.
+    config.engine_type = EngineType.ONNXRUNTIME
+    return config
 
 
 def recognition_model(choice, derived_models=DERIVED_MODELS):
@@ -134,13 +168,15 @@ def recognition_model(choice, derived_models=DERIVED_MODELS):
         return RECOGNITION_MODEL, MODELS
     if not os.path.isfile(path):
         raise SetupError(f"no int8 recognition model at {path}: scripts/ocr-venv.sh makes it when it makes the "
-                         "environment (or run quantize_models.py with the environment's python3)")
+                         "environment (or run scripts/quantize_models.py with the environment's python3)")
     return RECOGNITION_MODEL_INT8, derived_models
 
 
-def fused_model(shipped, derived_models=DERIVED_MODELS):
+def fused_model(shipped, derived_models=DERIVED_MODELS, fused="on"):
     """The file name and folder of a shipped model's fused copy, or of the shipped model when the copy is missing
-    (said on stderr: it computes the same, slower)."""
+    (said on stderr: it computes the same, slower) or not wanted (--fused off)."""
+    if fused == "off":
+        return shipped, MODELS
     path = os.path.join(derived_models, FUSED_MODELS[shipped])
     if os.path.isfile(path):
         return FUSED_MODELS[shipped], derived_models
@@ -149,31 +185,75 @@ def fused_model(shipped, derived_models=DERIVED_MODELS):
     return shipped, MODELS
 
 
+def has_character_list(path):
+    """Whether a recognition model carries its character list in its metadata (rapidocr downloads one otherwise)."""
+    try:
+        return "character" in onnxruntime.InferenceSession(
+            path, providers=["CPUExecutionProvider"]).get_modelmeta().custom_metadata_map
+    except Exception as error:
+        raise SetupError(f"cannot load the recognition model {path}: {error}") from None
+
+
 class Reader:
     def __init__(self, arguments):
         self.arguments = arguments
         threads = arguments.threads or available_cores()
-        detection = fused_model("ch_PP-OCRv4_det_infer.onnx", arguments.derived_models)
-        classification = fused_model("ch_ppocr_mobile_v2.0_cls_infer.onnx", arguments.derived_models)
+        detection = (DETECTION_MODEL, MODELS)
+        classification = fused_model(CLASSIFICATION_MODEL, arguments.derived_models, arguments.fused)
         recognition = recognition_model(arguments.rec_model, arguments.derived_models)
         if arguments.det_model_file:
             detection = (os.path.basename(arguments.det_model_file), os.path.dirname(arguments.det_model_file))
         if arguments.rec_model_file:
             recognition = (os.path.basename(arguments.rec_model_file), os.path.dirname(arguments.rec_model_file))
-        keys = {"rec_keys_path": arguments.rec_keys_file} if arguments.rec_keys_file else {}
+        for name, folder in (detection, classification, recognition):
+            if not os.path.isfile(os.path.join(folder, name)):
+                raise SetupError(f"no model at {os.path.join(folder, name)}: scripts/ocr-venv.sh makes the "
+                                 "environment with rapidocr's wheel, which holds the models")
+        keys = {}
+        if arguments.rec_keys_file:
+            keys = {"rec_keys_path": arguments.rec_keys_file}
+        elif not has_character_list(os.path.join(*reversed(recognition))):
+            # rapidocr would fetch a character list from the network: never at run time.
+            raise SetupError(f"the recognition model {os.path.join(*reversed(recognition))} has no character list in "
+                             "its metadata: give one with --rec-keys-file")
         # The files read, for the ready line (tests and benchmarks check which models a worker runs).
         self.models = {stage: os.path.join(folder, name) for stage, (name, folder) in
                        [("detect", detection), ("classify", classification), ("recognize", recognition)]}
         self.detector = Detector(session_config(
-            *detection, threads, limit_side_len=arguments.det_side, limit_type="max",
+            *detection, threads, "det", OCRVersion.PPOCRV6, LangDet.CH, ModelType.SMALL,
+            limit_side_len=arguments.det_side, limit_type="max",
             mean=[0.5, 0.5, 0.5], std=[0.5, 0.5, 0.5], thresh=0.3, box_thresh=0.5, max_candidates=1000,
             unclip_ratio=1.6, use_dilation=True, score_mode="fast", memory_pattern=True))
         self.classifier = TextClassifier(session_config(
-            *classification, threads, cls_image_shape=[3, 48, 192],
+            *classification, threads, "cls", OCRVersion.PPOCRV4, LangCls.CH, ModelType.MOBILE,
             cls_batch_num=arguments.rec_batch, cls_thresh=0.9, label_list=["0", "180"]))
         self.recognizer = TextRecognizer(session_config(
-            *recognition, threads, rec_img_shape=[3, 48, arguments.rec_min_width], rec_batch_num=arguments.rec_batch,
-            **keys))
+            *recognition, threads, "rec", OCRVersion.PPOCRV6, LangRec.CH, ModelType.SMALL,
+            rec_img_shape=[3, 48, arguments.rec_min_width], rec_batch_num=arguments.rec_batch, **keys))
+
+    def read_texts(self, crops):
+        """(text, score) for each crop, in order. The crops go to the recognizer in batches of similar shape (as
+        rapidocr batches them: by width over height) whose padded widths add up to at most --rec-batch-width: its
+        memory grows with a batch's total width (eight 1,200 px lines took 520 MB more, eight of 320 px 140 MB)."""
+        widths = [max(self.arguments.rec_min_width, math.ceil(48 * crop.shape[1] / max(crop.shape[0], 1)))
+                  for crop in crops]
+        order = sorted(range(len(crops)), key=lambda index: widths[index])
+        batches, batch = [], []
+        for index in order:
+            # Sorted by width, so the newest crop is the widest: the batch would be padded to it.
+            if batch and (len(batch) == self.arguments.rec_batch
+                          or (len(batch) + 1) * widths[index] > self.arguments.rec_batch_width):
+                batches.append(batch)
+                batch = []
+            batch.append(index)
+        if batch:
+            batches.append(batch)
+        texts = [("", 0.0)] * len(crops)
+        for batch in batches:
+            result = self.recognizer(TextRecInput(img=[crops[index] for index in batch]))
+            for index, text, score in zip(batch, result.txts, result.scores):
+                texts[index] = (text, score)
+        return texts
 
     def read(self, data):
         seconds = {}
@@ -245,9 +325,9 @@ class Reader:
     def recognize(self, crops, corners):
         if self.arguments.direction == "both":
             # Tall boxes were turned one way; read the opposite turn too and keep the better reading.
-            results, _ = self.recognizer(crops)
+            results = self.read_texts(crops)
             flipped = [cv2.rotate(crop, cv2.ROTATE_180) for crop in crops]
-            flipped_results, _ = self.recognizer(flipped)
+            flipped_results = self.read_texts(flipped)
             chosen = []
             for result, flipped_result, polygon in zip(results, flipped_results, corners):
                 if flipped_result[1] > result[1]:
@@ -255,19 +335,20 @@ class Reader:
                 else:
                     chosen.append((result, polygon))
             return chosen
-        turned, classes, _ = self.classifier(crops)
+        classified = self.classifier(crops)
+        turned, classes = classified.img_list, classified.cls_res
         polygons = []
         for (label, score), polygon in zip(classes, corners):
             upside_down = "180" in label and score > 0.9
             polygons.append(np.roll(polygon, 2, axis=0) if upside_down else polygon)
-        results, _ = self.recognizer(turned)
+        results = self.read_texts(turned)
         chosen = list(zip(results, polygons))
         # A second look where it pays: a tall line (a spine's title) read poorly may have been turned the wrong way
         # (the classifier is least sure on stylised type); its other turn is read and the better reading kept.
         again = [index for index, (polygon, ((_, score), _)) in enumerate(zip(corners, chosen))
                  if score < self.arguments.second_pass and is_tall(polygon)]
         if again:
-            flipped, _ = self.recognizer([cv2.rotate(turned[index], cv2.ROTATE_180) for index in again])
+            flipped = self.read_texts([cv2.rotate(turned[index], cv2.ROTATE_180) for index in again])
             for index, result in zip(again, flipped):
                 if result[1] > chosen[index][0][1]:
                     chosen[index] = (result, np.roll(chosen[index][1], 2, axis=0))
@@ -350,9 +431,8 @@ def spine_separators(image, scale):
 class Detector(TextDetector):
     """rapidocr's text detector with its input made in float32 in place (DetectorInput)."""
 
-    def get_preprocess(self, max_wh):
-        chosen = super().get_preprocess(max_wh)
-        return DetectorInput(chosen.limit_side_len, chosen.limit_type, self.mean, self.std)
+    def get_preprocess(self):
+        return DetectorInput(self.limit_side_len, self.limit_type, self.mean, self.std)
 
 
 class DetectorInput(DetPreProcess):
@@ -385,7 +465,7 @@ def detect_in_strips(detector, image, strips):
     where a neighbour holds it whole."""
     height, width = image.shape[:2]
     if strips <= 1:
-        boxes, _ = detector(image)
+        boxes = detector(image).boxes
         return [] if boxes is None else list(boxes)
     overlap = int(width * STRIP_OVERLAP)
     # Widths a multiple of 32 (the detector's stride), so strips are not resized.
@@ -394,7 +474,7 @@ def detect_in_strips(detector, image, strips):
     whole, pieces = [], []
     for index, start in enumerate(starts):
         end = start + strip_width
-        found, _ = detector(np.ascontiguousarray(image[:, start:end]))
+        found = detector(np.ascontiguousarray(image[:, start:end])).boxes
         # What the detector freed goes back before the next strip, so strips do not stack their leftovers.
         release_freed_memory()
         for box in [] if found is None else found:

@@ -1,6 +1,6 @@
-"""Derives the OCR worker's faster copies of the PP-OCR models that rapidocr_onnxruntime's wheel ships, written into
-the virtual environment (sys.prefix/swiftwing-models) where ocr_worker.py looks. Run by scripts/ocr-venv.sh with the
-environment's python3; needs the onnx package (requirements.txt). Nothing is downloaded.
+"""Derives the OCR worker's faster copies of the PP-OCR models that rapidocr's wheel ships, written into the virtual
+environment (sys.prefix/swiftwing-models) where Sources/swiftwing-recognizer-ocr/ocr_worker.py looks. Run by
+scripts/ocr-venv.sh with the environment's python3; needs the onnx package (requirements.txt). Nothing is downloaded.
 
 Every copy computes what the shipped model computes (the same weights, rearranged; outputs equal to ~1e-6):
 - the shipped models keep their weights in Constant nodes, which onnxruntime's optimiser and quantiser skip: they
@@ -11,27 +11,33 @@ Every copy computes what the shipped model computes (the same weights, rearrange
   the Conv before it (a Conv with a HardSwish activation, in its blocked layout);
 - each scalar affine step before a Conv: folded into a 1x1 Conv without padding, and otherwise made a 1x1 depthwise
   Conv, so the tensors stay in onnxruntime's blocked layout instead of being reordered before and after.
-Written out, these element-wise steps and the reorders around them were ~60 % of the recognizer's time.
-The recognition model's copy also has its MatMul weights quantised (onnxruntime's dynamic quantisation, int8, per
-tensor): ocr_worker.py --rec-model int8.
+Written out, these element-wise steps and the reorders around them were ~60 % of PP-OCRv4's recognizer's time. The
+PP-OCRv6 models have none of them (their per-channel biases and GELUs onnxruntime fuses itself): only the angle
+classifier (18 hard-swishes) gets a fused copy, and the detector is read as shipped.
+The recognition model's copy has its MatMul weights quantised (onnxruntime's dynamic quantisation, int8, per tensor):
+ocr_worker.py --rec-model int8. On home shelves it reads what the float model reads (same recall and confident
+figures), in less memory (Benchmarks/README.md); its time is in its convolutions, which stay float (ConvInteger and
+QLinearConv ran slower than float Conv on this CPU).
 """
 
 import os
 import sys
 
-import numpy as np
+# onnxruntime's telemetry client off (it would keep a device id and an event store under ~/.cache): before its import.
+os.environ["ORT_DISABLE_TELEMETRY"] = "1"
+
+import numpy as np  # noqa: E402
 import onnx
-import rapidocr_onnxruntime
+import rapidocr
 from onnx import helper, numpy_helper
 from onnxruntime.quantization import QuantType, quantize_dynamic
 
-SOURCES = os.path.join(os.path.dirname(rapidocr_onnxruntime.__file__), "models")
+SOURCES = os.path.join(os.path.dirname(rapidocr.__file__), "models")
 TARGETS = os.path.join(sys.prefix, "swiftwing-models")
 # Shipped model -> derived copy, and whether the copy's MatMul weights are quantised.
 DERIVED = [
-    ("ch_PP-OCRv4_det_infer.onnx", "ch_PP-OCRv4_det_infer.fused.onnx", False),
-    ("ch_ppocr_mobile_v2.0_cls_infer.onnx", "ch_ppocr_mobile_v2.0_cls_infer.fused.onnx", False),
-    ("ch_PP-OCRv4_rec_infer.onnx", "ch_PP-OCRv4_rec_infer.int8.onnx", True),
+    ("ch_ppocr_mobile_v2.0_cls_mobile.onnx", "ch_ppocr_mobile_v2.0_cls_mobile.fused.onnx", False),
+    ("PP-OCRv6_rec_small.onnx", "PP-OCRv6_rec_small.int8.onnx", True),
 ]
 # Only MatMul: quantised Conv runs as ConvInteger, which onnxruntime's CPU provider runs slower than float Conv.
 QUANTISED_OPERATORS = ["MatMul"]
@@ -229,8 +235,20 @@ def fused(model):
                    f"folded into the Conv after, {replaced} made 1x1 Convs")
 
 
+# Apache-2.0 4(b): a modified file says it was changed. Kept in the copy's metadata, beside what the source carries.
+MODIFIED_NOTE = ("Modified by SwiftWing's scripts/quantize_models.py from {source} as shipped in rapidocr's wheel "
+                 "(PaddleOCR model, Apache-2.0, converted by RapidOCR): {changes}.")
+
+
+def mark_modified(model, source, changes):
+    entry = model.metadata_props.add()
+    entry.key = "swiftwing_modified"
+    entry.value = MODIFIED_NOTE.format(source=os.path.basename(source), changes=changes)
+
+
 def derive(source, target, quantised):
     model, summary = fused(onnx.load(source))
+    mark_modified(model, source, summary + ("; MatMul weights quantised to int8" if quantised else ""))
     partial = target + ".partial"
     if quantised:
         prepared = target + ".float.onnx"
