@@ -107,6 +107,13 @@ public enum CatalogueImport {
                     reason: "the row has \(row.count) fields where the header has \(header.count); "
                         + "quote fields that hold commas")
             }
+            // A SwiftWing export's books still awaiting review are the recognizer's guesses, not the owner's books:
+            // matched against, a wrong guess would confirm itself on the next photo.
+            if format == .swiftwing, let column = columns["needs review"],
+                row[column].trimmingCharacters(in: .whitespaces).lowercased() == "true"
+            {
+                continue
+            }
             try body(entry(row, header: header, columns: columns, format: format, file: file, line: line))
         }
         return format

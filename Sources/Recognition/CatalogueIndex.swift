@@ -22,18 +22,25 @@ public final class CatalogueIndex: Sendable {
     /// Where the index lives, and whether this open built it (false: reused from an earlier run).
     public let path: String
     public let built: Bool
+    /// Whether any entry has a call number tag (a library's catalogue); a Goodreads or SwiftWing export has none.
+    public var hasCallNumbers: Bool { !tagGramDocuments.isEmpty }
 
     /// Opens the index of the catalogue CSV at `cataloguePath`, building it first when there is none or the CSV
     /// changed (size or modification time). `indexPath` defaults to ``defaultIndexPath(catalogue:)``.
+    /// Without `indexPath`, a current index already beside the CSV is used even where that folder is read-only (the
+    /// shipped catalogue's, built when the package was made), then one in the cache.
     public static func open(catalogue cataloguePath: String, indexPath: String? = nil) throws -> CatalogueIndex {
-        let indexPath = indexPath ?? defaultIndexPath(catalogue: cataloguePath)
         let stamp = try sourceStamp(cataloguePath)
-        if FileManager.default.fileExists(atPath: indexPath),
-            let index = try? CatalogueIndex(path: indexPath, built: false),
-            try index.meta("source") == stamp, try index.meta("format") == formatVersion
-        {
-            return index
+        let places =
+            indexPath.map { [$0] } ?? [besidePath(catalogue: cataloguePath), cachePath(catalogue: cataloguePath)]
+        for place in places where FileManager.default.fileExists(atPath: place) {
+            if let index = try? CatalogueIndex(path: place, built: false), try index.meta("source") == stamp,
+                try index.meta("format") == formatVersion
+            {
+                return index
+            }
         }
+        let indexPath = indexPath ?? defaultIndexPath(catalogue: cataloguePath)
         try build(catalogue: cataloguePath, into: indexPath, stamp: stamp)
         return try CatalogueIndex(path: indexPath, built: true)
     }
@@ -41,12 +48,21 @@ public final class CatalogueIndex: Sendable {
     /// `FILE.index.sqlite` beside the CSV when its folder is writable, else a file named after the CSV's full path
     /// in `$XDG_CACHE_HOME/swiftwing-recognizer` (or `~/.cache/swiftwing-recognizer`).
     public static func defaultIndexPath(catalogue: String) -> String {
-        let url = URL(fileURLWithPath: catalogue).standardizedFileURL
-        let folder = url.deletingLastPathComponent().path
-        if FileManager.default.isWritableFile(atPath: folder) { return url.path + ".index.sqlite" }
+        let folder = URL(fileURLWithPath: catalogue).standardizedFileURL.deletingLastPathComponent().path
+        return FileManager.default.isWritableFile(atPath: folder)
+            ? besidePath(catalogue: catalogue) : cachePath(catalogue: catalogue)
+    }
+
+    static func besidePath(catalogue: String) -> String {
+        URL(fileURLWithPath: catalogue).standardizedFileURL.path + ".index.sqlite"
+    }
+
+    static func cachePath(catalogue: String) -> String {
         let environment = ProcessInfo.processInfo.environment
         let cache = environment["XDG_CACHE_HOME"] ?? (NSHomeDirectory() + "/.cache")
-        let name = url.path.map { $0.isLetter || $0.isNumber ? $0 : "_" }
+        let name = URL(fileURLWithPath: catalogue).standardizedFileURL.path.map {
+            $0.isLetter || $0.isNumber ? $0 : "_"
+        }
         return cache + "/swiftwing-recognizer/" + String(name) + ".index.sqlite"
     }
 

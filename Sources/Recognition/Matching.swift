@@ -66,27 +66,28 @@ public struct MatchingWeights: Sendable, Hashable {
 /// Confidence from the evidence behind a match: a logistic curve, so that a wrong match comes out below 0.8 (the
 /// device's review line) and matches at 0.8 or above are right at least 95 times in 100.
 ///
-/// The weights were fitted by `Benchmarks/RecognizerBench/match-bench.py --fit` (logistic regression, Newton's
-/// method with a 1e-3 ridge) on the matches the matcher made on the development half of the Library Dataset's
-/// photos, catalogue with and without tags pooled; the held-out half measures them (Benchmarks/README.md). They hold
-/// for the matcher's scoring as it is: a change to the features or weights of the score needs a refit. Some
-/// weights are negative because the score already counts that evidence; only the sum means anything.
+/// The weights are fitted by `Benchmarks/RecognizerBench/calibrate.py` (logistic regression, Newton's method with a
+/// 1e-3 ridge) on this recognizer's own output: its OCR and grouping on home-shelf photos (a Goodreads catalogue and
+/// an owner's) and on the Library Dataset's shelf photos, and its matching of the dataset's annotated spines with and
+/// without call numbers; home and library matches weigh the same in all. Every figure reported for them is
+/// cross-validated by photo (Benchmarks/README.md). None of the features depends on the catalogue's size, and
+/// without call numbers `tag` is 0. They hold for the matcher's scoring as it is: a change to the features or
+/// weights of the score needs a refit. Some weights are negative because the score already counts that evidence;
+/// only the sum means anything.
 public struct ConfidenceCalibration: Sendable, Hashable {
-    /// The fit's bias lowered by 0.1, so that the development photos' precision at 0.8 stays at least what it was
-    /// before the author mark counted (Benchmarks/README.md).
-    public var bias: Double = -2.925
-    public var score: Double = 1.081
-    public var lead: Double = 1.880
+    public var bias: Double = -2.505
+    public var score: Double = 0.009
+    public var lead: Double = 2.255
     /// The assignment gave the spine its own best candidate.
-    public var ownBest: Double = -0.580
+    public var ownBest: Double = -0.291
     /// How far the spine falls short of 20 letters (0 at 20 or more, 1 for none).
-    public var shortSpine: Double = -4.314
-    public var title: Double = 0.100
-    public var titleInformation: Double = -0.298
-    public var surname: Double = -1.105
-    public var explained: Double = 0.157
-    public var tag: Double = 0.014
-    public var authorMark: Double = 0.394
+    public var shortSpine: Double = -3.847
+    public var title: Double = 1.489
+    public var titleInformation: Double = 0.067
+    public var surname: Double = 1.151
+    public var explained: Double = 1.679
+    public var tag: Double = 0.097
+    public var authorMark: Double = -0.550
     public init() {}
 
     public func confidence(_ evidence: MatchEvidence) -> Double {
@@ -155,8 +156,12 @@ public final class CatalogueMatcher: SpineMatching {
     public let index: CatalogueIndex
     public let options: MatchingOptions
 
+    /// A catalogue without call numbers (a Goodreads or SwiftWing export) is matched with the tagless features
+    /// (the author mark among them) whatever `options.useTags` says: there are no tags to weigh.
     public init(index: CatalogueIndex, options: MatchingOptions = MatchingOptions()) {
         self.index = index
+        var options = options
+        if !index.hasCallNumbers { options.useTags = false }
         self.options = options
     }
 
@@ -227,7 +232,8 @@ public final class CatalogueMatcher: SpineMatching {
             let evidence = MatchEvidence(
                 score: match.score, lead: match.score - (rival?.score ?? 0), rank: position,
                 spineLetters: match.features.spineLetters, features: match.features)
-            return (SpineMatch(entry: match.entry, confidence: options.calibration.confidence(evidence)), evidence)
+            let confidence = options.calibration.confidence(evidence)
+            return (SpineMatch(entry: match.entry, confidence: confidence, evidence: evidence), evidence)
         }
     }
 

@@ -45,8 +45,8 @@ public struct OCRWorkerConfiguration: Sendable {
         }
         var roots: [String] = []
         if let root { roots.append(root) }
-        roots += ancestors(of: files.currentDirectoryPath)
-        roots += ancestors(
+        roots += ancestorFolders(of: files.currentDirectoryPath)
+        roots += ancestorFolders(
             of: URL(fileURLWithPath: CommandLine.arguments.first ?? "/").deletingLastPathComponent().path)
         for root in roots {
             candidates.append(
@@ -71,17 +71,6 @@ public struct OCRWorkerConfiguration: Sendable {
 
     static let installedVenv = "/usr/lib/swiftwing-recognizer/ocr-venv"
     static let installedScript = "/usr/lib/swiftwing-recognizer/ocr/ocr_worker.py"
-
-    private static func ancestors(of path: String) -> [String] {
-        var result: [String] = []
-        var url = URL(fileURLWithPath: path).standardizedFileURL
-        while true {
-            result.append(url.path)
-            let parent = url.deletingLastPathComponent()
-            if parent.path == url.path { return result }
-            url = parent
-        }
-    }
 }
 
 /// The real OCR step: a supervised worker process kept warm between photos. One thread of its own talks to the

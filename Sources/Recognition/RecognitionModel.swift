@@ -107,9 +107,13 @@ public struct SpineText: Sendable, Hashable, Codable {
 public struct SpineMatch: Sendable, Hashable, Codable {
     public var entry: CatalogueEntry
     public var confidence: Double
-    public init(entry: CatalogueEntry, confidence: Double) {
+    /// What the confidence was computed from (nil from a matcher that keeps none): `read --explain` writes it and
+    /// the calibration is fitted on it.
+    public var evidence: MatchEvidence?
+    public init(entry: CatalogueEntry, confidence: Double, evidence: MatchEvidence? = nil) {
         self.entry = entry
         self.confidence = confidence
+        self.evidence = evidence
     }
 }
 

@@ -3,14 +3,14 @@ import Foundation
 import Recognition
 import SwiftWingCore
 
-/// `swiftwing-recognizer read --catalogue FILE --json IMAGE...`: the whole recognizer on photos, from the command line.
+/// `swiftwing-recognizer read [--catalogue FILE]... --json IMAGE...`: the whole recognizer on photos, from the command
+/// line, against the owner's catalogues and the shipped open one.
 struct ReadCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "read",
         abstract: "Reads the book spines on shelf photos and matches them against a catalogue.")
 
-    @Option(help: "The catalogue CSV (the Library Dataset's catalogue.csv form: title,author,tag,series,isbn).")
-    var catalogue: String
+    @OptionGroup var catalogues: CatalogueOptions
 
     @Flag(help: "Print {\"images\": [{\"file\", \"books\", \"unmatched\"}]} as JSON (the only output form so far).")
     var json = false
@@ -24,8 +24,11 @@ struct ReadCommand: AsyncParsableCommand {
     @Flag(help: "Add each photo's seconds and the OCR worker's peak resident memory (MB) to the output (benchmarks).")
     var timings = false
 
-    @Flag(help: "Match without the catalogue's call numbers (a home owner's catalogue has none).")
+    @Flag(help: "Match without the catalogue's call numbers (a catalogue with none is always matched without).")
     var ignoreTags = false
+
+    @Flag(help: "Add the evidence behind each book's confidence to the output (for fitting the calibration).")
+    var explain = false
 
     @Option(
         help: ArgumentHelp(
@@ -52,8 +55,7 @@ struct ReadCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let matcher = CatalogueMatcher(
-            index: try CatalogueIndex.open(catalogue: catalogue), options: MatchingOptions(useTags: !ignoreTags))
+        let matcher = try catalogues.matcher(useTags: !ignoreTags)
         let supervisor: OCRWorkerSupervisor?
         if ocrFrom == nil {
             var worker = try OCRWorkerConfiguration.locate()
@@ -83,7 +85,7 @@ struct ReadCommand: AsyncParsableCommand {
             }
             let recognizer = ShelfRecognizer(reader: reader, matcher: matcher)
             let recognition = try await recognizer.recognize(jpeg: bytes) { _, _ in }
-            var result = ImageResult(file: file, recognition: recognition)
+            var result = ImageResult(file: file, recognition: recognition, explain: explain)
             if timings {
                 result.seconds = (ContinuousClock.now - started).inSeconds
                 result.workerPeakMB = supervisor?.workerProcessID.flatMap(peakResidentMegabytes)
@@ -145,6 +147,7 @@ struct ImageResult: Encodable {
         let confidence: Double
         let boundingBox: NormalizedBox
         let text: String
+        let evidence: MatchEvidence?
 
         func encode(to encoder: any Encoder) throws {
             var container = encoder.container(keyedBy: CodingKeys.self)
@@ -154,9 +157,10 @@ struct ImageResult: Encodable {
             try container.encode(confidence, forKey: .confidence)
             try container.encode(boundingBox, forKey: .boundingBox)
             try container.encode(text, forKey: .text)
+            try container.encodeIfPresent(evidence, forKey: .evidence)
         }
 
-        enum CodingKeys: String, CodingKey { case isbn, title, authors, confidence, boundingBox, text }
+        enum CodingKeys: String, CodingKey { case isbn, title, authors, confidence, boundingBox, text, evidence }
     }
 
     struct Unmatched: Encodable {
@@ -170,12 +174,13 @@ struct ImageResult: Encodable {
     var seconds: Double?
     var workerPeakMB: Double?
 
-    init(file: String, recognition: ShelfRecognition) {
+    init(file: String, recognition: ShelfRecognition, explain: Bool = false) {
         self.file = file
         books = recognition.books.map { book in
             Book(
                 isbn: book.match.entry.isbn, title: book.match.entry.title, authors: book.match.entry.authors,
-                confidence: book.match.confidence, boundingBox: book.spine.box, text: book.spine.text)
+                confidence: book.match.confidence, boundingBox: book.spine.box, text: book.spine.text,
+                evidence: explain ? book.match.evidence : nil)
         }
         unmatched = recognition.unmatched.map { Unmatched(text: $0.text, boundingBox: $0.box) }
     }

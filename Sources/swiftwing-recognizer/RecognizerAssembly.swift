@@ -5,13 +5,16 @@ import Recognition
 /// scripts/ocr-venv.sh), spine grouping and the catalogue matcher, all from the Recognition module.
 enum RecognizerAssembly {
     /// Opens (or builds, the first time) the catalogue's index, finds the OCR worker and starts it, so the first
-    /// photo is not the one that pays for loading the models.
-    static func make(catalogue: String, logger: Logger) async throws -> any ShelfRecognizing {
-        let index = try CatalogueIndex.open(catalogue: catalogue)
-        let matcher = CatalogueMatcher(index: index, options: MatchingOptions(useTags: true))
+    /// photo is not the one that pays for loading the models. The device's `library` (when given) and `catalogues`
+    /// are searched in that order (the owner's, then the open one); each is matched with its call numbers when it
+    /// has them and with the tagless features when it has none.
+    static func make(catalogues: [String], library: String?, logger: Logger) async throws -> any ShelfRecognizing {
+        let matcher = try CatalogueOptions.matcher(paths: catalogues, library: library, useTags: true)
         let reader = OCRWorkerSupervisor(configuration: try OCRWorkerConfiguration.locate())
         try await reader.warmUp()
-        logger.info("recognizer ready", metadata: ["catalogue": "\(catalogue)"])
+        logger.info(
+            "recognizer ready",
+            metadata: ["catalogues": "\(catalogues.joined(separator: ", "))", "library": "\(library ?? "none")"])
         return ShelfRecognizer(reader: reader, matcher: matcher)
     }
 }

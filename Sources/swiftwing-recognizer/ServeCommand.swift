@@ -24,8 +24,7 @@ struct ServeCommand: AsyncParsableCommand {
             See docs/recognizer.md.
             """)
 
-    @Option(help: "The catalogue CSV (the Library Dataset's catalogue.csv, a Goodreads or SwiftWing export).")
-    var catalogue: String
+    @OptionGroup var catalogueOptions: CatalogueOptions
     @Option(help: "Address to bind (127.0.0.1 on the kiosk; the LAN address on a home server).") var host = "127.0.0.1"
     @Option(help: "Port to bind (0 = a free port).") var port = 8788
     @Option(help: "Open Library's base URL for spines the catalogue does not match, e.g. https://openlibrary.org.")
@@ -122,11 +121,14 @@ struct ServeCommand: AsyncParsableCommand {
             logger.warning("\(warning)")
         }
 
-        let books: Int
-        do {
-            books = try CatalogueFileCheck.check(catalogue)
-        } catch {
-            throw ServeFailure("the catalogue cannot be used: \(error)")
+        let catalogues = try catalogueOptions.paths()
+        var books = 0
+        for catalogue in catalogues {
+            do {
+                books += try CatalogueFileCheck.check(catalogue)
+            } catch {
+                throw ServeFailure("the catalogue cannot be used: \(error)")
+            }
         }
         var openLibraryURL: URL?
         if let openLibrary {
@@ -138,12 +140,13 @@ struct ServeCommand: AsyncParsableCommand {
             openLibraryURL = url
         }
 
-        let shelf = try await RecognizerAssembly.make(catalogue: catalogue, logger: logger)
+        let shelf = try await RecognizerAssembly.make(
+            catalogues: catalogues, library: catalogueOptions.library, logger: logger)
         if check {
-            print("ready: catalogue \(catalogue) (\(books) books), recognizer ready")
+            print("ready: catalogues \(catalogues.joined(separator: ", ")) (\(books) books), recognizer ready")
             return
         }
-        let settings = settings(books: books, apiKey: apiKey)
+        let settings = settings(catalogues: catalogues, books: books, apiKey: apiKey)
         // One engine for every open-set lookup; its transfer thread ends with the service.
         let engine = openLibraryURL.map { _ in
             CurlEngine(
@@ -167,8 +170,8 @@ struct ServeCommand: AsyncParsableCommand {
 
 extension ServeCommand {
     /// The service's settings from the options.
-    func settings(books: Int, apiKey: String?) -> RecognitionService.Settings {
-        var settings = RecognitionService.Settings(catalogue: catalogue, books: books)
+    func settings(catalogues: [String], books: Int, apiKey: String?) -> RecognitionService.Settings {
+        var settings = RecognitionService.Settings(catalogue: catalogues.joined(separator: ", "), books: books)
         settings.host = host
         settings.port = port
         settings.maxPixels = maxMegapixels * 1_000_000
@@ -192,6 +195,7 @@ struct ServeFailure: Error, CustomStringConvertible {
 /// The protocol server set up as a recognition service rather than the reference backend.
 package enum RecognitionService {
     package struct Settings: Sendable {
+        /// The catalogue files searched, ", " between them.
         package var catalogue: String
         package var books: Int
         package var host = "127.0.0.1"
@@ -247,7 +251,8 @@ package enum RecognitionService {
         configuration.unacknowledgedDataTimeout = .seconds(60)
         configuration.statsNeedAPIKey = true
         configuration.healthDetails = [
-            "catalogue": URL(fileURLWithPath: settings.catalogue).lastPathComponent,
+            "catalogue": settings.catalogue.components(separatedBy: ", ")
+                .map { URL(fileURLWithPath: $0).lastPathComponent }.joined(separator: ", "),
             "catalogueBooks": String(settings.books),
         ]
         return configuration

@@ -47,8 +47,10 @@ struct CatalogueImportTests {
             "ISBN-13,ISBN-10,Title,Authors,Format,Publisher,Published Date,Pages,Confidence,Needs Review,"
             + "Added Date,Cover URL,Scan ID\r\n"
             + "9780441172719,0441172717,Dune,Frank Herbert,,,,,0.9,false,2026-11-23T10:00:00Z,,\r\n"
-            + ",,\"Good Omens\",Terry Pratchett; Neil Gaiman,,,,,,true,2026-11-23T10:00:00Z,,\r\n"
+            + ",,\"Good Omens\",Terry Pratchett; Neil Gaiman,,,,,,false,2026-11-23T10:00:00Z,,\r\n"
+            + ",,\"A Guess\",Nobody,,,,,0.3,true,2026-11-23T10:00:00Z,,\r\n"
         let entries = try CatalogueImport.entries(csv: csv, file: "SwiftWing_Library_2026-11-23.csv")
+        // The book still awaiting review is the recognizer's guess, not the owner's: it is left out.
         #expect(entries.map(\.title) == ["Dune", "Good Omens"])
         #expect(entries[1].authors == ["Terry Pratchett", "Neil Gaiman"])
         #expect(entries[0].isbn == "9780441172719")

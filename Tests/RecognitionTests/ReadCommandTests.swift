@@ -58,3 +58,31 @@ struct ReadCommandTests {
         #expect(result.errors.contains("unsaved.json") && result.errors.contains("--save-ocr"), "\(result.errors)")
     }
 }
+
+/// `read` with no catalogue of the owner's: the shipped open catalogue (goodbooks-10k) is what it matches against.
+@Suite("swiftwing-recognizer read with no catalogue")
+struct ReadWithoutCatalogueTests {
+    @Test func aNewOwnersShelfIsMatchedAgainstTheShippedOpenCatalogue() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("read-open-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let photo = folder.appendingPathComponent("shelf.jpg")
+        try Data([0xFF, 0xD8, 0xFF, 0xD9]).write(to: photo)
+        let lines = Layout.photo([
+            Layout.up("GEORGE ORWELL 1984", x: 100, from: 900, to: 100, thickness: 50),
+            Layout.up("THE HUNGER GAMES SUZANNE COLLINS", x: 400, from: 900, to: 100, thickness: 50),
+        ])
+        try JSONEncoder().encode(lines).write(to: folder.appendingPathComponent("shelf.json"))
+        let result = try ReadCommandTests().run(["read", "--json", "--ocr-from", folder.path, photo.path])
+        #expect(result.status == 0, "\(result.errors)")
+        let books = (result.output["images"] as? [[String: Any]])?.first?["books"] as? [[String: Any]] ?? []
+        #expect(
+            Set(books.compactMap { $0["title"] as? String }) == ["1984", "The Hunger Games (The Hunger Games, #1)"])
+    }
+
+    @Test func noOpenCatalogueAndNoCatalogueIsRefusedWithAdvice() throws {
+        let result = try ReadCommandTests().run(["read", "--json", "--no-open-catalogue", "shelf.jpg"])
+        #expect(result.status != 0)
+        #expect(result.errors.contains("--catalogue"), "\(result.errors)")
+    }
+}

@@ -87,7 +87,8 @@ import Testing
     }
 
     @Test func theLimitsOfServeAreOptionsWithTheirDefaults() throws {
-        let defaults = try ServeCommand.parse(["--catalogue", "c.csv"]).settings(books: 1, apiKey: nil)
+        let defaults = try ServeCommand.parse(["--catalogue", "c.csv"])
+            .settings(catalogues: ["c.csv"], books: 1, apiKey: nil)
         #expect(defaults.idleTimeout == .seconds(30) && defaults.uploadDeadline == .seconds(120))
         #expect(defaults.maxStreamsPerJob == 4 && defaults.busyRetryAfterSeconds == 10)
         #expect(defaults.finishedJobRetention == .seconds(24 * 3600))
@@ -95,7 +96,7 @@ import Testing
         let given = try ServeCommand.parse([
             "--catalogue", "c.csv", "--idle-timeout-seconds", "5", "--upload-deadline-seconds", "60",
             "--max-streams-per-job", "2", "--busy-retry-after-seconds", "3", "--forget-finished-jobs-after-hours", "2",
-        ]).settings(books: 1, apiKey: nil)
+        ]).settings(catalogues: ["c.csv"], books: 1, apiKey: nil)
         #expect(given.idleTimeout == .seconds(5) && given.uploadDeadline == .seconds(60))
         #expect(given.maxStreamsPerJob == 2 && given.busyRetryAfterSeconds == 3)
         #expect(given.finishedJobRetention == .seconds(2 * 3600))

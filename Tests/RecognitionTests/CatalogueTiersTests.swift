@@ -1,0 +1,70 @@
+import Foundation
+import Recognition
+import Testing
+
+/// A matcher that answers from a table, counting the spines it was asked about: a stand-in for one catalogue.
+private final class TableMatcher: SpineMatching, @unchecked Sendable {
+    let table: [String: SpineMatch]
+    private let lock = NSLock()
+    private var askedAbout: [String] = []
+    init(_ table: [String: (title: String, confidence: Double)]) {
+        self.table = table.mapValues {
+            SpineMatch(entry: CatalogueEntry(title: $0.title, authors: []), confidence: $0.confidence)
+        }
+    }
+    var asked: [String] { lock.withLock { askedAbout } }
+    func assign(_ spines: [String]) throws -> [SpineMatch?] {
+        lock.withLock { askedAbout += spines }
+        return spines.map { table[$0] }
+    }
+}
+
+@Suite("Catalogues searched in tiers: the owner's first, the open one last")
+struct CatalogueTiersTests {
+    @Test func theOwnersSureMatchWinsAndTheOpenCatalogueFillsTheRest() throws {
+        let owner = TableMatcher(["A": ("Owner's A", 0.95), "B": ("Owner's weak B", 0.4)])
+        let open = TableMatcher([
+            "A": ("Open A", 0.99), "B": ("Open B", 0.9), "C": ("Open C", 0.85), "D": ("Open D", 0.3),
+        ])
+        let matches = try TieredMatcher(tiers: [owner, open]).assign(["A", "B", "C", "D", "E"])
+        #expect(matches.map { $0?.entry.title } == ["Owner's A", "Open B", "Open C", "Open D", nil])
+        // A sure match is not asked of later tiers.
+        #expect(open.asked == ["B", "C", "D", "E"])
+    }
+
+    @Test func aWeakOwnersMatchStaysWhenNoLaterTierIsSure() throws {
+        let owner = TableMatcher(["B": ("Owner's B", 0.5)])
+        let open = TableMatcher(["B": ("Open B", 0.7)])
+        let matches = try TieredMatcher(tiers: [owner, open]).assign(["B"])
+        #expect(matches.map { $0?.entry.title } == ["Owner's B"])
+    }
+
+    @Test func aCatalogueWithoutCallNumbersIsMatchedWithTheTaglessFeatures() throws {
+        let library = try SmallCatalogue()
+        defer { library.remove() }
+        let goodreads = try SmallCatalogue(
+            csv: """
+                Book Id,Title,Author,Additional Authors,ISBN,ISBN13
+                5470,1984,George Orwell,,,
+
+                """)
+        defer { goodreads.remove() }
+        let libraryIndex = try CatalogueIndex.open(catalogue: library.path)
+        let goodreadsIndex = try CatalogueIndex.open(catalogue: goodreads.path)
+        #expect(libraryIndex.hasCallNumbers && !goodreadsIndex.hasCallNumbers)
+        #expect(CatalogueMatcher(index: libraryIndex, options: MatchingOptions(useTags: true)).options.useTags)
+        #expect(!CatalogueMatcher(index: goodreadsIndex, options: MatchingOptions(useTags: true)).options.useTags)
+    }
+
+    @Test func theOpenCatalogueIsFoundInACheckoutAndNamedWhenMissing() throws {
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().path
+        let found = try OpenCatalogue.locate(root: root, environment: [:])
+        #expect(found.hasSuffix(OpenCatalogue.checkoutPath) && FileManager.default.fileExists(atPath: found))
+        #expect {
+            try OpenCatalogue.locate(environment: ["SWIFTWING_OPEN_CATALOGUE": "/nonexistent/open.csv"])
+        } throws: { error in
+            "\(error)".contains("/nonexistent/open.csv") && "\(error)".contains("--catalogue")
+        }
+    }
+}
