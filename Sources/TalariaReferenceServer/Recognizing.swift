@@ -37,10 +37,13 @@ public struct FoundBook: Sendable, Equatable {
     public var text: String?
     /// Where the match came from ("catalogue", "openlibrary").
     public var source: String?
+    /// The books the spine may be instead, best first, the book itself among them (docs/protocol.md §6): what a
+    /// "wrong book?" offers. Empty from a recognizer that names none, and then not sent.
+    public var candidates: [BookCandidate]
 
     public init(
         isbn: String?, title: String, authors: [String], confidence: Double, boundingBox: BoundingBox?, text: String?,
-        source: String? = nil
+        source: String? = nil, candidates: [BookCandidate] = []
     ) {
         self.isbn = isbn
         self.title = title
@@ -49,6 +52,7 @@ public struct FoundBook: Sendable, Equatable {
         self.boundingBox = boundingBox
         self.text = text
         self.source = source
+        self.candidates = candidates
     }
 
     /// The book as docs/protocol.md §3 spells it.
@@ -62,20 +66,57 @@ public struct FoundBook: Sendable, Equatable {
         if let boundingBox { fields["boundingBox"] = boundingBox.json }
         if let text { fields["text"] = .string(text) }
         if let source { fields["source"] = .string(source) }
+        if !candidates.isEmpty { fields["candidates"] = .array(candidates.map(\.json)) }
         return .object(fields)
     }
 }
 
-/// A spine whose text was read but matched no book (docs/protocol.md §6): kept so a later lookup can resolve it.
+/// A book a spine may be, with the confidence it would have as the recognizer's choice (docs/protocol.md §6).
+public struct BookCandidate: Sendable, Equatable {
+    public var isbn: String?
+    public var title: String
+    public var authors: [String]
+    /// 0–1, on the same scale as a book's `confidence`.
+    public var confidence: Double
+    /// Where it came from ("catalogue", "openlibrary").
+    public var source: String?
+
+    public init(isbn: String?, title: String, authors: [String], confidence: Double, source: String? = nil) {
+        self.isbn = isbn
+        self.title = title
+        self.authors = authors
+        self.confidence = confidence
+        self.source = source
+    }
+
+    public var json: JSONValue {
+        var fields: [String: JSONValue] = [
+            "isbn": isbn.map { .string($0) } ?? .null, "title": .string(title),
+            "authors": .array(authors.map { .string($0) }), "confidence": .double(round4(confidence)),
+        ]
+        if let source { fields["source"] = .string(source) }
+        return .object(fields)
+    }
+}
+
+/// A spine whose text was read but not identified (docs/protocol.md §6): no book matched it, or none well enough to
+/// be taken without the owner. Kept with the books it may be, so the owner picks one in a tap.
 public struct UnmatchedSpine: Sendable, Equatable {
     public var text: String
     public var boundingBox: BoundingBox
-    public init(text: String, boundingBox: BoundingBox) {
+    /// Best first; empty when nothing came close (then not sent).
+    public var candidates: [BookCandidate]
+    public init(text: String, boundingBox: BoundingBox, candidates: [BookCandidate] = []) {
         self.text = text
         self.boundingBox = boundingBox
+        self.candidates = candidates
     }
 
-    var json: JSONValue { ["text": .string(text), "boundingBox": boundingBox.json] }
+    var json: JSONValue {
+        var fields: [String: JSONValue] = ["text": .string(text), "boundingBox": boundingBox.json]
+        if !candidates.isEmpty { fields["candidates"] = .array(candidates.map(\.json)) }
+        return .object(fields)
+    }
 }
 
 /// What a recognizer found on one photo.
