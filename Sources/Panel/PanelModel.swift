@@ -171,6 +171,8 @@ public struct PanelModel: Sendable, Equatable {
     public var connectivity: Connectivity
     public var queued: Int
     public var library: Int
+    /// Spines read but not identified, waiting for the owner: shown beside the library count when there are any.
+    public var toCheck: Int
     public var latestBook: LatestBook?
     /// The latest scans, newest first; as many as fit are drawn.
     public var strip: [ScanTile]
@@ -183,11 +185,13 @@ public struct PanelModel: Sendable, Equatable {
 
     public init(
         connectivity: Connectivity = .offline, queued: Int = 0, library: Int = 0, latestBook: LatestBook? = nil,
-        strip: [ScanTile] = [], viewfinder: PanelPicture? = nil, notice: PanelNotice? = nil, flash: Bool = false
+        strip: [ScanTile] = [], viewfinder: PanelPicture? = nil, notice: PanelNotice? = nil, flash: Bool = false,
+        toCheck: Int = 0
     ) {
         self.connectivity = connectivity
         self.queued = queued
         self.library = library
+        self.toCheck = toCheck
         self.latestBook = latestBook
         self.strip = strip
         self.viewfinder = viewfinder

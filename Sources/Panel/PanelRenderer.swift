@@ -34,7 +34,7 @@ public final class PanelRenderer {
         }
         var damage: [PanelRect] = []
         if previous.connectivity != model.connectivity || previous.queued != model.queued
-            || previous.library != model.library
+            || previous.library != model.library || previous.toCheck != model.toCheck
         {
             drawTopBar(model)
             damage.append(layout.topBar)
@@ -85,11 +85,15 @@ public final class PanelRenderer {
             // Counts on the right first ("QUEUED 12   LIBRARY 523": labels small and dim, numbers in
             // mono), then the connectivity on the left in what is left, smaller if it must be.
             var x = Double(bar.maxX)
-            for (label, value) in [("LIBRARY", model.library), ("QUEUED", model.queued)] {
+            // "TO CHECK 5" (spines read but not identified) only when there are some, in orange: the owner's to-do.
+            let counts =
+                (model.toCheck > 0 ? [("TO CHECK", model.toCheck)] : []) + [("LIBRARY", model.library), ("QUEUED", model.queued)]
+            for (label, value) in counts {
                 canvas.setFont(.dataBold, size: unit * 1.15)
                 let number = "\(value)"
                 x -= canvas.width(of: number)
-                canvas.text(number, x: x, baseline: baseline, color: label == "QUEUED" && value > 0 ? .orange : .white)
+                canvas.text(
+                    number, x: x, baseline: baseline, color: label != "LIBRARY" && value > 0 ? .orange : .white)
                 canvas.setFont(.label, size: unit * 0.7)
                 x -= canvas.width(of: label) + unit * 0.3
                 canvas.text(label, x: x, baseline: baseline, color: .dim)
@@ -268,7 +272,9 @@ public final class PanelRenderer {
         // The counts stay in view at the bottom: the queue is safe whatever the notice says.
         let baseline = Double(layout.height) - margin
         var footerX = x
-        for (label, value) in [("QUEUED", model.queued), ("LIBRARY", model.library)] {
+        let counts =
+            [("QUEUED", model.queued), ("LIBRARY", model.library)] + (model.toCheck > 0 ? [("TO CHECK", model.toCheck)] : [])
+        for (label, value) in counts {
             canvas.setFont(.label, size: unit * 0.7)
             footerX += canvas.text(label + " ", x: footerX, baseline: baseline, color: .dim)
             canvas.setFont(.dataBold, size: unit * 1.0)

@@ -119,15 +119,18 @@ extension AppDatabase {
         AND NOT EXISTS (SELECT 1 FROM bookCover WHERE bookCover.bookId = book.id)
         """
 
-    /// Done scans, not discarded, with a book whose spine was never kept: the device stopped between landing the
-    /// books and cutting their spines. Their photos stay until the uplink cuts them.
+    /// Done scans, not discarded, with a book whose spine was never kept, or a spine to check whose picture is still
+    /// to be cut: the device stopped between landing the books and cutting their spines. Their photos stay until
+    /// the uplink cuts them.
     public func scansAwaitingSpines() throws(StoreError) -> Set<UUID> {
         try read("the books waiting for their spines were not looked up") { db in
             let ids = try String.fetchAll(
                 db,
                 sql: """
-                    SELECT scan.id FROM scan WHERE scan.state = 'done' AND scan.discardedAt IS NULL AND EXISTS (
+                    SELECT scan.id FROM scan WHERE scan.state = 'done' AND scan.discardedAt IS NULL AND (EXISTS (
                         SELECT 1 FROM book WHERE book.scanId = scan.id AND \(Self.awaitingSpineCondition))
+                        OR EXISTS (SELECT 1 FROM spineToCheck
+                            WHERE spineToCheck.scanId = scan.id AND spineToCheck.cropState = 'pending'))
                     """)
             return Set(ids.compactMap(UUID.init(uuidString:)))
         }

@@ -269,6 +269,10 @@ extension AppDatabase {
             try db.create(index: "book_on_addedAt", on: "book", columns: ["addedAt", "id"])
         }
 
+        // v8-spine-to-check: spines the backend read but did not identify (docs/protocol.md §6), kept so nothing
+        // read is lost (SpinesToCheck.swift).
+        migrator.registerMigration("v8-spine-to-check", migrate: AppDatabase.createSpineToCheck)
+
         return migrator
     }
 

@@ -385,16 +385,19 @@ public struct JobResultsResponse: Hashable, Sendable {
     public var books: [TalariaBook]
     /// Books that were skipped, ISBNs that failed their checksum.
     public var warnings: [TalariaWarning]
+    /// `data.unmatched` (docs/protocol.md §6): spines read but not identified; empty when the backend sends none.
+    public var spines: [TalariaSpine] = []
 
     public static func decode(_ body: some Collection<UInt8>) throws(TalariaDecodingError) -> JobResultsResponse {
         let json = try JSONValue.parse(body, what: "the job results response")
         let data = json["data"].flatMap { $0.objectValue == nil && $0.arrayValue == nil ? nil : $0 } ?? json
         let list = data.arrayValue ?? data.first("results", "books")?.arrayValue ?? []
         let (books, warnings) = TalariaBook.decodeList(list)
+        let (spines, spineWarnings) = TalariaSpine.decodeList(data.arrayValue == nil ? data["unmatched"] : nil)
         return JobResultsResponse(
             jobID: data.first("jobId", "id")?.stringValue,
             status: data["status"]?.stringValue.map { JobStatus(tolerating: $0) } ?? .completed,
-            books: books, warnings: warnings)
+            books: books, warnings: warnings + spineWarnings, spines: spines)
     }
 }
 

@@ -15,8 +15,9 @@ public struct JobStream: Sendable {
     public enum Action: Hashable, Sendable {
         /// A stage update for the panel (0–1, when the server gave one).
         case progress(fraction: Double?, message: String?)
-        /// Terminal success: commit these books and the scan's `done` in one transaction.
-        case complete(books: [TalariaBook])
+        /// Terminal success: commit these books, the spines to check (docs/protocol.md §6) and the scan's `done`
+        /// in one transaction.
+        case complete(books: [TalariaBook], spines: [TalariaSpine] = [])
         /// Terminal success without books: `GET` ``UploadAccepted/resultsURL`` (or `url`).
         case fetchResults(url: URL?)
         /// Terminal failure as the server reported it (`retryable` decides: queue again or fail).
@@ -136,12 +137,12 @@ public struct JobStream: Sendable {
             let books = completion.books.isEmpty ? collected : completion.books
             if let reason = completion.refusal {
                 actions.append(.refusedURL(reason: reason))
-            } else if let reason = TalariaLimits.violation(in: books) {
+            } else if let reason = TalariaLimits.violation(in: books) ?? TalariaSpine.violation(in: completion.spines) {
                 actions.append(.overLimit(reason: reason))
             } else if books.isEmpty, !completion.booksIncluded {
                 actions.append(.fetchResults(url: completion.resultsURL))
             } else {
-                actions.append(.complete(books: books))
+                actions.append(.complete(books: books, spines: completion.spines))
             }
         case .failed(let failure):
             finished = true

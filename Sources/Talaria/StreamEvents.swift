@@ -52,13 +52,16 @@ public struct JobCompletion: Hashable, Sendable {
     /// Why the job cannot be finished as told: its `resultsUrl` is one the device does not follow
     /// (``ServerURL/refusal``). `nil` when all is well.
     public var refusal: String?
+    /// Spines the backend read but did not identify (docs/protocol.md §6 `unmatched`), kept to be checked.
+    public var spines: [TalariaSpine]
 
     public init(
         status: JobStatus = .completed, books: [TalariaBook], booksIncluded: Bool = true, resultsURL: URL? = nil,
-        refusal: String? = nil
+        refusal: String? = nil, spines: [TalariaSpine] = []
     ) {
         self.status = status
         self.books = books
+        self.spines = spines
         self.booksIncluded = booksIncluded
         self.resultsURL = resultsURL
         self.refusal = refusal
@@ -149,10 +152,12 @@ public struct TalariaStreamDecoder: Sendable {
             warnings += found
             let included = json.first("books", "results") != nil || json["data"]?.first("books", "results") != nil
             let resultsURL = ServerURL(json["resultsUrl"]?.stringValue, field: "resultsUrl", base: base)
+            let (spines, spineWarnings) = TalariaSpine.decodeList(json["unmatched"] ?? json["data"]?["unmatched"])
+            warnings += spineWarnings
             event = .completed(
                 JobCompletion(
                     status: json["status"]?.stringValue.map { JobStatus(tolerating: $0) } ?? .completed, books: books,
-                    booksIncluded: included, resultsURL: resultsURL.url, refusal: resultsURL.refusal))
+                    booksIncluded: included, resultsURL: resultsURL.url, refusal: resultsURL.refusal, spines: spines))
         case "failed", "error", "failure", "canceled", "cancelled":
             let problem = ProblemDetails.decode(json)
             var code = problem.code

@@ -112,8 +112,8 @@ extension ScanJourney {
                             case .progress(let fraction, let message):
                                 events(.progress(scanID: scan.id, fraction: fraction, message: message))
                                 try await persistProgress(fraction, force: false)
-                            case .complete(let books):
-                                try await complete(scan, jobID: jobID, books: books)
+                            case .complete(let books, let spines):
+                                try await complete(scan, jobID: jobID, books: books, spines: spines)
                                 return .finished
                             case .fetchResults(let resultsURL):
                                 if try await fetchResultsAndComplete(scan, jobID: jobID, url: resultsURL) {
@@ -293,7 +293,7 @@ extension ScanJourney {
                     "job_id": "\(jobID)", "warning": "\(warning)",
                 ])
         }
-        try await complete(scan, jobID: jobID, books: results.books)
+        try await complete(scan, jobID: jobID, books: results.books, spines: results.spines)
         return true
     }
 }

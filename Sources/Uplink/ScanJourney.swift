@@ -201,10 +201,12 @@ struct ScanJourney: Sendable {
 
     // MARK: Terminal states
 
-    /// Books and `done` in one transaction; then the books' spines are kept, and only then the photo is deleted
-    /// and the cleanup sent. A crash after the transaction loses at most the spines: the books are in.
-    func complete(_ scan: ScanRecord, jobID: String, books: [TalariaBook]) async throws {
-        if let reason = TalariaLimits.violation(in: books) {
+    /// Books, spines to check (docs/protocol.md §6) and `done` in one transaction; then the spines are cut from the
+    /// photo (the books' pictures and the spines to check's), and only then the photo is deleted and the cleanup
+    /// sent. A crash after the transaction loses nothing read: the photo is kept until the cut is done
+    /// (``keepSpinesLeftBehind()``).
+    func complete(_ scan: ScanRecord, jobID: String, books: [TalariaBook], spines: [TalariaSpine] = []) async throws {
+        if let reason = TalariaLimits.violation(in: books) ?? TalariaSpine.violation(in: spines) {
             try await overLimit(scan, jobID: jobID, reason: reason)
             return
         }
@@ -212,13 +214,15 @@ struct ScanJourney: Sendable {
         let now = clock.now
         let landing = TalariaBook.deduplicated(books)
         let records = landing.map { $0.record(scanID: scan.id, now: now) }
-        let (done, saved) = try await store.run { () throws(StoreError) in
-            try database.completeScanMatchingTitles(scan.id, books: records, now: now)
+        let toCheck = spines.map(\.newSpineToCheck)
+        let (done, saved, landedSpines) = try await store.run { () throws(StoreError) in
+            try database.completeScanMatchingTitles(scan.id, books: records, spines: toCheck, jobID: jobID, now: now)
         }
         logger.info(
             "books landed in the library",
             metadata: [
                 "scan_id": "\(scan.idString)", "job_id": "\(jobID)", "books": "\(saved.count)",
+                "spines_to_check": "\(landedSpines.count)",
                 "titles": "\(saved.map(\.title).joined(separator: " | "))",
             ])
         for book in saved {
@@ -237,7 +241,8 @@ struct ScanJourney: Sendable {
             let wanted = zip(landing, saved).compactMap { book, record in
                 book.boundingBox.flatMap { box in record.id.map { (id: $0, box: box) } }
             }
-            await keepSpines(scan, jobID: jobID, of: wanted)
+            let spineBoxes = landedSpines.compactMap { spine in spine.box.map { (id: spine.id, box: $0) } }
+            await keepSpines(scan, jobID: jobID, of: wanted, toCheck: spineBoxes)
         }
         await removePhoto(of: scan)
         if done.cleanupPending {
@@ -264,15 +269,17 @@ struct ScanJourney: Sendable {
     /// of it, so a photo that gives none is not kept for ever.
     func keepSpinesLeftBehind() async {
         let (database, queue, spool) = (self.database, self.queue, self.spool)
-        let scans: [(scan: ScanRecord, books: [(id: Int64, rawJSON: String)])]
+        typealias Left = (scan: ScanRecord, books: [(id: Int64, rawJSON: String)], spines: [(id: Int64, box: SpineBox)])
+        let scans: [Left]
         do {
             scans = try await store.run { () throws(StoreError) in
-                var found: [(scan: ScanRecord, books: [(id: Int64, rawJSON: String)])] = []
+                var found: [Left] = []
                 for id in try database.scansAwaitingSpines().sorted(by: { $0.uuidString < $1.uuidString }) {
                     guard let scan = try queue.scan(id: id),
                         FileManager.default.fileExists(atPath: spool.path(of: scan.imagePath))
                     else { continue }
-                    found.append((scan, try database.booksAwaitingSpines(scanID: id)))
+                    found.append(
+                        (scan, try database.booksAwaitingSpines(scanID: id), try database.spinesAwaitingCrop(scanID: id)))
                 }
                 return found
             }
@@ -282,42 +289,62 @@ struct ScanJourney: Sendable {
                 metadata: ["error": "\(error)"])
             return
         }
-        for (scan, books) in scans {
+        for (scan, books, spines) in scans {
             let wanted = books.compactMap { book -> (id: Int64, box: BoundingBox)? in
                 let value = try? JSONValue.parse(book.rawJSON, what: "a book's JSON")
                 return BoundingBox(json: value?["boundingBox"]).map { (book.id, $0) }
             }
-            await keepSpines(scan, jobID: scan.jobID ?? "none", of: wanted)
+            await keepSpines(scan, jobID: scan.jobID ?? "none", of: wanted, toCheck: spines)
             await removePhoto(of: scan)
         }
     }
 
-    /// Each landed book with a bounding box keeps its spine, cut from the photo that is about to be deleted.
-    /// Best effort: the books are committed already, so a photo that cannot be read, a box that gives no crop or a
-    /// failed write leaves those books with their title tiles, and is only logged.
-    private func keepSpines(_ scan: ScanRecord, jobID: String, of books: [(id: Int64, box: BoundingBox)]) async {
+    /// Each landed book with a bounding box keeps its spine, cut from the photo that is about to be deleted, and so
+    /// does each spine to check: one decode of the photo for both. Best effort for the books (they are committed
+    /// already: a photo that cannot be read, a box that gives no crop or a failed write leaves them with their
+    /// title tiles, and is only logged). A spine to check whose box gives no crop is settled without one; one not
+    /// cut because the photo could not be read stays pending, its photo kept for the next start while it exists.
+    private func keepSpines(
+        _ scan: ScanRecord, jobID: String, of books: [(id: Int64, box: BoundingBox)],
+        toCheck spines: [(id: Int64, box: SpineBox)] = []
+    ) async {
         let wanted = books.map { book in
             (
                 id: book.id,
                 box: SpineCrop.Box(x: book.box.x, y: book.box.y, width: book.box.width, height: book.box.height)
             )
         }
-        guard !wanted.isEmpty else { return }
+        let spineBoxes = spines.map { SpineCrop.Box(x: $0.box.x, y: $0.box.y, width: $0.box.width, height: $0.box.height) }
+        guard !wanted.isEmpty || !spineBoxes.isEmpty else { return }
         let (database, now, started) = (self.database, clock.now, clock.now)
         let path = spool.path(of: scan.imagePath)
         do {
-            let covers = try await cropper.runIfActive { () throws -> [BookCover] in
-                let crops = try SpineCrop.crops(photoAt: path, boxes: wanted.map(\.box))
-                return zip(wanted, crops).compactMap { book, crop in
+            let (covers, pictures, without) = try await cropper.runIfActive {
+                () throws -> ([BookCover], [SpinePicture], [Int64]) in
+                let crops = try SpineCrop.crops(photoAt: path, boxes: wanted.map(\.box) + spineBoxes)
+                let covers = zip(wanted, crops).compactMap { book, crop in
                     crop.map { BookCover(bookID: book.id, jpeg: $0.jpeg, width: $0.width, height: $0.height) }
                 }
+                var pictures: [SpinePicture] = []
+                var without: [Int64] = []
+                for (spine, crop) in zip(spines, crops.dropFirst(wanted.count)) {
+                    if let crop {
+                        pictures.append(SpinePicture(spineID: spine.id, jpeg: crop.jpeg, width: crop.width, height: crop.height))
+                    } else {
+                        without.append(spine.id)
+                    }
+                }
+                return (covers, pictures, without)
             }
-            let kept = try await store.run { () throws(StoreError) in try database.saveBookCovers(covers, now: now) }
+            let (kept, keptSpines) = try await store.run { () throws(StoreError) in
+                (try database.saveBookCovers(covers, now: now), try database.saveSpineCrops(pictures, without: without))
+            }
             logger.info(
                 "the books' spines were kept",
                 metadata: [
                     "scan_id": "\(scan.idString)", "job_id": "\(jobID)", "spines": "\(kept.count)",
-                    "boxes": "\(wanted.count)", "bytes": "\(covers.reduce(0) { $0 + $1.jpeg.count })",
+                    "boxes": "\(wanted.count)", "spines_to_check": "\(keptSpines)",
+                    "bytes": "\((covers.reduce(0) { $0 + $1.jpeg.count }) + pictures.reduce(0) { $0 + $1.jpeg.count })",
                     "ms": "\(clock.milliseconds(since: started))",
                 ])
         } catch {

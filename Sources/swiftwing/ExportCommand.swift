@@ -26,6 +26,12 @@ extension SwiftWingCommand {
         @Option(help: "Write the CSV to this file (replaced whole, never left half-written).")
         var to: String?
 
+        @Flag(
+            help:
+                "Export the spines read but not identified (to check, picked and dismissed) instead of the books: their own CSV."
+        )
+        var spines = false
+
         @Option(help: "Write onto the USB stick with this partition, e.g. /dev/sda1 (needs CAP_SYS_ADMIN to mount).")
         var device: String?
 
@@ -36,10 +42,17 @@ extension SwiftWingCommand {
 
         func validate() throws {
             if to != nil && device != nil { throw ValidationError("give --to FILE or --device DEV, not both") }
+            if spines && (device != nil || format != nil) {
+                throw ValidationError("--spines writes its own CSV to standard output or --to FILE")
+            }
         }
 
         func run() throws {
             let configuration = try common.load()
+            if spines {
+                try exportSpines(configuration)
+                return
+            }
             if let device {
                 try exportToStick(device: device, configuration: configuration)
                 return
@@ -55,6 +68,23 @@ extension SwiftWingCommand {
                 }
             } catch {
                 throw CommandFailure(error.description)
+            }
+        }
+
+        /// The spines to check as their own file (``SpinesCSV``), every state, oldest first.
+        func exportSpines(_ configuration: ApplianceConfiguration) throws {
+            do {
+                let database = try AppDatabase.openReadOnly(StateDirectory(path: configuration.stateDirectory))
+                let all = try database.spinesToCheck(all: true)
+                let bytes = SpinesCSV.encode(all)
+                if let to {
+                    try LibraryExport.writeSpines(bytes, to: absolute(to))
+                    FileHandle.standardError.write(Data("exported \(all.count) spines to \(to)\n".utf8))
+                } else {
+                    FileHandle.standardOutput.write(Data(bytes))
+                }
+            } catch let error as CustomStringConvertible {
+                throw CommandFailure("the spines were not exported: \(error.description)")
             }
         }
 

@@ -9,7 +9,7 @@ struct JobStreamTests {
     private let t0 = Date(timeIntervalSince1970: 1_800_000_000)
 
     private func completions(_ actions: [JobStream.Action]) -> [[TalariaBook]] {
-        actions.compactMap { if case .complete(let books) = $0 { books } else { nil } }
+        actions.compactMap { if case .complete(let books, _) = $0 { books } else { nil } }
     }
 
     @Test("the recorded stream in random chunks: progress, warnings, then exactly one completion with six books")

@@ -108,7 +108,7 @@ struct LibraryBooksTests {
         var stream = JobStream(jobID: "j", base: URL(string: "https://api.example.org/")!)
         stream.connected(now: addedAt)
         let completions = stream.receive(recordedJobStream[...], now: addedAt).compactMap { action -> [TalariaBook]? in
-            if case .complete(let books) = action { books } else { nil }
+            if case .complete(let books, _) = action { books } else { nil }
         }
         let books = try #require(completions.first)
         let scanID = UUID()

@@ -181,6 +181,7 @@ final class PanelFeeder: Service, PressFeedback, Sendable {
             let counts = try database.queue.counts()
             let queued = (counts[.queued] ?? 0) + (counts[.uploading] ?? 0) + (counts[.analyzing] ?? 0)
             let bookCount = try database.library.bookCount()
+            let toCheck = try database.spinesToCheckCount()
             let strip = try latestTiles()
             var latestBook: LatestBook?
             let previousCount = state.withLock { $0.bookCount }
@@ -194,6 +195,7 @@ final class PanelFeeder: Service, PressFeedback, Sendable {
                 model.connectivity = connectivity
                 model.queued = queued
                 model.library = bookCount
+                model.toCheck = toCheck
                 if bookCount != previousCount { model.latestBook = latestBook }
                 model.strip = strip
                 model.notice = notice

@@ -52,9 +52,13 @@ public struct StatusReport: Codable, Sendable {
 
     public struct Library: Codable, Sendable {
         public var books: Int
+        /// Spines read but not identified, waiting for the owner (`swiftwing review`); nil from a report made
+        /// before they were counted.
+        public var spinesToCheck: Int?
 
-        public init(books: Int) {
+        public init(books: Int, spinesToCheck: Int? = nil) {
             self.books = books
+            self.spinesToCheck = spinesToCheck
         }
     }
 
@@ -95,7 +99,7 @@ public struct StatusReport: Codable, Sendable {
         do {
             let counts = try database.queue.counts()
             queue = Dictionary(uniqueKeysWithValues: ScanState.allCases.map { ($0.rawValue, counts[$0] ?? 0) })
-            library = Library(books: try database.library.bookCount())
+            library = Library(books: try database.library.bookCount(), spinesToCheck: try database.spinesToCheckCount())
             databaseError = nil
         } catch {
             databaseError = error.description
@@ -120,7 +124,13 @@ public struct StatusReport: Codable, Sendable {
             if let failed = queue["failed"], failed > 0 { parts.append("\(failed) failed") }
             if let attention = queue["needs_attention"], attention > 0 { parts.append("\(attention) to check") }
         }
-        if let library { parts.append("\(library.books) book\(library.books == 1 ? "" : "s")") }
+        if let library {
+            parts.append("\(library.books) book\(library.books == 1 ? "" : "s")")
+            // "spines" to tell them from the scans to check above.
+            if let spines = library.spinesToCheck, spines > 0 {
+                parts.append("\(spines) spine\(spines == 1 ? "" : "s") to check")
+            }
+        }
         if databaseError != nil { parts.append("Database unreadable") }
         return parts.joined(separator: " · ")
     }
@@ -175,7 +185,13 @@ public struct StatusReport: Codable, Sendable {
             let order = ScanState.allCases.map(\.rawValue)
             lines.append("queue:   " + order.map { "\($0) \(queue[$0] ?? 0)" }.joined(separator: ", "))
         }
-        if let library { lines.append("library: \(library.books) books") }
+        if let library {
+            var line = "library: \(library.books) books"
+            if let spines = library.spinesToCheck, spines > 0 {
+                line += ", \(spines) spines to check (`swiftwing review list`)"
+            }
+            lines.append(line)
+        }
         if let databaseError { lines.append("database: \(databaseError)") }
         if let databaseRecovery { lines.append("database rebuilt: \(databaseRecovery)") }
         return lines.joined(separator: "\n")
