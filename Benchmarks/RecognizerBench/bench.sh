@@ -4,7 +4,9 @@
 # photo with the worker warm, and the OCR worker's peak resident memory. Figures: Benchmarks/README.md.
 # Needs the OCR worker's environment (scripts/ocr-venv.sh) and a release build of swiftwing-recognizer.
 # Usage: Benchmarks/RecognizerBench/bench.sh [SIZE...]   (default: 1920 2560 3200 full)
-#   CONFIGURATION=debug uses a debug build. DET_SIDE=N sets the worker's detection size (default 1600, the worker's own).
+#   CONFIGURATION=debug uses a debug build; RECOGNIZER=BIN uses that binary and builds nothing. The worker is the one
+#   the recognizer finds (SWIFTWING_OCR_VENV and SWIFTWING_OCR_WORKER name another, e.g. an older one to compare).
+#   DET_SIDE=N sets the worker's detection size (default 1600, the worker's own).
 #   SAVE_OCR=DIR keeps the OCR worker's lines (DIR/SIZE-NAME.json); OCR_FROM=DIR then scores grouping and matching
 #   on those lines in seconds, without the worker (its times and memory are then not measured).
 #   DETAIL=1 lists each photo's spines, right or wrong, and the annotated books missed.
@@ -24,8 +26,11 @@ if [ "${1:-}" = "--data" ]; then
   python="$root/.ocr-venv/bin/python3"
   [ -x "$python" ] || { echo "bench: no OCR environment: run scripts/ocr-venv.sh" >&2; exit 1; }
   configuration="${CONFIGURATION:-release}"
-  swift build -c "$configuration" --product swiftwing-recognizer >/dev/null
-  recognizer="$(swift build -c "$configuration" --show-bin-path)/swiftwing-recognizer"
+  recognizer="${RECOGNIZER:-}"
+  if [ -z "$recognizer" ]; then
+    swift build -c "$configuration" --product swiftwing-recognizer >/dev/null
+    recognizer="$(swift build -c "$configuration" --show-bin-path)/swiftwing-recognizer"
+  fi
   baseline=()
   [ -z "${BASELINE:-}" ] || baseline=(--baseline-recognizer "$BASELINE/swiftwing-recognizer" --baseline-worker "$BASELINE")
   exec "$python" Benchmarks/RecognizerBench/shelf-bench.py --data "$data" --recognizer "$recognizer" \
@@ -36,8 +41,11 @@ sizes=("$@")
 python="$root/.ocr-venv/bin/python3"
 [ -x "$python" ] || { echo "bench: no OCR environment: run scripts/ocr-venv.sh" >&2; exit 1; }
 configuration="${CONFIGURATION:-release}"   # debug: the OCR worker's time is the same, matching is slower
-swift build -c "$configuration" --product swiftwing-recognizer >/dev/null
-recognizer="$(swift build -c "$configuration" --show-bin-path)/swiftwing-recognizer"
+recognizer="${RECOGNIZER:-}"
+if [ -z "$recognizer" ]; then
+  swift build -c "$configuration" --product swiftwing-recognizer >/dev/null
+  recognizer="$(swift build -c "$configuration" --show-bin-path)/swiftwing-recognizer"
+fi
 work="$(mktemp -d "${TMPDIR:-/tmp}/recognizer-bench.XXXXXX")"
 trap 'rm -rf "$work"' EXIT
 
