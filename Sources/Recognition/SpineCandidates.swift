@@ -13,7 +13,7 @@ public struct SpineCandidate: Sendable, Hashable, Codable {
 }
 
 /// One spine read on a photo: its text and box, the book the assignment gave it (nil for none) and the books it may
-/// be, best first (the assigned one first when there is one).
+/// be, by confidence, best first (the assigned one among them).
 public struct SpineReading: Sendable, Hashable, Codable {
     public var spine: SpineText
     public var match: SpineMatch?
@@ -38,7 +38,9 @@ extension CatalogueMatcher: SpineCandidateMatching {
     /// lead over the best other book (negative below the top), its rank and the spine's length go through the same
     /// ``ConfidenceCalibration``. The calibration was fitted on chosen matches that include the assignment's
     /// second choices (rank > 0, negative leads), so the figures stay on the one scale the device's 0.8 line means.
-    /// Copies of one book (same title and authors) appear once.
+    /// Copies of one book (same title and authors) appear once. A candidate the assignment gave to another spine
+    /// keeps its own figure, which may be above this spine's match: the assignment, not the candidates, decides
+    /// what is a book.
     public func assignWithCandidates(_ spines: [String], keep: Int) throws
         -> [(match: SpineMatch?, candidates: [SpineCandidate])]
     {
@@ -70,8 +72,10 @@ extension CatalogueMatcher: SpineCandidateMatching {
             // Enough looked at: the ranking is by score, and confidence follows the score closely.
             if others.count >= keep * 2 { break }
         }
-        others.sort { $0.confidence > $1.confidence }
         result += others
+        // Best first, the match among them: a book the assignment gave to another spine of the photo may stand
+        // above this spine's own match (two spines both looking like it), and is the owner's likeliest tap.
+        result.sort { $0.confidence > $1.confidence }
         return Array(result.prefix(keep))
     }
 

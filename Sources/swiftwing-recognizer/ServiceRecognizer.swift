@@ -46,11 +46,19 @@ struct ServiceRecognizer: PhotoRecognizing {
                     confidence: candidate.confidence, source: "catalogue")
             }
             if let match = spine.match, match.confidence >= identifiedFloor {
+                // The book itself first, then what else the spine may be ("wrong book?").
+                let alternatives = candidates.filter { $0.title != match.entry.title || $0.authors != match.entry.authors }
+                let ownFirst =
+                    [
+                        BookCandidate(
+                            isbn: match.entry.isbn, title: match.entry.title, authors: match.entry.authors,
+                            confidence: match.confidence, source: "catalogue")
+                    ] + alternatives
                 books.append(
                     FoundBook(
                         isbn: match.entry.isbn, title: match.entry.title, authors: match.entry.authors,
                         confidence: match.confidence, boundingBox: BoundingBox(spine.spine.box),
-                        text: spine.spine.text, source: "catalogue", candidates: candidates))
+                        text: spine.spine.text, source: "catalogue", candidates: Array(ownFirst.prefix(Self.candidatesPerSpine))))
             } else {
                 unidentified.append((spine.spine, candidates))
             }

@@ -10,7 +10,7 @@ struct SwiftWingCommand: AsyncParsableCommand {
         abstract: "Book-scanning kiosk: press the shutter, the shelf becomes a library.",
         version: ApplianceInfo.version,
         subcommands: [
-            Run.self, Shutter.self, Status.self, Queue.self, Library.self, Export.self, Doctor.self,
+            Run.self, Shutter.self, Status.self, Queue.self, Library.self, Review.self, Export.self, Doctor.self,
             IdentifyPictures.self,
             Web.self,
         ]
