@@ -1,5 +1,6 @@
 import Foundation
 import HTTPEngine
+import SwiftWingCore
 import Talaria
 
 /// Everything the uplink needs to know about its backend and its pace.
@@ -68,13 +69,13 @@ public struct APIKeySource: Sendable, Hashable {
     /// configured. Errors name the file and the fix, never the key.
     public func read() throws(UplinkError) -> String? {
         guard let path else { return nil }
-        let data: Data
+        // Not Data(contentsOf:): it follows a link and reads a FIFO or /dev/zero until memory runs out.
+        let data: [UInt8]
         do {
-            data = try Data(contentsOf: URL(fileURLWithPath: path))
+            data = try SecretFile.read(path, limit: 4096)
         } catch {
-            throw .apiKeyUnreadable(path: path, reason: (error as NSError).localizedDescription)
+            throw .apiKeyUnreadable(path: path, reason: error.reason)
         }
-        guard data.count <= 4096 else { throw .apiKeyUnreadable(path: path, reason: "it is larger than 4 KiB") }
         let key = String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
         // Empty is how the unit passes "no key installed" (its SetCredential= default), as on a fresh install.
         guard !key.isEmpty else { throw .apiKeyMissing(path: path) }

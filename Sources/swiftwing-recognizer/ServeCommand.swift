@@ -104,8 +104,9 @@ struct ServeCommand: AsyncParsableCommand {
     func run() async throws {
         var apiKey: String?
         if let apiKeyFile {
-            let key = try String(contentsOfFile: apiKeyFile, encoding: .utf8).trimmingCharacters(
-                in: .whitespacesAndNewlines)
+            // O_NOFOLLOW, regular files only, at most 4 KiB (issue 36): not a FIFO or /dev/zero read without end.
+            let key: String
+            do { key = try SecretFile.readKey(apiKeyFile) } catch { throw ValidationError("--api-key-file: \(error)") }
             guard !key.isEmpty else { throw ValidationError("--api-key-file \(apiKeyFile) is empty") }
             apiKey = key
         }
