@@ -51,6 +51,7 @@ private let awkwardBooks: [BookRecord] = [
         title: "=HYPERLINK(\"http://evil.example\",\"x\")", authors: ["+1 Author"], publisher: "@publisher",
         publishedDate: "-2000", addedAt: added),
     BookRecord(title: "\tTabbed", authors: ["\rCarriage"], format: " =not at the start", addedAt: added),
+    BookRecord(title: "X;=HYPERLINK(\"http://evil.example\")", authors: ["Safe", "-2+3"], addedAt: added),
 ]
 
 @Suite("Library export (CSV, RFC 4180)")
@@ -86,7 +87,7 @@ struct ExportTests {
         #expect(rows[5][2] == "Le Petit Prince 🦊 — 小王子 — Saint-Exupe\u{301}ry")
     }
 
-    @Test("UTF-8 without a byte-order mark, CRLF after every record, quotes only where needed")
+    @Test("UTF-8 without a byte-order mark, CRLF after every record, every book's field quoted")
     func bytesOnTheWire() throws {
         let (_, export) = try libraryOnDisk(awkwardBooks)
         let bytes = try LibraryCSV.encode(export.books(), format: .swiftwing)
@@ -97,8 +98,10 @@ struct ExportTests {
                 "ISBN-13,ISBN-10,Title,Authors,Format,Publisher,Published Date,Pages,Confidence,"
                     + "Needs Review,Added Date,Cover URL,Scan ID\r\n"))
         #expect(text.hasSuffix("\r\n"))
-        #expect(text.contains("\r\n9780441013593,0441013597,Dune,Frank Herbert,Paperback,Ace,1990-09-01,535,"))
-        #expect(text.contains(",\"Eats, Shoots & Leaves\",\"Lynne Truss; Tolkien, J. R. R.\",,\"Profile, Ltd.\","))
+        #expect(
+            text.contains(
+                "\r\n\"9780441013593\",\"0441013597\",\"Dune\",\"Frank Herbert\",\"Paperback\",\"Ace\",\"1990-09-01\",\"535\","))
+        #expect(text.contains(",\"Eats, Shoots & Leaves\",\"Lynne Truss; Tolkien, J. R. R.\",\"\",\"Profile, Ltd.\","))
         #expect(text.contains(",\"He said \"\"hi\"\", twice\",\"A \"\"Quoted\"\" Name\","))
         #expect(text.contains(",\"Line one\nline two\r\nline three\rfour\","))
         // Outside quoted fields every line break is CRLF: 8 records, each ended by one.
@@ -113,7 +116,9 @@ struct ExportTests {
             let stream = OutputStream(toMemory: ())
             let writer = try CSVWriter(stream: stream, newline: .crlf)
             try writer.write(row: format.columns)
-            for book in try export.books() { try writer.write(row: LibraryCSV.row(for: book, format: format)) }
+            for book in try export.books() {
+                try writer.write(row: LibraryCSV.row(for: book, format: format), quotedAtIndex: { _ in true })
+            }
             stream.close()
             let reference = try #require(stream.property(forKey: .dataWrittenToMemoryStreamKey) as? Data)
             // CSVWriter leaves out the last record's CRLF, which RFC 4180 allows either way.
@@ -129,6 +134,10 @@ struct ExportTests {
         #expect(LibraryCSV.neutralised("1+1=2") == "1+1=2")
         #expect(LibraryCSV.neutralised(" =x") == " =x")
         #expect(LibraryCSV.neutralised("") == "")
+        // A `;`-separated spreadsheet locale starts a cell after each `;`.
+        #expect(LibraryCSV.neutralised("X;=HYPERLINK(\"http://evil.example\")") == "X;'=HYPERLINK(\"http://evil.example\")")
+        #expect(LibraryCSV.neutralised("Le Guin;-2+3;@x;ok; =y") == "Le Guin;'-2+3;'@x;ok; '=y")
+        #expect(LibraryCSV.neutralised("a;;") == "a;;")
         let (_, export) = try libraryOnDisk(awkwardBooks)
         for format in ExportFormat.allCases {
             let rows = try parsedByPython(LibraryCSV.encode(export.books(), format: format))
@@ -142,6 +151,8 @@ struct ExportTests {
             #expect(evil.contains("'@publisher"))
             #expect(rows[7].contains("'\tTabbed"))
             #expect(rows[7].contains("'\rCarriage"))
+            #expect(rows[8].contains("X;'=HYPERLINK(\"http://evil.example\")"))
+            #expect(rows[8].contains(format == .goodreads ? "'-2+3" : "Safe; '-2+3"))
         }
     }
 

@@ -36,20 +36,21 @@ public enum ExportFormat: String, CaseIterable, Sendable {
     }
 }
 
-/// The library as CSV (RFC 4180): UTF-8, CRLF line ends, a header row, fields quoted where they
-/// hold a comma, a quote or a line break (``CSVRecordWriter``).
+/// The library as CSV (RFC 4180): UTF-8, CRLF line ends, a header row (its constant names bare), every
+/// book's field quoted (``CSVRecordWriter``), so a spreadsheet set to split on `;` still sees one cell.
 ///
-/// Cells a spreadsheet would run as a formula (starting with `=`, `+`, `-`, `@`, a tab or a CR)
-/// get a leading `'`, which spreadsheets show as text; the Goodreads ISBN cells are the one
+/// Cells a spreadsheet would run as a formula (starting with `=`, `+`, `-`, `@`, a tab or a CR, and
+/// the same after a `;`, where a `;`-separated locale that ignores the quotes would start a cell) get
+/// a `'` before that character, which spreadsheets show as text; the Goodreads ISBN cells are the one
 /// exception: their `="…"` form is what Goodreads itself writes (it keeps leading zeros).
 public enum LibraryCSV {
     /// The whole file for `books`, header first, every record ended by CRLF.
     public static func encode(_ books: [BookRecord], format: ExportFormat) -> [UInt8] {
         var writer = CSVRecordWriter()
         writer.bytes.reserveCapacity(256 * (books.count + 1))
-        writer.append(format.columns)
+        writer.append(format.columns, quoted: false)
         for book in books {
-            writer.append(row(for: book, format: format))
+            writer.append(row(for: book, format: format), quoted: true)
         }
         return writer.bytes
     }
@@ -86,13 +87,29 @@ public enum LibraryCSV {
         }
     }
 
-    /// `value` as text a spreadsheet shows and never evaluates.
+    /// `value` as text a spreadsheet shows and never evaluates: a `'` before a formula character at
+    /// the start and after every `;` (`X;=HYPERLINK(…)` is a formula cell in a `;` locale reading
+    /// the field bare).
     public static func neutralised(_ value: String) -> String {
-        guard let first = value.unicodeScalars.first else { return value }
-        switch first {
-        case "=", "+", "-", "@", "\t", "\r": return "'" + value
-        default: return value
+        func starts(_ byte: UInt8) -> Bool {
+            byte == 0x3D || byte == 0x2B || byte == 0x2D || byte == 0x40 || byte == 0x09 || byte == 0x0D
         }
+        let utf8 = value.utf8
+        guard let first = utf8.first else { return value }
+        // Most fields have neither a formula start nor a `;`: no copy.
+        guard starts(first) || utf8.contains(0x3B) else { return value }
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(utf8.count + 2)
+        var fieldStart = true
+        // After a `;` and any spaces: an import with "trim spaces" would make "; =x" a formula too.
+        var afterSemicolon = false
+        for byte in utf8 {
+            if (fieldStart || afterSemicolon) && starts(byte) { bytes.append(0x27) }
+            bytes.append(byte)
+            fieldStart = false
+            if byte == 0x3B { afterSemicolon = true } else if byte != 0x20 { afterSemicolon = false }
+        }
+        return String(decoding: bytes, as: UTF8.self)
     }
 
     /// Goodreads writes ISBNs as `="0441013597"` (and `=""` for none) so spreadsheets keep them as text.
@@ -129,7 +146,7 @@ public enum LibraryCSV {
 }
 
 /// RFC 4180 records as UTF-8 bytes: fields separated by commas, each record ended by CRLF, a field
-/// quoted when it holds a comma, a quote, a CR or an LF, its quotes doubled.
+/// quoted when asked or when it holds a comma, a quote, a CR or an LF, its quotes doubled.
 ///
 /// The same output as CSV.swift's `CSVWriter` (the tests compare them byte for byte), written here
 /// because that writer costs about 1 s per 10,000 books on the development machine, the whole
@@ -140,11 +157,11 @@ public struct CSVRecordWriter: Sendable {
 
     public init() {}
 
-    public mutating func append(_ fields: [String]) {
+    public mutating func append(_ fields: [String], quoted: Bool = false) {
         for (index, field) in fields.enumerated() {
             if index > 0 { bytes.append(UInt8(ascii: ",")) }
             let utf8 = field.utf8
-            if utf8.contains(where: { $0 == 0x2C || $0 == 0x22 || $0 == 0x0D || $0 == 0x0A }) {
+            if quoted || utf8.contains(where: { $0 == 0x2C || $0 == 0x22 || $0 == 0x0D || $0 == 0x0A }) {
                 bytes.append(0x22)
                 for byte in utf8 {
                     bytes.append(byte)
