@@ -74,8 +74,8 @@ public struct ControlPeerPolicy: Hashable, Sendable {
 /// The accept loop polls the listening socket together with a wake event, so `stop()` wakes it at
 /// once. Each connection gets a short-lived thread: clients are few (the CLI), and a slow client
 /// must never hold up the next press. What a client can cost the daemon is bounded: only
-/// ``ControlPeerPolicy`` peers are answered, at most ``Limits/connections`` at once, each read and
-/// write gives up after ``Limits/ioTimeout``; failing `accept` calls (`EMFILE`…) back off, and a
+/// ``ControlPeerPolicy`` peers are answered, at most ``Limits/connections`` at once, a request not
+/// read whole within ``Limits/ioTimeout`` is dropped, each write gives up after it; failing `accept` calls (`EMFILE`…) back off, and a
 /// connection whose thread cannot start is refused rather than trapping.
 public final class ControlSocketServer: Sendable {
     public typealias Handler = @Sendable (ControlRequest) async -> ControlReply
@@ -84,7 +84,8 @@ public final class ControlSocketServer: Sendable {
     public struct Limits: Sendable {
         /// Connections served at once; more are answered "busy" and closed.
         public var connections: Int = 16
-        /// `SO_RCVTIMEO` and `SO_SNDTIMEO` of each connection.
+        /// How long a client has to send its whole request (one deadline, however the bytes trickle), and
+        /// `SO_SNDTIMEO` of each write of the reply.
         public var ioTimeout: Duration = .seconds(5)
         /// The first pause after a failed `accept`, doubled on each failure in a row up to ``longestBackoff``.
         public var shortestBackoff: Duration = .milliseconds(10)
@@ -227,8 +228,10 @@ public final class ControlSocketServer: Sendable {
             Self.refuse(connection, "the daemon is already serving \(limit) control connections: try again in a moment")
             return
         }
+        // One deadline for the whole request, from the moment it is admitted.
+        let deadline = MonotonicInstant.now().advanced(byNanoseconds: limits.ioTimeout.wholeNanoseconds)
         let started = seams.startThread { [self] in
-            Self.answer(connection, handler: handler, logger: logger)
+            Self.answer(connection, deadline: deadline, handler: handler, logger: logger)
             active.wrappingSubtract(1, ordering: .acquiringAndReleasing)
         }
         if !started {
@@ -259,9 +262,13 @@ public final class ControlSocketServer: Sendable {
         close(connection)
     }
 
-    private static func answer(_ connection: Int32, handler: @escaping Handler, logger: Logger) {
+    private static func answer(
+        _ connection: Int32, deadline: MonotonicInstant, handler: @escaping Handler, logger: Logger
+    ) {
         defer { close(connection) }
-        guard let line = readLine(from: connection, limit: ControlRequest.maximumLength) else { return }
+        guard let line = readLine(from: connection, limit: ControlRequest.maximumLength, deadline: deadline) else {
+            return
+        }
         let reply: ControlReply
         switch ControlRequest.parse(line) {
         case .success(let request):

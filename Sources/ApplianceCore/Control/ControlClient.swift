@@ -56,11 +56,18 @@ package func connectedSocket(to path: String) throws(ControlSocketError) -> Int3
     return fd
 }
 
-/// Reads bytes until a newline (not included), end of file, or `limit` bytes.
-package func readLine(from fd: Int32, limit: Int = 1 << 20) -> [UInt8]? {
+/// Reads bytes until a newline (not included), end of file, or `limit` bytes; with a `deadline`, nil once
+/// it passes, however the bytes trickle in (a per-read timeout alone lets one byte every few seconds hold
+/// the connection for ever).
+package func readLine(from fd: Int32, limit: Int = 1 << 20, deadline: MonotonicInstant? = nil) -> [UInt8]? {
     var line: [UInt8] = []
     var chunk = [UInt8](repeating: 0, count: 4096)
     while line.count < limit {
+        if let deadline {
+            guard MonotonicInstant.now() < deadline, let ready = try? waitReadable([fd], until: deadline),
+                ready[fd] != nil
+            else { return nil }
+        }
         let count = try? retryingOnInterrupt("read") {
             chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
         }
