@@ -51,7 +51,8 @@ if [ ${#unpackaged[@]} -gt 0 ] && [ "${SWIFTWING_DEB_ALLOW_UNPACKAGED:-0}" != 1 
     echo "build-deb: build it with \`make release\` (it links the Swift runtime in) and run make deb again" >&2
     exit 1
 fi
-depends_line=$(printf '%s\n' "${depends[@]}" systemd passwd | sort -u | paste -sd, | sed 's/,/, /g')
+# python3: the OCR worker's virtual environment runs on Debian's interpreter (the one it was made with).
+depends_line=$(printf '%s\n' "${depends[@]}" systemd passwd python3 | sort -u | paste -sd, | sed 's/,/, /g')
 
 install -d "$stage/DEBIAN"
 cat >"$stage/DEBIAN/control" <<EOF
@@ -66,8 +67,9 @@ Installed-Size: $(du -sk --exclude=DEBIAN "$stage" | cut -f1)
 Description: book-scanning kiosk daemon
  Press the shutter at a bookshelf: the photo is queued durably, sent to a recognition
  backend, and the books land in the device's library. Runs as the systemd service swiftwing.
- swiftwing-recognizer, an offline recognition backend for a catalogue of the owner's books,
- comes as the service swiftwing-recognizer, not enabled until a catalogue is imported.
+ swiftwing-recognizer, an offline recognition backend (its OCR worker's Python environment and
+ an open catalogue of 10,000 popular books included; the owner's own catalogues searched first),
+ comes as the service swiftwing-recognizer, not enabled: a kiosk with a remote backend needs none.
  swiftwing-web, the library in a browser, comes as the service swiftwing-web; it serves only
  with [web] enabled = true in /etc/swiftwing/swiftwing.toml.
 EOF

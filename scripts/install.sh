@@ -56,9 +56,8 @@ install -D -m 0644 LICENSE "$root$PREFIX/share/doc/swiftwing/LICENSE"
 install -D -m 0644 NOTICE "$root$PREFIX/share/doc/swiftwing/NOTICE"
 install -D -m 0644 README.md "$root$PREFIX/share/doc/swiftwing/README.md"
 install -D -m 0755 scripts/swiftwing-setup.sh "$root$PREFIX/lib/swiftwing/swiftwing-setup"
-# The recognizer service: its binary, its page, an example catalogue (the Library Dataset's, MIT) and the
-# OCR worker when this tree has it. Its unit is installed above and never enabled
-# here: it needs a catalogue at /etc/swiftwing/catalogue.csv first (docs/recognizer.md).
+# The recognizer service: its binary, its page, an example catalogue (the Library Dataset's, MIT). Its unit is
+# installed above and not enabled here: a kiosk that uses a remote backend needs none (docs/recognizer.md).
 if [ -x "$recognizer" ]; then
     install -D -m 0755 "$recognizer" "$root$PREFIX/bin/swiftwing-recognizer"
 else
@@ -75,10 +74,30 @@ install -D -m 0644 docs/recognizer.md "$root$PREFIX/share/doc/swiftwing/recogniz
 install -d "$root$PREFIX/share/swiftwing/library-dataset"
 install -m 0644 Fixtures/library-dataset/catalogue.csv Fixtures/library-dataset/LICENSE \
     Fixtures/library-dataset/README.md "$root$PREFIX/share/swiftwing/library-dataset/"
-# The OCR worker's script where the recognizer looks for an installed one; its virtual environment is made
-# from the checkout (pinned versions from PyPI): scripts/ocr-venv.sh /usr/lib/swiftwing-recognizer/ocr-venv
-if [ -f Sources/swiftwing-recognizer-ocr/ocr_worker.py ]; then
-    install -D -m 0644 Sources/swiftwing-recognizer-ocr/ocr_worker.py "$root/usr/lib/swiftwing-recognizer/ocr/ocr_worker.py"
+# The open catalogue the recognizer matches against when the owner has none (goodbooks-10k, CC BY-SA 4.0), with
+# its index built here so the service starts without building it (install -p keeps the CSV's time, which the
+# index is stamped with).
+catalogues="$root$PREFIX/share/swiftwing/catalogues"
+install -d "$catalogues"
+install -p -m 0644 Catalogues/goodbooks-10k/goodbooks-10k.csv Catalogues/goodbooks-10k/LICENSE \
+    Catalogues/goodbooks-10k/README.md "$catalogues/"
+if [ -x "$recognizer" ]; then
+    "$recognizer" match --catalogue "$catalogues/goodbooks-10k.csv" --json </dev/null
+    chmod 0644 "$catalogues/goodbooks-10k.csv.index.sqlite"
+fi
+# The OCR worker and its virtual environment (pinned wheels from PyPI, the PP-OCR models inside them), where the
+# recognizer looks for an installed one: installed means working. The checkout's environment (scripts/ocr-venv.sh
+# makes or keeps it) is copied; a venv runs from any folder through its bin/python3. Without the tools that make
+# the packages (pip, onnx for the model conversion). SWIFTWING_INSTALL_OCR_VENV=0 leaves it out (the VM rig's
+# daemon-only package test).
+install -D -m 0644 Sources/swiftwing-recognizer-ocr/ocr_worker.py "$root/usr/lib/swiftwing-recognizer/ocr/ocr_worker.py"
+if [ "${SWIFTWING_INSTALL_OCR_VENV:-1}" != 0 ]; then
+    scripts/ocr-venv.sh >&2 || { echo "install: the OCR worker's environment cannot be made (scripts/ocr-venv.sh needs PyPI)" >&2; exit 1; }
+    venv="$root/usr/lib/swiftwing-recognizer/ocr-venv"
+    rm -rf "$venv" && install -d "$(dirname "$venv")" && cp -a .ocr-venv "$venv"
+    rm -rf "$venv"/bin/pip* "$venv"/lib/python3*/site-packages/pip "$venv"/lib/python3*/site-packages/pip-* \
+        "$venv"/lib/python3*/site-packages/onnx "$venv"/lib/python3*/site-packages/onnx-*
+    find "$venv" -name __pycache__ -prune -exec rm -rf {} +
 fi
 
 if [ -n "$DESTDIR" ] || [ "$files_only" -eq 1 ]; then

@@ -5,9 +5,11 @@ recognizer's own output, and says how it does on photos it was not fitted on (cr
 The matches it learns from, each with the evidence `--explain` writes and whether it was right:
   home      the recognizer's own OCR lines of a home-shelves folder (saved by shelf-bench.py --work or
             `read --save-ocr`), grouped and matched by `read --ocr-from --explain` against the folder's Goodreads
-            catalogue and an owner's (its annotated books and 1,000 others, as shelf-bench.py makes it);
+            catalogue and an owner's (its annotated books and 1,000 others, as shelf-bench.py makes it), each with
+            the shipped open catalogue after it as `read` has it, and against the open catalogue alone (no
+            catalogue of the owner's: most of these books are not in it, so what it matches is mostly wrong);
   library   the repository's two Library Dataset shelf photos read by the OCR worker (Fixtures/shelves; only the
-            annotated half of each counts), against the Library Dataset catalogue;
+            annotated half of each counts), against the Library Dataset catalogue and the open catalogue alone;
   spines    the Library Dataset's annotated spines (Fixtures/library-dataset, the dataset's own OCR text) through
             `match --explain`, catalogue with and without call numbers.
 Groups are photos (the two framings of one shelf, cv-book-svg-1 and -2, are one group); each group falls in one of
@@ -57,8 +59,12 @@ def fold_of(group, folds):
     return hashlib.sha256(group.encode()).digest()[0] % folds
 
 
-def read_explained(recognizer, catalogue, ocr_dir, photos):
-    command = [recognizer, "read", "--catalogue", catalogue, "--json", "--explain", "--ocr-from", ocr_dir] + photos
+def read_explained(recognizer, catalogue, ocr_dir, photos, open_catalogue=True):
+    """`read --explain` of saved lines against `catalogue` (None: the shipped open catalogue alone), and the open
+    catalogue after it unless `open_catalogue` is false."""
+    command = [recognizer, "read", "--json", "--explain", "--ocr-from", ocr_dir] + photos
+    if catalogue:
+        command += ["--catalogue", catalogue] + ([] if open_catalogue else ["--no-open-catalogue"])
     return json.loads(subprocess.run(command, check=True, capture_output=True, text=True).stdout)
 
 
@@ -78,7 +84,7 @@ def home_matches(recognizer, data, ocr_dir, work):
     for row in csv.DictReader(open(goodreads, encoding="utf-8")):
         ids_by_title[shelf_bench.fold(row["Title"])].add(row["Book Id"])
     matches, annotated = [], Counter()
-    for label, catalogue in (("home-goodreads", goodreads), ("home-owner", owner)):
+    for label, catalogue in (("home-goodreads", goodreads), ("home-owner", owner), ("home-open", None)):
         result = read_explained(recognizer, catalogue, ocr_dir, photos)
         for image in result["images"]:
             name = os.path.basename(image["file"])
@@ -105,12 +111,23 @@ def library_matches(recognizer, ocr_dir, work):
     if not os.path.exists(path):
         match_bench.write_catalogue(path, catalogue, True)
     photos = [os.path.join(ROOT, "Fixtures", "shelves", name) for name in LIBRARY_PHOTOS]
-    result = read_explained(recognizer, path, ocr_dir, photos)
     matches, annotated = [], Counter()
+    # The library's own catalogue, and the open catalogue alone (a library's Spanish and Catalan shelves it does
+    # not hold: what a new owner's unlisted books look like to it).
+    for label, catalogue in (("library", path), ("library-open", None)):
+        more, count = library_read(recognizer, catalogue, ocr_dir, photos, annotations, label)
+        matches += more
+        annotated[label] += count
+    return matches, annotated
+
+
+def library_read(recognizer, catalogue, ocr_dir, photos, annotations, label):
+    result = read_explained(recognizer, catalogue, ocr_dir, photos, open_catalogue=False)
+    matches, annotated = [], 0
     for image in result["images"]:
         stem, half = LIBRARY_PHOTOS[os.path.basename(image["file"])]
         rows = [r for r in annotations if r["image_name"] == f"{stem}_{half}.jpg" and match_bench.matchable(r)]
-        annotated["library"] += len(rows)
+        annotated += len(rows)
         remaining = Counter(match_bench.truth(r) for r in rows)
         for book in image["books"]:
             centre = book["boundingBox"]["y"] + book["boundingBox"]["height"] / 2
@@ -120,7 +137,7 @@ def library_matches(recognizer, ocr_dir, work):
             right = remaining[key] > 0
             if right:
                 remaining[key] -= 1
-            matches.append(("library", stem, evidence_vector(book["evidence"]), right))
+            matches.append((label, stem, evidence_vector(book["evidence"]), right))
     return matches, annotated
 
 
@@ -205,23 +222,28 @@ def main():
     work = arguments.work or tempfile.mkdtemp(prefix="calibrate.")
     os.makedirs(work, exist_ok=True)
 
-    saved = os.path.join(work, "matches.json")
-    if arguments.reuse and os.path.exists(saved):
-        with open(saved, encoding="utf-8") as handle:
-            kept = json.load(handle)
-        matches, annotated = [tuple(m) for m in kept["matches"]], Counter(kept["annotated"])
-    else:
-        matches, annotated = home_matches(arguments.recognizer, os.path.abspath(arguments.data),
-                                          os.path.abspath(arguments.ocr_from), work)
-        if arguments.library_ocr:
-            more, counts = library_matches(arguments.recognizer, os.path.abspath(arguments.library_ocr), work)
-            matches += more
-            annotated.update(counts)
-        more, counts = spine_matches(arguments.recognizer, work)
+    def collected(name, collect):
+        """One source's matches, collected again unless --reuse finds them saved in --work."""
+        saved = os.path.join(work, f"matches-{name}.json")
+        if arguments.reuse and os.path.exists(saved):
+            with open(saved, encoding="utf-8") as handle:
+                kept = json.load(handle)
+            return [tuple(m) for m in kept["matches"]], Counter(kept["annotated"])
+        found, counts = collect()
+        with open(saved, "w", encoding="utf-8") as handle:
+            json.dump({"matches": found, "annotated": counts}, handle)
+        return found, counts
+
+    matches, annotated = collected("home", lambda: home_matches(
+        arguments.recognizer, os.path.abspath(arguments.data), os.path.abspath(arguments.ocr_from), work))
+    if arguments.library_ocr:
+        more, counts = collected("library", lambda: library_matches(
+            arguments.recognizer, os.path.abspath(arguments.library_ocr), work))
         matches += more
         annotated.update(counts)
-        with open(saved, "w", encoding="utf-8") as handle:
-            json.dump({"matches": matches, "annotated": annotated}, handle)
+    more, counts = collected("spines", lambda: spine_matches(arguments.recognizer, work))
+    matches += more
+    annotated.update(counts)
     print(f"calibrate: {len(matches)} matches from {len({(s, g) for s, g, _, _ in matches})} photos; "
           f"{dict(Counter(s for s, _, _, _ in matches))}", file=sys.stderr)
 

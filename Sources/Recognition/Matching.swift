@@ -67,27 +67,28 @@ public struct MatchingWeights: Sendable, Hashable {
 /// device's review line) and matches at 0.8 or above are right at least 95 times in 100.
 ///
 /// The weights are fitted by `Benchmarks/RecognizerBench/calibrate.py` (logistic regression, Newton's method with a
-/// 1e-3 ridge) on this recognizer's own output: its OCR and grouping on home-shelf photos (a Goodreads catalogue and
-/// an owner's) and on the Library Dataset's shelf photos, and its matching of the dataset's annotated spines with and
-/// without call numbers; home and library matches weigh the same in all. Every figure reported for them is
+/// 1e-3 ridge) on this recognizer's own output: its OCR (PP-OCRv6 small) and grouping on home-shelf photos (a
+/// Goodreads catalogue, an owner's, and the open catalogue alone, which lacks most of their books) and on the Library
+/// Dataset's shelf photos (its catalogue, and the open one), and its matching of the dataset's annotated spines with
+/// and without call numbers; home and library matches weigh the same in all. Every figure reported for them is
 /// cross-validated by photo (Benchmarks/README.md). None of the features depends on the catalogue's size, and
 /// without call numbers `tag` is 0. They hold for the matcher's scoring as it is: a change to the features or
 /// weights of the score needs a refit. Some weights are negative because the score already counts that evidence;
 /// only the sum means anything.
 public struct ConfidenceCalibration: Sendable, Hashable {
-    public var bias: Double = -2.505
-    public var score: Double = 0.009
-    public var lead: Double = 2.255
+    public var bias: Double = -2.823
+    public var score: Double = 0.733
+    public var lead: Double = 2.339
     /// The assignment gave the spine its own best candidate.
-    public var ownBest: Double = -0.291
+    public var ownBest: Double = -1.053
     /// How far the spine falls short of 20 letters (0 at 20 or more, 1 for none).
-    public var shortSpine: Double = -3.847
-    public var title: Double = 1.489
-    public var titleInformation: Double = 0.067
-    public var surname: Double = 1.151
-    public var explained: Double = 1.679
-    public var tag: Double = 0.097
-    public var authorMark: Double = -0.550
+    public var shortSpine: Double = -3.638
+    public var title: Double = 1.204
+    public var titleInformation: Double = -0.416
+    public var surname: Double = 0.770
+    public var explained: Double = 0.758
+    public var tag: Double = -0.061
+    public var authorMark: Double = -0.528
     public init() {}
 
     public func confidence(_ evidence: MatchEvidence) -> Double {

@@ -15,8 +15,9 @@ struct ReadCommand: AsyncParsableCommand {
     @Flag(help: "Print {\"images\": [{\"file\", \"books\", \"unmatched\"}]} as JSON (the only output form so far).")
     var json = false
 
-    @Option(help: "Long edge, in pixels, of the copy of the photo that text is found on.")
-    var detectionSize = 1920
+    @Option(
+        help: "Long edge, in pixels, of the copy of the photo that text is found on (default: the worker's, as serve).")
+    var detectionSize: Int?
 
     @Option(help: "Seconds one photo may take before the OCR worker is considered hung.")
     var timeout: Double = 120
@@ -59,7 +60,8 @@ struct ReadCommand: AsyncParsableCommand {
         let supervisor: OCRWorkerSupervisor?
         if ocrFrom == nil {
             var worker = try OCRWorkerConfiguration.locate()
-            worker.workerArguments = ["--det-side", String(detectionSize)]
+            // Without the option, the worker's own default (what `serve` reads with).
+            worker.workerArguments = detectionSize.map { ["--det-side", String($0)] } ?? []
             worker.readTimeout = timeout
             supervisor = OCRWorkerSupervisor(configuration: worker)
         } else {

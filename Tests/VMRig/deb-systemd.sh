@@ -30,7 +30,8 @@ if [ "${SWIFTWING_VM_GUEST:-0}" != 1 ]; then
     fi
     cache="${SWIFTWING_VM_CACHE:-${HOME:-/root}/.cache/swiftwing-vm}/deb"
     rm -rf "$cache" && mkdir -p "$cache"
-    deb="$(SWIFTWING_DEB_ALLOW_UNPACKAGED=1 SWIFTWING_DEB_COMPRESSION=gzip "$repo/scripts/build-deb.sh" \
+    deb="$(SWIFTWING_DEB_ALLOW_UNPACKAGED=1 SWIFTWING_DEB_COMPRESSION=gzip SWIFTWING_INSTALL_OCR_VENV=0 \
+        "$repo/scripts/build-deb.sh" \
         --binary "$repo/.build/debug/swiftwing" --out "$cache")"
     VM_TEST_ARGS=(--systemd --file "$deb:/root/swiftwing.deb")
 fi
