@@ -106,8 +106,12 @@ public struct WebAccess: Sendable {
         }
     }
 
-    /// Checks `code`; when right, the code is used up and a session with `tokenHash` is stored.
-    public func redeem(code: String, tokenHash: String, now: Date) throws(StoreError) -> Redemption {
+    /// Checks `code`; when right, the code is used up and a session with `tokenHash` is stored. After
+    /// `lockAfter` wrong codes in a row the code is burnt and pairing locked (the web process counts each
+    /// client address on its own, and passes a higher cap here for all addresses together).
+    public func redeem(
+        code: String, tokenHash: String, now: Date, lockAfter: Int = wrongCodesBeforeLock
+    ) throws(StoreError) -> Redemption {
         let seconds = now.timeIntervalSince1970
         return try write("the code was not checked") { db -> Redemption in
             guard let row = try Row.fetchOne(db, sql: "SELECT * FROM pairing WHERE id = 1") else { return .noCode }
@@ -125,7 +129,7 @@ public struct WebAccess: Sendable {
                 return .paired(expiresAt: Date(timeIntervalSince1970: expiresAt))
             }
             let wrong = (row["wrongCodes"] as Int? ?? 0) + 1
-            if wrong >= Self.wrongCodesBeforeLock {
+            if wrong >= lockAfter {
                 // The code is burnt too: after the lock a person makes a new one.
                 let until = seconds + Self.lockDuration
                 try db.execute(
@@ -135,7 +139,7 @@ public struct WebAccess: Sendable {
                 return .locked(until: Date(timeIntervalSince1970: until))
             }
             try db.execute(sql: "UPDATE pairing SET wrongCodes = ? WHERE id = 1", arguments: [wrong])
-            return .wrong(remaining: Self.wrongCodesBeforeLock - wrong)
+            return .wrong(remaining: lockAfter - wrong)
         }
     }
 

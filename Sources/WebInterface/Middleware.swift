@@ -49,6 +49,14 @@ struct AccessMiddleware: RouterMiddleware {
     {
         var context = context
         let path = request.uri.path
+        // DNS rebinding: a page on another site, its name made to resolve to the device, sends its own name.
+        guard app.hosts.allows(request.head.authority) else {
+            return app.message(
+                "Refused",
+                "This page answers to the device's own address or name, not to the name this request used: "
+                    + "open it by the address on the panel.",
+                status: .misdirectedRequest, paired: false)
+        }
         guard request.method == .get || request.method == .head || request.method == .post else {
             return Response(status: .methodNotAllowed, headers: [.allow: "GET, HEAD, POST"])
         }

@@ -32,9 +32,12 @@ public struct WebRequestContext: RequestContext {
     public var coreContext: CoreRequestContextStorage
     var sessionToken: String?
     var form = FormFields()
+    /// What wrong pairing codes count under: the peer's IPv4 address or IPv6 /64 (``PairingTries``).
+    var client: String
 
     public init(source: ApplicationRequestContextSource) {
         coreContext = .init(source: source)
+        client = PairingTries.key(for: source.channel.remoteAddress)
     }
 
     var csrf: String { sessionToken.map(Session.csrfToken(for:)) ?? "" }
@@ -55,7 +58,13 @@ public final class WebApp: Sendable {
     let undo = UndoShelf()
     let templates: MustacheLibrary
     let openStreams = Atomic<Int>(0)
+    /// `/events` requests answered, for the tests that wait until early-reset clients were handled.
+    let eventRequests = Atomic<Int>(0)
     let snapshot = Mutex<LibrarySnapshot?>(nil)
+    let pairingTries = PairingTries(wrongBeforeLock: WebAccess.wrongCodesBeforeLock, lockDuration: WebAccess.lockDuration)
+    let hosts: HostCheck
+    /// Wrong codes from all addresses together that burn the code and lock pairing (``PairingTries``).
+    static let wrongCodesAcrossAddresses = 20
 
     static let pageSize = 48
 
@@ -65,6 +74,7 @@ public final class WebApp: Sendable {
         self.logger = logger
         let state = StateDirectory(path: settings.configuration.stateDirectory)
         reader = LibraryReader(stateDirectory: state)
+        hosts = HostCheck(extra: [settings.address])
         do {
             access = try WebAccess.open(state)
         } catch {
@@ -217,28 +227,51 @@ public final class WebApp: Sendable {
         let token = Session.newToken()
         let now = clock.now()
         let access = self.access
+        let client = context.client
+        if let until = pairingTries.lockedUntil(client, now: now) {
+            return page(
+                "Pair", current: nil, "pair", PairModel(problem: Self.lockedText(until)), status: .forbidden,
+                paired: false)
+        }
         let result = try await blocking {
-            try access.redeem(code: code, tokenHash: Session.storedHash(of: token), now: now)
+            try access.redeem(
+                code: code, tokenHash: Session.storedHash(of: token), now: now,
+                lockAfter: Self.wrongCodesAcrossAddresses)
         }
         let problem: String
         switch result {
         case .paired:
+            pairingTries.paired(client)
             logger.notice("web: a browser paired")
             var response = Self.redirect("/")
             response.headers[.setCookie] = Session.cookie(token, maxAge: Int(WebAccess.sessionLifetime))
             return response
         case .noCode:
             problem = "No code is waiting, or it expired (a code works 5 minutes): make a new one on the device."
-        case .wrong(let remaining):
-            problem =
-                "That is not the code. \(remaining) more wrong \(remaining == 1 ? "code locks" : "codes lock") pairing for 5 minutes."
+        case .wrong:
+            // This address's tries, not everyone's: a neighbour's wrong codes never lock another browser.
+            switch pairingTries.wrong(client, now: now) {
+            case .wrong(let remaining):
+                problem =
+                    "That is not the code. \(remaining) more wrong \(remaining == 1 ? "code locks" : "codes lock") "
+                    + "pairing from this browser for 5 minutes."
+            case .locked(let until):
+                logger.warning("web: pairing locked for one address after wrong codes")
+                problem = Self.lockedText(until)
+            }
         case .locked(let until):
-            logger.warning("web: pairing locked after wrong codes")
+            _ = pairingTries.wrong(client, now: now)
+            logger.warning("web: pairing locked after wrong codes from several addresses")
             problem =
-                "Pairing is locked after \(WebAccess.wrongCodesBeforeLock) wrong codes, until "
+                "Pairing is locked after \(Self.wrongCodesAcrossAddresses) wrong codes, until "
                 + "\(UTCDateParts(until).iso8601). Then make a new code on the device."
         }
         return page("Pair", current: nil, "pair", PairModel(problem: problem), status: .forbidden, paired: false)
+    }
+
+    static func lockedText(_ until: Date) -> String {
+        "Pairing is locked for this browser after \(WebAccess.wrongCodesBeforeLock) wrong codes, until "
+            + "\(UTCDateParts(until).iso8601). Then try again with the code on the device."
     }
 
     // MARK: Now
@@ -346,14 +379,18 @@ public final class WebApp: Sendable {
     /// The live part of the Now page as server-sent events: the page gets a new `status` event whenever what it
     /// shows changes (the web process looks every ``WebSettings/statusIntervalMilliseconds``).
     func events() -> Response {
+        defer { eventRequests.wrappingAdd(1, ordering: .relaxed) }
         let limits = settings.limits
         guard openStreams.wrappingAdd(1, ordering: .relaxed).newValue <= limits.eventStreams else {
             openStreams.wrappingSubtract(1, ordering: .relaxed)
             return Response(status: .serviceUnavailable, headers: [.retryAfter: "10"])
         }
+        // Given back when the body ends, or when the response is dropped unsent (a client that reset before
+        // the head went out: the body never runs); a `defer` inside the body alone leaked the place then.
+        let slot = EventStreamSlot(self)
         let interval = settings.statusIntervalMilliseconds
         let body = ResponseBody { writer in
-            defer { self.openStreams.wrappingSubtract(1, ordering: .relaxed) }
+            defer { slot.giveBack() }
             let stopping = Atomic<Bool>(false)
             try await withGracefulShutdownHandler {
                 try await writer.write(ByteBuffer(string: "retry: 3000\n\n"))
@@ -738,4 +775,20 @@ public final class WebApp: Sendable {
             ],
             body: .init(byteBuffer: ByteBuffer(bytes: bytes)))
     }
+}
+
+/// One place among ``WebSettings/Limits/eventStreams``: given back once, by the body or when dropped.
+final class EventStreamSlot: Sendable {
+    let app: WebApp
+    let given = Atomic<Bool>(false)
+
+    init(_ app: WebApp) {
+        self.app = app
+    }
+
+    func giveBack() {
+        if !given.exchange(true, ordering: .relaxed) { app.openStreams.wrappingSubtract(1, ordering: .relaxed) }
+    }
+
+    deinit { giveBack() }
 }

@@ -25,13 +25,21 @@ struct HTTPResult: Sendable {
 /// A small HTTP/1.1 client over a blocking loopback socket on a thread of its own (never the cooperative pool):
 /// one request per connection, read until the server closes.
 enum RawHTTP {
-    static func send(port: Int, method: String, path: String, headers: [(String, String)], body: [UInt8]) async throws
+    /// `source`: the loopback address to send from (127.0.0.2 is another client); `host`: the `Host` header.
+    static func send(
+        port: Int, method: String, path: String, headers: [(String, String)], body: [UInt8], source: String? = nil,
+        host: String? = nil
+    ) async throws
         -> HTTPResult
     {
         let raw = try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<[UInt8], any Error>) in
             let thread = Thread {
                 continuation.resume(
-                    with: Result { try exchange(port: port, method: method, path: path, headers: headers, body: body) })
+                    with: Result {
+                        try exchange(
+                            port: port, method: method, path: path, headers: headers, body: body, source: source,
+                            host: host)
+                    })
             }
             thread.start()
         }
@@ -42,14 +50,24 @@ enum RawHTTP {
         var description: String
     }
 
-    private static func exchange(port: Int, method: String, path: String, headers: [(String, String)], body: [UInt8])
-        throws -> [UInt8]
-    {
+    /// A connected loopback socket, bound to `source` when given.
+    static func connectedSocket(port: Int, source: String? = nil) throws -> Int32 {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw Failure(description: "socket: errno \(errno)") }
-        defer { close(fd) }
-        var timeout = timeval(tv_sec: 30, tv_usec: 0)
-        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        if let source {
+            var local = sockaddr_in()
+            local.sin_family = sa_family_t(AF_INET)
+            local.sin_addr.s_addr = inet_addr(source)
+            let bound = withUnsafePointer(to: &local) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                    bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+                }
+            }
+            guard bound == 0 else {
+                close(fd)
+                throw Failure(description: "bind \(source): errno \(errno)")
+            }
+        }
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_port = in_port_t(UInt16(port).bigEndian)
@@ -59,20 +77,36 @@ enum RawHTTP {
                 connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
             }
         }
-        guard connected == 0 else { throw Failure(description: "connect: errno \(errno)") }
-        var head = "\(method) \(path) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nConnection: close\r\n"
-        for (name, value) in headers { head += "\(name): \(value)\r\n" }
-        if method == "POST" { head += "Content-Length: \(body.count)\r\n" }
-        head += "\r\n"
-        let request = Array(head.utf8) + body
+        guard connected == 0 else {
+            close(fd)
+            throw Failure(description: "connect: errno \(errno)")
+        }
+        return fd
+    }
+
+    /// Sends all of `bytes`.
+    static func sendAll(_ fd: Int32, _ bytes: [UInt8]) {
         var sent = 0
-        while sent < request.count {
-            let count = request[sent...].withUnsafeBytes {
-                Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL))
-            }
+        while sent < bytes.count {
+            let count = bytes[sent...].withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
             if count <= 0 { break }
             sent += count
         }
+    }
+
+    private static func exchange(
+        port: Int, method: String, path: String, headers: [(String, String)], body: [UInt8], source: String?,
+        host: String?
+    ) throws -> [UInt8] {
+        let fd = try connectedSocket(port: port, source: source)
+        defer { close(fd) }
+        var timeout = timeval(tv_sec: 30, tv_usec: 0)
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        var head = "\(method) \(path) HTTP/1.1\r\nHost: \(host ?? "127.0.0.1:\(port)")\r\nConnection: close\r\n"
+        for (name, value) in headers { head += "\(name): \(value)\r\n" }
+        if method == "POST" { head += "Content-Length: \(body.count)\r\n" }
+        head += "\r\n"
+        sendAll(fd, Array(head.utf8) + body)
         var received: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 65536)
         while true {
@@ -128,6 +162,7 @@ final class TestClock: Sendable {
 /// file, held open by a writer as the daemon holds it), optionally a control socket answered by `daemon`, and
 /// `swiftwing-web` serving on a free loopback port.
 struct WebDevice: Sendable {
+    let app: WebApp
     let port: Int
     let configuration: ApplianceConfiguration
     let database: AppDatabase
@@ -143,12 +178,15 @@ struct WebDevice: Sendable {
         try await request("GET", path, headers: cookie.map { [("Cookie", $0)] } ?? [])
     }
 
-    /// Posts a form; `fields` are encoded as a browser encodes them.
-    func post(_ path: String, _ fields: [(String, String)], cookie: String? = nil) async throws -> HTTPResult {
+    /// Posts a form; `fields` are encoded as a browser encodes them. `source`: another loopback address to send from.
+    func post(_ path: String, _ fields: [(String, String)], cookie: String? = nil, source: String? = nil) async throws
+        -> HTTPResult
+    {
         let body = fields.map { FormFields.encode($0.0) + "=" + FormFields.encode($0.1) }.joined(separator: "&")
         var headers = [("Content-Type", "application/x-www-form-urlencoded")]
         if let cookie { headers.append(("Cookie", cookie)) }
-        return try await request("POST", path, headers: headers, body: Array(body.utf8))
+        return try await RawHTTP.send(
+            port: port, method: "POST", path: path, headers: headers, body: Array(body.utf8), source: source)
     }
 
     /// Pairs as a person would: a code from `swiftwing web pair`'s code, entered on the page. Returns the cookie
@@ -217,7 +255,8 @@ func withWebDevice(
             var iterator = ports.makeAsyncIterator()
             let port = try #require(await iterator.next())
             do {
-                try await body(WebDevice(port: port, configuration: configuration, database: database, clock: clock))
+                try await body(
+                    WebDevice(app: web, port: port, configuration: configuration, database: database, clock: clock))
             } catch {
                 await services.triggerGracefulShutdown()
                 throw error
