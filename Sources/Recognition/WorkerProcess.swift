@@ -19,6 +19,9 @@ final class WorkerProcess {
     private var errorTail: [UInt8] = []
     private var reaped: Int32?
     private static let errorTailLimit = 4096
+    /// The longest line taken from the worker (a reply for one photo is a few hundred KiB): a worker that
+    /// writes without end is stopped here instead of growing the service's memory.
+    static let lineLimit = 16 << 20
     /// How long one `poll` may sleep before the deadline is checked against the (possibly injected) clock.
     private static let pollSliceMilliseconds: Int32 = 20
 
@@ -96,14 +99,25 @@ final class WorkerProcess {
         }
     }
 
-    /// Reads one line (without its newline) from the process's stdout before `deadline`.
+    /// Reads one line (without its newline) from the process's stdout before `deadline`, at most ``lineLimit``
+    /// bytes. The deadline is checked on every turn, not only when nothing is waiting: a worker that keeps
+    /// writing would otherwise never meet it.
     func readLine(deadline: Double, clock: any WorkerClock) throws(Failure) -> [UInt8] {
+        var searched = 0
         while true {
-            if let newline = buffered.firstIndex(of: UInt8(ascii: "\n")) {
+            if let newline = buffered[searched...].firstIndex(of: UInt8(ascii: "\n")) {
                 let line = Array(buffered[..<newline])
                 buffered.removeSubrange(...newline)
                 return line
             }
+            searched = buffered.count
+            if buffered.count > Self.lineLimit {
+                buffered = []
+                throw .ended(
+                    "the OCR worker (pid \(pid)) sent a line longer than \(Self.lineLimit >> 20) MiB without a line end: "
+                        + "it is out of step or broken, and is restarted")
+            }
+            if clock.now >= deadline { throw .deadlinePassed }
             var chunk = [UInt8](repeating: 0, count: 65536)
             let count = chunk.withUnsafeMutableBytes { read(output, $0.baseAddress, $0.count) }
             if count > 0 {

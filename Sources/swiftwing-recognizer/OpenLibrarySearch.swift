@@ -35,6 +35,40 @@ struct OpenLibrarySearch: OpenLibrarySearching {
         self.transport = transport
     }
 
+    /// What one book may carry to the device (it never imports the device's modules, so the figures are copied):
+    /// Talaria keeps a title or author of at most `TalariaSpine.textLimit` characters, and refuses the whole job
+    /// when one book's JSON passes `TalariaLimits.bookJSONBytes` (64 KiB): a 64 KiB title from the open set made the
+    /// kiosk refuse every book of the photo. 1,000 characters is at most 4,000 bytes (6 per escaped control
+    /// character, which are dropped here); ten authors and a title stay under 44 KiB.
+    enum FieldLimits {
+        static let textCharacters = 1000
+        static let authors = 10
+    }
+
+    /// `text` with control characters dropped and cut to ``FieldLimits/textCharacters``.
+    static func bounded(_ text: String) -> String {
+        var kept = ""
+        var count = 0
+        for character in text
+        where !character.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) {
+            guard count < FieldLimits.textCharacters else { break }
+            kept.append(character)
+            count += 1
+        }
+        return kept.trimmingCharacters(in: .whitespaces)
+    }
+
+    /// An ISBN as the device takes one: 13 digits, or 9 digits and a digit or X; anything else is dropped.
+    static func plausibleISBN(_ isbn: String) -> Bool {
+        let bytes = Array(isbn.utf8)
+        let digit = { (byte: UInt8) in byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9") }
+        if bytes.count == 13 { return bytes.allSatisfy(digit) }
+        if bytes.count == 10 {
+            return bytes.prefix(9).allSatisfy(digit) && (digit(bytes[9]) || bytes[9] == UInt8(ascii: "X"))
+        }
+        return false
+    }
+
     func bestMatch(for spineText: String) async throws -> OpenSetMatch? {
         let words = Self.words(spineText).filter { $0.count >= 2 }
         guard words.count >= 2 else { return nil }  // one word finds anything
@@ -73,12 +107,13 @@ struct OpenLibrarySearch: OpenLibrarySearching {
         let wanted = Set(words)
         var best: (share: Double, match: OpenSetMatch)?
         for doc in answer.docs ?? [] {
-            guard let title = doc.title else { continue }
-            let authors = doc.author_name ?? []
+            guard let title = doc.title.map(Self.bounded), !title.isEmpty else { continue }
+            let authors = (doc.author_name ?? []).prefix(FieldLimits.authors).map(Self.bounded).filter { !$0.isEmpty }
             let held = Set(Self.words(title + " " + authors.joined(separator: " ")))
             let share = Double(wanted.intersection(held).count) / Double(wanted.count)
             guard share >= minimumShare, share > (best?.share ?? 0) else { continue }
-            let isbn = (doc.isbn ?? []).first { $0.count == 13 } ?? doc.isbn?.first
+            let isbns = (doc.isbn ?? []).filter(Self.plausibleISBN)
+            let isbn = isbns.first { $0.utf8.count == 13 } ?? isbns.first
             best = (
                 share, OpenSetMatch(isbn: isbn, title: title, authors: authors, confidence: min(0.75, 0.5 + share / 4))
             )
