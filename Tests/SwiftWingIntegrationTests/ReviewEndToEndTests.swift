@@ -61,6 +61,9 @@ import Testing
         try harness.waitUntilDone([scan], within: 300)
 
         let landed = try books(harness)
+        print(
+            "one press: \(landed.count) books, \(try list(harness).count) spines to check, "
+                + "\(try list(harness).filter { $0.candidates.count >= 3 }.count) of them with >= 3 candidates")
         let spines = try list(harness)
         #expect(!spines.isEmpty, "no spine to check; recognizer log:\n\(recognizer.log.suffix(3000))")
         // A book lands only when sure: every book the recognizer sent is at or above the review line.
@@ -100,5 +103,57 @@ import Testing
         let rows = csv.output.split(separator: "\r\n")
         #expect(rows.first?.hasPrefix("Spine Id,State,Text Read") == true)
         #expect(rows.count == spines.count + 1)
+    }
+
+    @Test(
+        .enabled(
+            if: RecognizerHarness.readiness.ready,
+            "the recognizer cannot read photos on this machine (swiftwing-recognizer serve --check): \(RecognizerHarness.readiness.reason)"
+        ))
+    func aSIGKILLAsSoonAsTheSpinesLandLosesNoneOfThem() throws {
+        let recognizer = try RecognizerHarness()
+        try recognizer.start()
+        let harness = try DaemonHarness(extraArguments: ["--backend", recognizer.url])
+        harness.configText = """
+            [backend]
+            url = "\(recognizer.url)"
+            probe_interval_seconds = 0.5
+            round_interval_seconds = 2.0
+            """
+        try harness.startDaemon(width: 4624, height: 3468)
+        let (id, result) = harness.press()
+        let scan = try #require(id, "press refused: \(result.error)")
+        // Killed the moment the landing's transaction is logged (the line comes before the cut): the pictures are
+        // not cut yet, the photo is still there.
+        let deadline = Date().addingTimeInterval(300)
+        while !harness.log.contains("books landed in the library"), Date() < deadline {
+            Thread.sleep(forTimeInterval: 0.001)
+        }
+        harness.killDaemon(signal: SIGKILL)
+        let seen = try list(harness)
+        try #require(!seen.isEmpty, "no spine landed; recognizer log:\n\(recognizer.log.suffix(3000))")
+        let cutBeforeTheKill = seen.filter(\.hasPicture).count
+        // Whether the kill fell between landing and cutting (0 pictures) or after the cut, said in the test's output.
+        print("SIGKILL with \(seen.count) spines landed, \(cutBeforeTheKill) of them cut")
+
+        try harness.startDaemon(width: 4624, height: 3468)
+        let restartDeadline = Date().addingTimeInterval(120)
+        var after: [Listing.Spine] = []
+        while Date() < restartDeadline {
+            after = try list(harness)
+            if !harness.spoolFiles().contains(where: { $0.hasPrefix(scan) && $0.hasSuffix(".jpg") && !$0.contains("thumb") }),
+                after.contains(where: \.hasPicture)
+            {
+                break
+            }
+            Thread.sleep(forTimeInterval: 0.2)
+        }
+        harness.killDaemon(signal: SIGTERM)
+        // The same spines, none twice, and their pictures cut after the restart if the kill came first.
+        #expect(after.map(\.id) == seen.map(\.id))
+        #expect(after.map(\.text) == seen.map(\.text))
+        #expect(after.filter(\.hasPicture).count >= cutBeforeTheKill)
+        #expect(after.contains { $0.hasPicture }, "no picture after the restart: \(harness.log.suffix(3000))")
+        #expect(try harness.queue().first { $0.id == scan }?.state == "done")
     }
 }
