@@ -86,10 +86,12 @@ cat >"$stage/DEBIAN/prerm" <<'EOF'
 #!/bin/sh
 set -e
 if [ -d /run/systemd/system ] && [ "$1" = remove ]; then
-    systemctl stop swiftwing.service swiftwing-recognizer.service swiftwing-web.service || true
+    systemctl stop swiftwing.service swiftwing-recognizer.service swiftwing-web.service \
+        swiftwing-library-export.timer || true
 fi
 if [ "$1" = remove ]; then
-    systemctl disable swiftwing.service swiftwing-recognizer.service swiftwing-web.service >/dev/null 2>&1 || true
+    systemctl disable swiftwing.service swiftwing-recognizer.service swiftwing-web.service \
+        swiftwing-library-export.timer >/dev/null 2>&1 || true
 fi
 EOF
 cat >"$stage/DEBIAN/postrm" <<'EOF'
@@ -101,7 +103,7 @@ if [ -d /run/systemd/system ]; then
 fi
 if [ "$1" = purge ]; then
     rm -rf /var/lib/swiftwing /var/lib/private/swiftwing /etc/swiftwing/swiftwing.toml \
-        /var/lib/private/swiftwing-recognizer /var/cache/private/swiftwing-recognizer
+        /var/lib/private/swiftwing-recognizer /var/cache/private/swiftwing-recognizer /var/lib/swiftwing-library
     rmdir /etc/swiftwing 2>/dev/null || true
     if getent passwd swiftwing >/dev/null; then userdel swiftwing || true; fi
     if getent group swiftwing >/dev/null; then groupdel swiftwing || true; fi

@@ -47,7 +47,7 @@ cited_docs() {  # every docs/ page a tracked file cites exists
     done
 }
 
-# The daemon's, the export's and the recognizer's units: `systemd-analyze verify` clean and an exposure of at most 2.0.
+# The daemon's, the exports' (stick, library), the web's and the recognizer's units: `systemd-analyze verify` clean and an exposure of at most 2.0.
 # verify needs the ExecStart= binary to exist, so a copy naming /bin/true is checked (only the path
 # differs); the export's template is checked as the instance for sda1.
 unit_hardening() {
@@ -55,7 +55,7 @@ unit_hardening() {
     command -v systemd-analyze >/dev/null || { echo "systemd-analyze is missing: apt-get install systemd"; return; }
     scratch="$(mktemp -d)"
     for unit in systemd/swiftwing.service systemd/swiftwing-export@.service systemd/swiftwing-recognizer.service \
-        systemd/swiftwing-web.service; do
+        systemd/swiftwing-web.service systemd/swiftwing-library-export.service; do
         copy="$scratch/$(basename "$unit" | sed 's/@\./@sda1./')"
         sed 's|^ExecStart=[^ ]*|ExecStart=/bin/true|' "$unit" >"$copy"
         systemd-analyze verify "$copy" 2>&1
@@ -118,7 +118,7 @@ ocr_pins_resolve() {
 check "no tracked file names a path outside the repository (the folder above it, a shared folder beside it)" outside_paths
 check "every fixture folder carries its licence; LICENSE and NOTICE present" missing_licences
 check "every cited docs/ page exists" cited_docs
-check "systemd/swiftwing.service, swiftwing-export@.service, swiftwing-recognizer.service, swiftwing-web.service: verify clean, exposure <= 2.0" unit_hardening
+check "systemd/swiftwing.service, swiftwing-export@.service, swiftwing-recognizer.service, swiftwing-web.service, swiftwing-library-export.service: verify clean, exposure <= 2.0" unit_hardening
 check "swift format lint --strict over Sources, Tests, Benchmarks, Fuzz" swift_format
 check "shellcheck over scripts/ and Tests/VMRig/" shell_scripts
 check "the OCR worker's pins have wheels for Python 3.11 and 3.13 on x86-64 and aarch64" ocr_pins_resolve

@@ -40,7 +40,7 @@ web="$(dirname "$binary")/swiftwing-web"
 root="$DESTDIR"
 install -D -m 0755 "$binary" "$root$PREFIX/bin/swiftwing"
 # The units name /usr/local/bin and /usr/local/share; another PREFIX is written into them.
-for unit in systemd/*.service; do
+for unit in systemd/*.service systemd/*.timer; do
     sed -e "s|/usr/local/bin/swiftwing|$PREFIX/bin/swiftwing|g" -e "s|/usr/local/share/|$PREFIX/share/|g" "$unit" |
         install -D -m 0644 /dev/stdin "$root$UNITDIR/$(basename "$unit")"
 done
