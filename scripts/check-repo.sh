@@ -89,9 +89,14 @@ shell_scripts() {
 # wheels are ~130 MB a system); pip stops at the first pin it cannot find, whose name is said with the system.
 ocr_pins_resolve() {
     local requirements=Sources/swiftwing-recognizer-ocr/requirements.txt scratch interpreter python arch missing
-    interpreter="$(command -v python3)" || { echo "python3 is missing: apt-get install python3 python3-pip"; return; }
-    "$interpreter" -m pip --version >/dev/null 2>&1 || { echo "pip is missing: apt-get install python3-pip"; return; }
+    interpreter="$(command -v python3)" || { echo "python3 is missing: apt-get install python3 python3-venv"; return; }
     scratch="$(mktemp -d)"
+    # Debian's python3 has no pip module without python3-pip; a throwaway environment has one (python3-venv).
+    if ! "$interpreter" -m pip --version >/dev/null 2>&1; then
+        "$interpreter" -m venv "$scratch/venv" >/dev/null 2>&1 ||
+            { echo "neither pip nor venv for python3: apt-get install python3-venv"; rm -rf "$scratch"; return; }
+        interpreter="$scratch/venv/bin/python3"
+    fi
     for python in 3.11 3.13; do
         for arch in x86_64 aarch64; do
             "$interpreter" -m pip download --quiet --disable-pip-version-check --no-deps --only-binary=:all: \
