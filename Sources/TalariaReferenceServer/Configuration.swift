@@ -59,6 +59,11 @@ public struct ReferenceConfiguration: Sendable {
     public var forgetFinishedJobsAfter: Duration?
     /// `GET /_stats` (it names idempotency keys and job ids) needs the API key, when one is configured.
     public var statsNeedAPIKey = false
+    /// With no API key configured, `GET /_stats` (spine text, ISBNs, idempotency keys) and a job's cancel and
+    /// cleanup answer only requests from this machine (a loopback peer; cancel and cleanup also the job's
+    /// token): a service bound to a network address without a key keeps them from its neighbours.
+    /// false: anyone may (the reference backend's tests).
+    public var jobControlFromLoopbackOnlyWithoutKey = false
     /// The built-in catalog's Open Library and Google Books endpoints (`/api/books`, `/search.json`,
     /// `/books/v1/volumes`): for tests of the device's lookups; a real service leaves them out.
     public var catalogEndpoints = true

@@ -1,5 +1,6 @@
 import Foundation
 import Hummingbird
+import NIOCore
 
 struct Handlers: Sendable {
     let configuration: ReferenceConfiguration
@@ -44,6 +45,31 @@ struct Handlers: Sendable {
         let isKey = presents(request, apiKey)
         let isToken = presents(request, job.token)
         return isKey || isToken
+    }
+
+    /// Cancel and cleanup: as ``authorizedForJob(_:_:)``, but with no API key configured and
+    /// ``ReferenceConfiguration/jobControlFromLoopbackOnlyWithoutKey`` set, only a loopback peer or the job's token.
+    func authorizedForJobControl(_ request: Request, _ job: JobSnapshot, _ context: Context) -> Bool {
+        if configuration.apiKey == nil, configuration.jobControlFromLoopbackOnlyWithoutKey {
+            return Self.isLoopback(context.channel.remoteAddress) || presents(request, job.token)
+        }
+        return authorizedForJob(request, job)
+    }
+
+    /// Whether a peer is on this machine: 127.0.0.0/8, ::1, or an IPv4-mapped loopback address.
+    static func isLoopback(_ address: SocketAddress?) -> Bool {
+        guard let address else { return false }
+        switch address {
+        case .v4(let v4):
+            return UInt32(bigEndian: v4.address.sin_addr.s_addr) >> 24 == 127
+        case .v6(let v6):
+            var raw = v6.address.sin6_addr
+            let bytes = withUnsafeBytes(of: &raw) { Array($0) }
+            if bytes[0..<15].allSatisfy({ $0 == 0 }) && bytes[15] == 1 { return true }
+            return bytes[0..<10].allSatisfy { $0 == 0 } && bytes[10] == 0xFF && bytes[11] == 0xFF && bytes[12] == 127
+        case .unixDomainSocket:
+            return true
+        }
     }
 
     func baseURL(_ request: Request) -> String {

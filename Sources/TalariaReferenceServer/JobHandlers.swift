@@ -76,7 +76,7 @@ extension Handlers {
                 500, "INTERNAL_ERROR", "Internal server error", "Cleanup failed", request, retryable: true, plain: true)
         }
         guard let id = context.parameters.get("id") else { return notFound(request) }
-        if let job = await state.snapshot(id), !job.cleaned, !authorizedForJob(request, job) {
+        if let job = await state.snapshot(id), !job.cleaned, !authorizedForJobControl(request, job, context) {
             return problem(401, "UNAUTHORIZED", "Unauthorized", "Bad credentials", request)
         }
         switch await state.cleanup(id) {
@@ -87,7 +87,7 @@ extension Handlers {
 
     func cancel(_ request: Request, _ context: Context) async throws -> Response {
         guard let job = await jobFor(context) else { return notFound(request) }
-        guard authorizedForJob(request, job) else {
+        guard authorizedForJobControl(request, job, context) else {
             return problem(401, "UNAUTHORIZED", "Unauthorized", "Bad credentials", request)
         }
         switch await state.cancel(job.id) {

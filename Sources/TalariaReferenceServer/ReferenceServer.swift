@@ -41,11 +41,19 @@ public enum ReferenceServer {
         router.get("/v3/jobs/scans/:id/results") { request, context in try await handlers.results(request, context) }
         router.delete("/v3/jobs/scans/:id/cleanup") { request, context in try await handlers.cleanup(request, context) }
         router.delete("/v3/jobs/scans/:id") { request, context in try await handlers.cancel(request, context) }
-        router.get("/_stats") { request, _ in
+        router.get("/_stats") { request, context in
             if configuration.statsNeedAPIKey, let apiKey = configuration.apiKey, !handlers.presents(request, apiKey) {
                 return handlers.problem(
                     401, "UNAUTHORIZED", "Unauthorized", "The stats need the API key (Authorization: Bearer <key>)",
                     request)
+            }
+            if configuration.apiKey == nil, configuration.jobControlFromLoopbackOnlyWithoutKey,
+                !Handlers.isLoopback(context.channel.remoteAddress)
+            {
+                return handlers.problem(
+                    403, "FORBIDDEN", "Forbidden",
+                    "With no API key the stats answer only this machine: ask on 127.0.0.1, or set a key "
+                        + "(--api-key-file) and send it", request)
             }
             return json(200, await state.statsJSON())
         }

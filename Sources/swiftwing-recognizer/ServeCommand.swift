@@ -251,6 +251,7 @@ package enum RecognitionService {
         // A stream to a kiosk whose network died ends after a minute of unacknowledged pings (four ping intervals).
         configuration.unacknowledgedDataTimeout = .seconds(60)
         configuration.statsNeedAPIKey = true
+        configuration.jobControlFromLoopbackOnlyWithoutKey = true
         configuration.healthDetails = [
             "catalogue": settings.catalogue.components(separatedBy: ", ")
                 .map { URL(fileURLWithPath: $0).lastPathComponent }.joined(separator: ", "),
