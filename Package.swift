@@ -54,7 +54,7 @@ let package = Package(
         // C libraries, one system-library target each, and the shims for what Swift cannot import. Each is
         // imported by its one wrapper only: CV4L2 by Camera, CJPEG by Imaging, CTurboJPEG by SwiftWingBench,
         // CGPIOD by Controls, CCurl by HTTPEngine, CSystemd by Appliance's System/ folder, CCairo by Panel,
-        // CZBar, CPNG and CZXingShim by Identify.
+        // CZBar, CPNG and CZXingShim by Identify, CNettle by WebInterface.
         systemLibrary("CV4L2", pkgConfig: "libv4l2", apt: "libv4l-dev"),
         systemLibrary("CJPEG", pkgConfig: "libjpeg", apt: "libjpeg62-turbo-dev"),
         systemLibrary("CTurboJPEG", pkgConfig: "libturbojpeg", apt: "libturbojpeg0-dev"),
@@ -65,6 +65,9 @@ let package = Package(
         systemLibrary("CCairo", pkgConfig: "cairo", apt: "libcairo2-dev"),
         systemLibrary("CZBar", pkgConfig: "zbar", apt: "libzbar-dev"),
         systemLibrary("CPNG", pkgConfig: "libpng", apt: "libpng-dev"),
+        // Nettle's SHA-256 for the web process's session and CSRF tokens (libnettle8 comes with GnuTLS, which
+        // libcurl already brings); imported by WebInterface's SHA256 only.
+        systemLibrary("CNettle", pkgConfig: "nettle", apt: "nettle-dev"),
         // V4L2, libjpeg, framebuffer and input-device helpers: imported by Camera, Imaging, Panel, Controls.
         .target(
             name: "CShim",
@@ -175,13 +178,13 @@ let package = Package(
             ]
         ),
         // The library in a browser: pages, pairing and sessions, the daemon over its control socket, changes through
-        // ApplianceCore's library management. May import: ApplianceCore, Store, SwiftWingCore, Imaging, GRDB,
-        // Hummingbird(Core), NIOCore, NIOPosix (its thread pool for blocking reads), Mustache, ServiceLifecycle,
-        // Logging, Foundation.
+        // ApplianceCore's library management. May import: ApplianceCore, Store, SwiftWingCore, Imaging,
+        // CNettle (SHA256.swift), GRDB, Hummingbird(Core), NIOCore, NIOPosix (its thread pool for blocking reads),
+        // Mustache, ServiceLifecycle, Logging, Foundation.
         .target(
             name: "WebInterface",
             dependencies: [
-                "ApplianceCore", "Store", "SwiftWingCore", "Imaging",
+                "ApplianceCore", "Store", "SwiftWingCore", "Imaging", "CNettle",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),

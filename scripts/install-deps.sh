@@ -5,7 +5,7 @@
 set -euo pipefail
 
 what=${1:-test}
-build_packages=(pkg-config libv4l-dev libjpeg62-turbo-dev libturbojpeg0-dev libgpiod-dev libcurl4-gnutls-dev libsystemd-dev libsqlite3-dev libcairo2-dev libzbar-dev libzxing-dev libpng-dev fonts-jetbrains-mono fonts-dejavu-core)
+build_packages=(pkg-config libv4l-dev libjpeg62-turbo-dev libturbojpeg0-dev libgpiod-dev libcurl4-gnutls-dev nettle-dev libsystemd-dev libsqlite3-dev libcairo2-dev libzbar-dev libzxing-dev libpng-dev fonts-jetbrains-mono fonts-dejavu-core)
 test_packages=(libjpeg-turbo-progs zbar-tools python3-venv v4l-utils file openssl socat nghttp2-server curl jq sqlite3 python3 xz-utils util-linux iproute2 procps gdb shellcheck chromium chromium-driver)
 vm_packages=(qemu-system-x86 busybox-static cpio kmod mtools dosfstools e2fsprogs fdisk systemd udev gpiod socat make gcc-12)
 
