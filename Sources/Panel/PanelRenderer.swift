@@ -87,7 +87,9 @@ public final class PanelRenderer {
             var x = Double(bar.maxX)
             // "TO CHECK 5" (spines read but not identified) only when there are some, in orange: the owner's to-do.
             let counts =
-                (model.toCheck > 0 ? [("TO CHECK", model.toCheck)] : []) + [("LIBRARY", model.library), ("QUEUED", model.queued)]
+                (model.toCheck > 0 ? [("TO CHECK", model.toCheck)] : []) + [
+                    ("LIBRARY", model.library), ("QUEUED", model.queued),
+                ]
             for (label, value) in counts {
                 canvas.setFont(.dataBold, size: unit * 1.15)
                 let number = "\(value)"
@@ -273,7 +275,8 @@ public final class PanelRenderer {
         let baseline = Double(layout.height) - margin
         var footerX = x
         let counts =
-            [("QUEUED", model.queued), ("LIBRARY", model.library)] + (model.toCheck > 0 ? [("TO CHECK", model.toCheck)] : [])
+            [("QUEUED", model.queued), ("LIBRARY", model.library)]
+            + (model.toCheck > 0 ? [("TO CHECK", model.toCheck)] : [])
         for (label, value) in counts {
             canvas.setFont(.label, size: unit * 0.7)
             footerX += canvas.text(label + " ", x: footerX, baseline: baseline, color: .dim)

@@ -28,7 +28,9 @@ public struct SpineReading: Sendable, Hashable, Codable {
 /// A matcher that also names, per spine, the few books it could be.
 public protocol SpineCandidateMatching: SpineMatching {
     /// One element per spine, in order: the assignment's match (nil for none) and up to `keep` candidates.
-    func assignWithCandidates(_ spines: [String], keep: Int) throws -> [(match: SpineMatch?, candidates: [SpineCandidate])]
+    func assignWithCandidates(_ spines: [String], keep: Int) throws -> [(
+        match: SpineMatch?, candidates: [SpineCandidate]
+    )]
 }
 
 extension CatalogueMatcher: SpineCandidateMatching {

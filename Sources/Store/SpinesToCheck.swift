@@ -208,7 +208,10 @@ extension AppDatabase {
                     WHERE scanId = ? AND cropState = 'pending' ORDER BY id
                     """, arguments: [scanID.uuidString.lowercased()]
             ).map { row in
-                (id: row["id"], box: SpineBox(x: row["boxX"], y: row["boxY"], width: row["boxWidth"], height: row["boxHeight"]))
+                (
+                    id: row["id"],
+                    box: SpineBox(x: row["boxX"], y: row["boxY"], width: row["boxWidth"], height: row["boxHeight"])
+                )
             }
         }
     }
@@ -358,7 +361,8 @@ extension AppDatabase {
         if let confidence = chosen.confidence { object["confidence"] = confidence }
         if let source = chosen.source { object["candidateSource"] = source }
         let raw = String(
-            decoding: try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes]),
+            decoding: try JSONSerialization.data(
+                withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes]),
             as: UTF8.self)
         let book = BookRecord(
             isbn13: chosen.isbn13, isbn10: chosen.isbn10, title: chosen.title, authors: chosen.authors,

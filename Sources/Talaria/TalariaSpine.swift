@@ -40,8 +40,9 @@ public struct TalariaSpine: Hashable, Sendable {
     /// The backend's JSON for this spine (compact, keys sorted).
     public var rawJSON: String
 
-    public init(text: String, boundingBox: BoundingBox? = nil, candidates: [TalariaCandidate] = [], rawJSON: String = "{}")
-    {
+    public init(
+        text: String, boundingBox: BoundingBox? = nil, candidates: [TalariaCandidate] = [], rawJSON: String = "{}"
+    ) {
         self.text = text
         self.boundingBox = boundingBox
         self.candidates = candidates
@@ -53,7 +54,9 @@ public struct TalariaSpine: Hashable, Sendable {
     /// skipped.
     public static func decode(_ value: JSONValue) -> (spine: TalariaSpine?, warnings: [TalariaWarning]) {
         guard case .object = value else {
-            return (nil, [TalariaWarning("a spine that is not a JSON object was skipped: \(value.jsonText.prefix(80))")])
+            return (
+                nil, [TalariaWarning("a spine that is not a JSON object was skipped: \(value.jsonText.prefix(80))")]
+            )
         }
         var warnings: [TalariaWarning] = []
         guard let read = value["text"]?.stringValue?.trimmingCharacters(in: .whitespacesAndNewlines), !read.isEmpty
@@ -63,7 +66,8 @@ public struct TalariaSpine: Hashable, Sendable {
         let text = cut(read, what: "a spine's text", &warnings)
         var box = BoundingBox(json: value["boundingBox"])
         if let given = box, !given.isInsidePhoto {
-            warnings.append(TalariaWarning("spine \"\(text.prefix(40))\": its box is not inside the photo; kept without"))
+            warnings.append(
+                TalariaWarning("spine \"\(text.prefix(40))\": its box is not inside the photo; kept without"))
             box = nil
         }
         var candidates: [TalariaCandidate] = []
@@ -111,7 +115,9 @@ public struct TalariaSpine: Hashable, Sendable {
     public static func decodeList(_ list: JSONValue?) -> ([TalariaSpine], [TalariaWarning]) {
         guard let list, !list.isNull else { return ([], []) }
         guard let items = list.arrayValue else {
-            return ([], [TalariaWarning("an unmatched list that is not an array was skipped: \(list.jsonText.prefix(80))")])
+            return (
+                [], [TalariaWarning("an unmatched list that is not an array was skipped: \(list.jsonText.prefix(80))")]
+            )
         }
         var spines: [TalariaSpine] = []
         var warnings: [TalariaWarning] = []

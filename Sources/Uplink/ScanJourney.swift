@@ -279,7 +279,10 @@ struct ScanJourney: Sendable {
                         FileManager.default.fileExists(atPath: spool.path(of: scan.imagePath))
                     else { continue }
                     found.append(
-                        (scan, try database.booksAwaitingSpines(scanID: id), try database.spinesAwaitingCrop(scanID: id)))
+                        (
+                            scan, try database.booksAwaitingSpines(scanID: id),
+                            try database.spinesAwaitingCrop(scanID: id)
+                        ))
                 }
                 return found
             }
@@ -314,7 +317,9 @@ struct ScanJourney: Sendable {
                 box: SpineCrop.Box(x: book.box.x, y: book.box.y, width: book.box.width, height: book.box.height)
             )
         }
-        let spineBoxes = spines.map { SpineCrop.Box(x: $0.box.x, y: $0.box.y, width: $0.box.width, height: $0.box.height) }
+        let spineBoxes = spines.map {
+            SpineCrop.Box(x: $0.box.x, y: $0.box.y, width: $0.box.width, height: $0.box.height)
+        }
         guard !wanted.isEmpty || !spineBoxes.isEmpty else { return }
         let (database, now, started) = (self.database, clock.now, clock.now)
         let path = spool.path(of: scan.imagePath)
@@ -329,7 +334,8 @@ struct ScanJourney: Sendable {
                 var without: [Int64] = []
                 for (spine, crop) in zip(spines, crops.dropFirst(wanted.count)) {
                     if let crop {
-                        pictures.append(SpinePicture(spineID: spine.id, jpeg: crop.jpeg, width: crop.width, height: crop.height))
+                        pictures.append(
+                            SpinePicture(spineID: spine.id, jpeg: crop.jpeg, width: crop.width, height: crop.height))
                     } else {
                         without.append(spine.id)
                     }

@@ -47,7 +47,9 @@ struct ServiceRecognizer: PhotoRecognizing {
             }
             if let match = spine.match, match.confidence >= identifiedFloor {
                 // The book itself first, then what else the spine may be ("wrong book?").
-                let alternatives = candidates.filter { $0.title != match.entry.title || $0.authors != match.entry.authors }
+                let alternatives = candidates.filter {
+                    $0.title != match.entry.title || $0.authors != match.entry.authors
+                }
                 let ownFirst =
                     [
                         BookCandidate(
@@ -58,7 +60,8 @@ struct ServiceRecognizer: PhotoRecognizing {
                     FoundBook(
                         isbn: match.entry.isbn, title: match.entry.title, authors: match.entry.authors,
                         confidence: match.confidence, boundingBox: BoundingBox(spine.spine.box),
-                        text: spine.spine.text, source: "catalogue", candidates: Array(ownFirst.prefix(Self.candidatesPerSpine))))
+                        text: spine.spine.text, source: "catalogue",
+                        candidates: Array(ownFirst.prefix(Self.candidatesPerSpine))))
             } else {
                 unidentified.append((spine.spine, candidates))
             }

@@ -90,7 +90,8 @@ extension SwiftWingCommand {
 
             func run() throws {
                 let configuration = try common.load()
-                try failing { () throws(ApplianceError) in try SpineReview.dismiss(id: id, configuration: configuration) }
+                try failing { () throws(ApplianceError) in try SpineReview.dismiss(id: id, configuration: configuration)
+                }
                 print("spine \(id) dismissed")
             }
         }

@@ -67,11 +67,15 @@ import Testing
             lines: [
                 TextLine(
                     text: "Mecanoscrit del segon origen",
-                    polygon: [.init(x: 100, y: 100), .init(x: 130, y: 100), .init(x: 130, y: 800), .init(x: 100, y: 800)],
+                    polygon: [
+                        .init(x: 100, y: 100), .init(x: 130, y: 100), .init(x: 130, y: 800), .init(x: 100, y: 800),
+                    ],
                     score: 0.95),
                 TextLine(
                     text: "H.S Wells",
-                    polygon: [.init(x: 600, y: 100), .init(x: 630, y: 100), .init(x: 630, y: 500), .init(x: 600, y: 500)],
+                    polygon: [
+                        .init(x: 600, y: 100), .init(x: 630, y: 100), .init(x: 630, y: 500), .init(x: 600, y: 500),
+                    ],
                     score: 0.95),
             ])
         let recognizer = ShelfRecognizer(reader: FixedReader(photo: photo), matcher: matcher)

@@ -12,7 +12,8 @@ import Testing
             small.remove()
         }
         let tiers = TieredMatcher(tiers: [
-            CatalogueMatcher(index: try CatalogueIndex.open(catalogue: small.path), options: MatchingOptions(useTags: false)),
+            CatalogueMatcher(
+                index: try CatalogueIndex.open(catalogue: small.path), options: MatchingOptions(useTags: false)),
             CatalogueMatcher(
                 index: try CatalogueIndex.open(catalogue: language.path), options: MatchingOptions(useTags: false)),
         ])

@@ -74,8 +74,12 @@ import Testing
                     book(
                         "Correr per ser feliç", ["Murakami, Haruki"], isbn: "9788497871839", confidence: 0.91,
                         spine: spine("Correr per ser felic", x: 0.5)),
-                    book("La Lluita a l'exili", ["Puigdemont, Carles"], isbn: nil, confidence: 0.01, spine: spine("2018", x: 0.7)),
-                    book("Guía de la musculación", ["Delavier, Frédéric"], isbn: "9788480196093", confidence: 0.79, spine: spine("GUIA DE LA MUSCULACION", x: 0.3)),
+                    book(
+                        "La Lluita a l'exili", ["Puigdemont, Carles"], isbn: nil, confidence: 0.01,
+                        spine: spine("2018", x: 0.7)),
+                    book(
+                        "Guía de la musculación", ["Delavier, Frédéric"], isbn: "9788480196093", confidence: 0.79,
+                        spine: spine("GUIA DE LA MUSCULACION", x: 0.3)),
                 ],
                 unmatched: [])
         }
@@ -84,7 +88,10 @@ import Testing
         #expect(result.books.map(\.title) == ["Correr per ser feliç"])
         #expect(result.books.first?.candidates.map(\.title) == ["Correr per ser feliç"])
         #expect(result.unmatched.map(\.text) == ["2018", "GUIA DE LA MUSCULACION"])
-        #expect(result.unmatched.map { $0.candidates.map(\.title) } == [["La Lluita a l'exili"], ["Guía de la musculación"]])
+        #expect(
+            result.unmatched.map { $0.candidates.map(\.title) } == [
+                ["La Lluita a l'exili"], ["Guía de la musculación"],
+            ])
         #expect(result.unmatched.last?.candidates.first?.confidence == 0.79)
 
         // The floor is a setting: at 0.5 the 0.79 guess is a book again (flagged for review by the device).
@@ -98,7 +105,9 @@ import Testing
         defer { try? FileManager.default.removeItem(atPath: (catalogue as NSString).deletingLastPathComponent) }
         let matcher = CatalogueMatcher(
             index: try CatalogueIndex.open(catalogue: catalogue), options: MatchingOptions(useTags: false))
-        let lines = [("Mecanoscrit del segon origen Manuel de Pedrolo 433.2 Ped", 100.0), ("H.S Wells 441.2 Wel", 600.0)]
+        let lines = [
+            ("Mecanoscrit del segon origen Manuel de Pedrolo 433.2 Ped", 100.0), ("H.S Wells 441.2 Wel", 600.0),
+        ]
         let photo = ReadPhoto(
             width: 1000, height: 1000,
             lines: lines.map { text, x in
@@ -173,11 +182,14 @@ struct SavedLines: TextReading {
 func languageShelfCatalogue() throws -> String {
     let whole = try CatalogueImport.entries(
         csv: try String(
-            contentsOf: repositoryRoot.appendingPathComponent("Fixtures/library-dataset/catalogue.csv"), encoding: .utf8),
+            contentsOf: repositoryRoot.appendingPathComponent("Fixtures/library-dataset/catalogue.csv"), encoding: .utf8
+        ),
         file: "catalogue.csv")
     var csv = "title,author,tag,series,isbn\n"
     for entry in whole where entry.tag?.hasPrefix("4") == true {
-        let cells = [entry.title, entry.authors.joined(separator: "; "), entry.tag ?? "", entry.series ?? "", entry.isbn ?? ""]
+        let cells = [
+            entry.title, entry.authors.joined(separator: "; "), entry.tag ?? "", entry.series ?? "", entry.isbn ?? "",
+        ]
         csv += cells.map { "\"" + $0.replacingOccurrences(of: "\"", with: "\"\"") + "\"" }.joined(separator: ",") + "\n"
     }
     let folder = FileManager.default.temporaryDirectory.appendingPathComponent("service-\(UUID().uuidString)")

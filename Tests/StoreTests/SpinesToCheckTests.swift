@@ -27,7 +27,8 @@ import Testing
     private func land(_ database: AppDatabase, spool: SpoolDirectory) throws -> (ScanRecord, [SpineToCheck]) {
         let scan = try pressShutter(database, spool: spool)
         let (_, books, spines) = try database.completeScanMatchingTitles(
-            scan.id, books: [BookRecord(isbn13: "9780262033848", title: "Introduction to Algorithms", confidence: 0.93)],
+            scan.id,
+            books: [BookRecord(isbn13: "9780262033848", title: "Introduction to Algorithms", confidence: 0.93)],
             spines: [
                 NewSpineToCheck(
                     text: "CORRER PER SER FELIC", box: SpineBox(x: 0.2, y: 0.1, width: 0.05, height: 0.8),
@@ -50,7 +51,17 @@ import Testing
         #expect(try database.spinesToCheckCount() == 2)
         let stored = try database.spinesToCheck()
         // As landed (the stored time is to the millisecond, so the times are compared apart).
-        #expect(stored.map { spine in var same = spine; same.createdAt = .distantPast; return same } == landed.map { spine in var same = spine; same.createdAt = .distantPast; return same })
+        #expect(
+            stored.map { spine in
+                var same = spine
+                same.createdAt = .distantPast
+                return same
+            }
+                == landed.map { spine in
+                    var same = spine
+                    same.createdAt = .distantPast
+                    return same
+                })
         #expect(zip(stored, landed).allSatisfy { abs($0.createdAt.timeIntervalSince($1.createdAt)) < 0.002 })
         #expect(stored.first?.candidates == Self.candidates && stored.first?.jobID == "job-1")
 
@@ -73,10 +84,13 @@ import Testing
         #expect(try database.queue.reconcile(spool: spool).photosKeptForSpines == [scan.id])
         #expect(try database.spinesAwaitingCrop(scanID: scan.id).map(\.id) == [spine.id])
 
-        #expect(try database.saveSpineCrops([SpinePicture(spineID: spine.id, jpeg: Self.jpeg, width: 40, height: 320)]) == 1)
+        #expect(
+            try database.saveSpineCrops([SpinePicture(spineID: spine.id, jpeg: Self.jpeg, width: 40, height: 320)]) == 1
+        )
         // Cut again (a restart between the cut and the photo's removal): the first picture stays.
         #expect(
-            try database.saveSpineCrops([SpinePicture(spineID: spine.id, jpeg: Self.jpeg + [0], width: 41, height: 320)])
+            try database.saveSpineCrops([SpinePicture(spineID: spine.id, jpeg: Self.jpeg + [0], width: 41, height: 320)]
+            )
                 == 0)
         #expect(try database.spineCrop(id: spine.id)?.width == 40)
         #expect(try database.spinesAwaitingCrop(scanID: scan.id).isEmpty)
@@ -143,7 +157,9 @@ import Testing
         let lines = csv.split(separator: "\r\n")
         #expect(lines.count == 3)
         #expect(lines[0].hasPrefix("Spine Id,State,Text Read,Candidates"))
-        #expect(lines[1].contains("picked") && lines[1].contains("Correr per ser feliç — Haruki Murakami [9788497871839] (62 %)"))
+        #expect(
+            lines[1].contains("picked")
+                && lines[1].contains("Correr per ser feliç — Haruki Murakami [9788497871839] (62 %)"))
         #expect(lines[2].contains("dismissed") && lines[2].contains("2018"))
     }
 
@@ -156,17 +172,50 @@ import Testing
         let id = scan.id.uuidString.lowercased()
         let now = "2026-12-02 13:00:00.000"
         let bad: [(String, String)] = [
-            ("no scan", "INSERT INTO spineToCheck (scanId, text, cropState, createdAt) VALUES ('\(UUID().uuidString.lowercased())', 'x', 'none', '\(now)')"),
-            ("empty text", "INSERT INTO spineToCheck (scanId, text, cropState, createdAt) VALUES ('\(id)', '  ', 'none', '\(now)')"),
-            ("half a box", "INSERT INTO spineToCheck (scanId, text, boxX, cropState, createdAt) VALUES ('\(id)', 'x', 0.1, 'none', '\(now)')"),
-            ("box outside", "INSERT INTO spineToCheck (scanId, text, boxX, boxY, boxWidth, boxHeight, cropState, createdAt) VALUES ('\(id)', 'x', 0.9, 0, 0.5, 0.5, 'pending', '\(now)')"),
-            ("pending without box", "INSERT INTO spineToCheck (scanId, text, cropState, createdAt) VALUES ('\(id)', 'x', 'pending', '\(now)')"),
-            ("candidates not a list", "INSERT INTO spineToCheck (scanId, text, candidates, cropState, createdAt) VALUES ('\(id)', 'x', '{}', 'none', '\(now)')"),
-            ("kept without crop", "INSERT INTO spineToCheck (scanId, text, cropState, createdAt) VALUES ('\(id)', 'x', 'kept', '\(now)')"),
-            ("crop not a JPEG", "INSERT INTO spineToCheck (scanId, text, cropState, crop, cropWidth, cropHeight, createdAt) VALUES ('\(id)', 'x', 'kept', x'89504E470000', 10, 10, '\(now)')"),
-            ("resolved without time", "INSERT INTO spineToCheck (scanId, text, cropState, state, createdAt) VALUES ('\(id)', 'x', 'none', 'dismissed', '\(now)')"),
-            ("book on a dismissed spine", "INSERT INTO spineToCheck (scanId, text, cropState, state, bookId, createdAt, resolvedAt) VALUES ('\(id)', 'x', 'none', 'dismissed', 1, '\(now)', '\(now)')"),
-            ("unknown state", "INSERT INTO spineToCheck (scanId, text, cropState, state, createdAt) VALUES ('\(id)', 'x', 'none', 'maybe', '\(now)')"),
+            (
+                "no scan",
+                "INSERT INTO spineToCheck (scanId, text, cropState, createdAt) VALUES ('\(UUID().uuidString.lowercased())', 'x', 'none', '\(now)')"
+            ),
+            (
+                "empty text",
+                "INSERT INTO spineToCheck (scanId, text, cropState, createdAt) VALUES ('\(id)', '  ', 'none', '\(now)')"
+            ),
+            (
+                "half a box",
+                "INSERT INTO spineToCheck (scanId, text, boxX, cropState, createdAt) VALUES ('\(id)', 'x', 0.1, 'none', '\(now)')"
+            ),
+            (
+                "box outside",
+                "INSERT INTO spineToCheck (scanId, text, boxX, boxY, boxWidth, boxHeight, cropState, createdAt) VALUES ('\(id)', 'x', 0.9, 0, 0.5, 0.5, 'pending', '\(now)')"
+            ),
+            (
+                "pending without box",
+                "INSERT INTO spineToCheck (scanId, text, cropState, createdAt) VALUES ('\(id)', 'x', 'pending', '\(now)')"
+            ),
+            (
+                "candidates not a list",
+                "INSERT INTO spineToCheck (scanId, text, candidates, cropState, createdAt) VALUES ('\(id)', 'x', '{}', 'none', '\(now)')"
+            ),
+            (
+                "kept without crop",
+                "INSERT INTO spineToCheck (scanId, text, cropState, createdAt) VALUES ('\(id)', 'x', 'kept', '\(now)')"
+            ),
+            (
+                "crop not a JPEG",
+                "INSERT INTO spineToCheck (scanId, text, cropState, crop, cropWidth, cropHeight, createdAt) VALUES ('\(id)', 'x', 'kept', x'89504E470000', 10, 10, '\(now)')"
+            ),
+            (
+                "resolved without time",
+                "INSERT INTO spineToCheck (scanId, text, cropState, state, createdAt) VALUES ('\(id)', 'x', 'none', 'dismissed', '\(now)')"
+            ),
+            (
+                "book on a dismissed spine",
+                "INSERT INTO spineToCheck (scanId, text, cropState, state, bookId, createdAt, resolvedAt) VALUES ('\(id)', 'x', 'none', 'dismissed', 1, '\(now)', '\(now)')"
+            ),
+            (
+                "unknown state",
+                "INSERT INTO spineToCheck (scanId, text, cropState, state, createdAt) VALUES ('\(id)', 'x', 'none', 'maybe', '\(now)')"
+            ),
         ]
         for (what, sql) in bad {
             #expect(throws: DatabaseError.self, "\(what)") {
@@ -175,7 +224,9 @@ import Testing
         }
         try database.writer.write { db in
             try db.execute(
-                sql: "INSERT INTO spineToCheck (scanId, text, cropState, createdAt) VALUES ('\(id)', 'x', 'none', '\(now)')")
+                sql:
+                    "INSERT INTO spineToCheck (scanId, text, cropState, createdAt) VALUES ('\(id)', 'x', 'none', '\(now)')"
+            )
         }
         #expect(try database.spinesToCheckCount() == 1)
     }

@@ -78,7 +78,8 @@ import Testing
         #expect(spines.contains { $0.candidates.count >= 3 }, "\(spines.map { ($0.text, $0.candidates.count) })")
 
         let status = harness.run(["status"] + harness.commonArguments)
-        #expect(status.output.contains("\(spines.count) spine\(spines.count == 1 ? "" : "s") to check"), "\(status.output)")
+        #expect(
+            status.output.contains("\(spines.count) spine\(spines.count == 1 ? "" : "s") to check"), "\(status.output)")
 
         // One tap: the first spine with candidates is its first candidate; another is not a book.
         let picked = try #require(spines.first { !$0.candidates.isEmpty })
@@ -141,7 +142,9 @@ import Testing
         var after: [Listing.Spine] = []
         while Date() < restartDeadline {
             after = try list(harness)
-            if !harness.spoolFiles().contains(where: { $0.hasPrefix(scan) && $0.hasSuffix(".jpg") && !$0.contains("thumb") }),
+            if !harness.spoolFiles().contains(where: {
+                $0.hasPrefix(scan) && $0.hasSuffix(".jpg") && !$0.contains("thumb")
+            }),
                 after.contains(where: \.hasPicture)
             {
                 break
