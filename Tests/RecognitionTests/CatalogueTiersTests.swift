@@ -2,6 +2,10 @@ import Foundation
 import Recognition
 import Testing
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 /// A matcher that answers from a table, counting the spines it was asked about: a stand-in for one catalogue.
 private final class TableMatcher: SpineMatching, @unchecked Sendable {
     let table: [String: SpineMatch]
@@ -66,5 +70,53 @@ struct CatalogueTiersTests {
         } throws: { error in
             "\(error)".contains("/nonexistent/open.csv") && "\(error)".contains("--catalogue")
         }
+    }
+}
+
+/// The device's library as a catalogue: it may not exist yet, and it changes while the service runs.
+@Suite("The library read again as it changes")
+struct LibraryCatalogueTests {
+    static let header =
+        "ISBN-13,ISBN-10,Title,Authors,Format,Publisher,Published Date,Pages,Confidence,Needs Review,"
+        + "Added Date,Cover URL,Scan ID\r\n"
+
+    static func row(_ title: String, _ author: String, needsReview: Bool = false) -> String {
+        ",,\"\(title)\",\"\(author)\",,,,,0.5,\(needsReview),2026-12-02T10:00:00Z,,\r\n"
+    }
+
+    @Test func aMissingFileMatchesNothingUntilItAppearsAndAChangeIsSeenAtTheNextPhoto() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("library-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let file = folder.appendingPathComponent("library.csv")
+        let matcher = LibraryCatalogueMatcher(path: file.path)
+        let spines = ["PALE FIRE NABOKOV", "WHITE TEETH ZADIE SMITH"]
+        #expect(try matcher.assign(spines).map { $0?.entry.title } == [nil, nil])
+
+        try Data((Self.header + Self.row("Pale Fire", "Vladimir Nabokov")).utf8).write(to: file)
+        #expect(try matcher.assign(spines).map { $0?.entry.title } == ["Pale Fire", nil])
+
+        // Rewritten as the device does (replaced whole): a confirmed book joins, one awaiting review does not.
+        let next = folder.appendingPathComponent("library.csv.new")
+        let rows =
+            Self.row("Pale Fire", "Vladimir Nabokov") + Self.row("White Teeth", "Zadie Smith")
+            + Self.row("Bluebeard", "Kurt Vonnegut", needsReview: true)
+        try Data((Self.header + rows).utf8).write(to: next)
+        #expect(rename(next.path, file.path) == 0)
+        #expect(
+            try matcher.assign(spines + ["BLUEBEARD VONNEGUT"]).map { $0?.entry.title } == [
+                "Pale Fire", "White Teeth", nil,
+            ])
+    }
+
+    @Test func aDamagedFileIsSaidAndMatchesNothingInsteadOfFailingEveryPhoto() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("library-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let file = folder.appendingPathComponent("library.csv")
+        try Data("not,a,catalogue\r\n1,2,3\r\n".utf8).write(to: file)
+        let matcher = LibraryCatalogueMatcher(path: file.path)
+        #expect(try matcher.assign(["PALE FIRE"]).map { $0?.entry.title } == [nil])
+        #expect(matcher.problem?.contains("library.csv") == true, "\(matcher.problem ?? "nil")")
     }
 }
