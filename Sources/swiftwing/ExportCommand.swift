@@ -71,6 +71,16 @@ extension SwiftWingCommand {
             }
         }
 
+        /// Every spine read and not identified, for the stick's spines file.
+        func openSpines(_ configuration: ApplianceConfiguration) throws -> [SpineToCheck] {
+            do {
+                let database = try AppDatabase.openReadOnly(StateDirectory(path: configuration.stateDirectory))
+                return try database.spinesToCheck(all: true)
+            } catch {
+                throw CommandFailure("the spines to check could not be read: \(error.description)")
+            }
+        }
+
         /// The spines to check as their own file (``SpinesCSV``), every state, oldest first.
         func exportSpines(_ configuration: ApplianceConfiguration) throws {
             do {
@@ -120,9 +130,10 @@ extension SwiftWingCommand {
                 defer { lock.release() }
                 let export = try openExport(configuration)
                 let books = try export.books()
+                let spines = try openSpines(configuration)
                 // The pid: the panel's "do not remove" stays until this process has ended.
                 tell(.exportStarted(books: books.count, device: name, pid: getpid()), socket: socket)
-                let result = try stick.run(books: books)
+                let result = try stick.run(books: books, spines: spines)
                 print(
                     "exported \(result.books) books to \(name): \(result.files.joined(separator: ", ")) — safe to remove"
                 )

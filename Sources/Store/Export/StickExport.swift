@@ -47,11 +47,16 @@ public struct StickExport: Sendable {
 
     public var mountPoint: String { workDirectory + "/stick" }
 
-    public func run(books: [BookRecord]) throws(ExportError) -> StickExportResult {
+    /// Writes the library in each of ``formats`` and, when the device read any spine it did not identify, those
+    /// spines as their own file (``SpinesCSV``): nothing read is left off the stick.
+    public func run(books: [BookRecord], spines: [SpineToCheck] = []) throws(ExportError) -> StickExportResult {
         var files: [StickFiles.File] = []
         for format in formats {
             files.append(
                 StickFiles.File(name: format.fileName(day: day), bytes: LibraryCSV.encode(books, format: format)))
+        }
+        if !spines.isEmpty {
+            files.append(StickFiles.File(name: SpinesCSV.fileName(day: day), bytes: SpinesCSV.encode(spines)))
         }
         try checkDevice()
         let fileSystem = try fileSystemType()
