@@ -267,6 +267,17 @@ let package = Package(
             name: "FuzzControlMessages", dependencies: ["FuzzSupport", "Appliance"], path: "Fuzz/FuzzControlMessages"),
         .executableTarget(
             name: "FuzzMountTable", dependencies: ["FuzzSupport", "SwiftWingCore"], path: "Fuzz/FuzzMountTable"),
+        .executableTarget(
+            name: "FuzzMultipart", dependencies: ["FuzzSupport", "TalariaReferenceServer"], path: "Fuzz/FuzzMultipart"),
+        .executableTarget(
+            name: "FuzzWebInput", dependencies: ["FuzzSupport", "WebInterface"], path: "Fuzz/FuzzWebInput"),
+        .executableTarget(
+            name: "FuzzCatalogueCSV", dependencies: ["FuzzSupport", "Recognition"], path: "Fuzz/FuzzCatalogueCSV"),
+        .executableTarget(
+            name: "FuzzUdevProperties", dependencies: ["FuzzSupport", "Store"], path: "Fuzz/FuzzUdevProperties"),
+        .executableTarget(
+            name: "FuzzJPEGHeader", dependencies: ["FuzzSupport", "TalariaReferenceServer"],
+            path: "Fuzz/FuzzJPEGHeader"),
 
         // Test doubles ship as their own module and implement the same protocols as the real parts.
         .target(

@@ -12,7 +12,8 @@ swift=${SWIFT:-swift}
 seconds=${1:-600}
 shift || true
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(FuzzSSE FuzzStreamEvents FuzzUploadEnvelope FuzzConfiguration FuzzControlMessages FuzzMountTable)
+[ ${#targets[@]} -gt 0 ] || targets=(FuzzSSE FuzzStreamEvents FuzzUploadEnvelope FuzzConfiguration FuzzControlMessages FuzzMountTable
+    FuzzMultipart FuzzWebInput FuzzCatalogueCSV FuzzUdevProperties FuzzJPEGHeader)
 scratch=.build-fuzz
 
 declare -A dictionary=(
@@ -20,6 +21,9 @@ declare -A dictionary=(
     [FuzzUploadEnvelope]=Fuzz/Dictionaries/json.dict [FuzzConfiguration]=Fuzz/Dictionaries/toml.dict
     [FuzzControlMessages]=Fuzz/Dictionaries/control.dict
     [FuzzMountTable]=Fuzz/Dictionaries/mountinfo.dict
+    [FuzzMultipart]=Fuzz/Dictionaries/multipart.dict [FuzzWebInput]=Fuzz/Dictionaries/web.dict
+    [FuzzCatalogueCSV]=Fuzz/Dictionaries/csv.dict [FuzzUdevProperties]=Fuzz/Dictionaries/udev.dict
+    [FuzzJPEGHeader]=Fuzz/Dictionaries/jpeg.dict
 )
 
 # seed TARGET FOLDER: the target's seeds from the test fixtures and Fuzz/Seeds/TARGET.

@@ -61,6 +61,9 @@ enum UploadForm {
     private static func scan(_ body: ByteBuffer, boundary: String, limits: Limits, stopAt: String?) throws(Failure)
         -> (parts: [Part], count: Int)
     {
+        guard headerNamesAreASCII(body, boundary: boundary) else {
+            throw .malformed("a part's header name is not ASCII; header names are tokens such as Content-Type")
+        }
         let parser = MultipartParser(boundary: boundary)
         var parts: [Part] = []
         var headers = HTTPHeaders()
@@ -121,6 +124,56 @@ enum UploadForm {
         guard !insidePart else { throw .malformed("the body ends inside a part; close it with --\(boundary)--") }
         guard count > 0 else { throw .malformed("no part delimited by --\(boundary)") }
         return (parts, count)
+    }
+
+    /// Whether no part header could hand MultipartKit a header-name byte from 0x80 up. MultipartKit 4.7.1 looks each
+    /// header-name byte up in a 128-entry table (MultipartParser.swift:316) and traps on a higher one: one such byte
+    /// in an upload ended the whole service (found by Fuzz/FuzzMultipart). Checked wherever a header block may start,
+    /// after any `--boundary` followed by CRLF (a superset of where the parser starts one, preamble included), the
+    /// name bytes of each line read as the parser reads them, up to the byte where the parser would stop with a
+    /// syntax error; ASCII it refuses is taken as allowed, so the check errs towards refusing, never towards a trap.
+    static func headerNamesAreASCII(_ body: ByteBuffer, boundary: String) -> Bool {
+        let delimiter = Array(("--" + boundary).utf8)
+        return body.withUnsafeReadableBytes { bytes in
+            let count = bytes.count
+            func isLineEnd(_ index: Int) -> Bool { index + 1 < count && bytes[index] == 13 && bytes[index + 1] == 10 }
+            func delimiterAt(_ index: Int) -> Bool {
+                guard index + delimiter.count <= count else { return false }
+                for offset in 0..<delimiter.count where bytes[index + offset] != delimiter[offset] { return false }
+                return true
+            }
+            /// false when the header block from `start` would trap the parser.
+            func blockIsSafe(from start: Int) -> Bool {
+                var index = start
+                while index < count {
+                    // A header line: its name up to a colon; CR first ends the block.
+                    if bytes[index] == 13 { return true }
+                    var nameLength = 0
+                    while index < count {
+                        let byte = bytes[index]
+                        if byte >= 0x80 { return false }
+                        if byte == 58 && nameLength > 0 { break }
+                        if byte < 0x21 || byte == 0x7F || byte == 58 { return true }  // the parser stops here
+                        nameLength += 1
+                        index += 1
+                    }
+                    // The value, to its CR LF.
+                    while index < count && !isLineEnd(index) { index += 1 }
+                    index += 2
+                }
+                return true
+            }
+            var index = 0
+            while index + delimiter.count + 2 <= count {
+                if bytes[index] == 0x2D, delimiterAt(index), isLineEnd(index + delimiter.count),
+                    !blockIsSafe(from: index + delimiter.count + 2)
+                {
+                    return false
+                }
+                index += 1
+            }
+            return true
+        }
     }
 
     /// A `key=value` or `key="value"` parameter of a header value (key case-insensitive).

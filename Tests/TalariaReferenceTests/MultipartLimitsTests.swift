@@ -44,3 +44,21 @@ import Testing
         #expect(photo.contentType == "image/jpeg")
     }
 }
+
+/// Found by Fuzz/FuzzMultipart: a header-name byte from 0x80 up trapped MultipartKit 4.7.1 (an index past its
+/// 128-entry table) and ended the whole service; such a body is refused before it is parsed.
+@Suite struct MultipartTrapTests {
+    @Test func aNonASCIIHeaderNameIsRefusedNotTrapped() {
+        for body in [
+            "--b\r\nContent-Disposition: form-data; name=\"photos[]\"\r\nCont\u{E9}nt-Type: image/jpeg\r\n\r\nx\r\n--b--\r\n",
+            "junk\u{0}--b\r\nC\u{FF}: v\r\n\r\nx\r\n--b--\r\n",
+        ] {
+            #expect(throws: UploadForm.Failure.self) {
+                try UploadForm.parts(of: ByteBuffer(string: body), boundary: "b")
+            }
+            #expect(throws: UploadForm.Failure.self) {
+                try UploadForm.firstPart(named: "photos[]", of: ByteBuffer(string: body), boundary: "b")
+            }
+        }
+    }
+}

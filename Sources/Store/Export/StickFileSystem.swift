@@ -39,10 +39,13 @@ public struct UdevProperties: Sendable, Equatable {
 
     public init(text: String) {
         var values: [String: String] = [:]
-        for line in text.split(separator: "\n") where line.hasPrefix("E:") {
+        // Lines split on the LF byte: split on the Character "\n" kept "\r\n" (one grapheme) inside a value, so
+        // "E:A=x\r\nE:ID_FS_TYPE=vfat" gave A the rest of the record (found by Fuzz/FuzzUdevProperties).
+        for line in text.utf8.split(separator: UInt8(ascii: "\n")) where line.starts(with: "E:".utf8) {
             let pair = line.dropFirst(2)
-            guard let equals = pair.firstIndex(of: "=") else { continue }
-            values[String(pair[..<equals])] = String(pair[pair.index(after: equals)...])
+            guard let equals = pair.firstIndex(of: UInt8(ascii: "=")) else { continue }
+            values[String(decoding: pair[..<equals], as: UTF8.self)] =
+                String(decoding: pair[pair.index(after: equals)...], as: UTF8.self)
         }
         self.values = values
     }
