@@ -208,6 +208,28 @@ if [ -x "$ref" ]; then
     vm_check "systemd started swiftwing-web again (Restart=on-failure) and it serves" vm_wait_for 60 web_restarted
     vm_check "the paired session still opens the library" \
         sh -c 'curl -fsS -b /root/web.jar http://127.0.0.1:8080/library | grep -q "<main"'
+    # The daemon's credential from inside the live web unit (issue 36): its mount namespace, its user and group, no
+    # capabilities. The same user outside the unit reads it, so the refusal is the unit's doing; a file the unit may
+    # read opens through the same nsenter, so the refusal is not nsenter failing.
+    web_pid="$(systemctl show -P MainPID swiftwing-web.service)"
+    cred=/run/credentials/swiftwing.service/api-key
+    web_uid="$(id -u swiftwing)" web_gid="$(id -g swiftwing)"
+    in_web() { nsenter --target "$web_pid" --mount --setuid "$web_uid" --setgid "$web_gid" -- "$@"; }
+    vm_check "outside the web unit the swiftwing user reads the daemon's credential" \
+        runuser -u swiftwing -- sh -c 'test -s "$1" && cat "$1" >/dev/null' _ "$cred"
+    vm_check "inside the web unit its user reads the configuration (nsenter works)" \
+        in_web cat /etc/swiftwing/swiftwing.toml
+    opened="$(in_web cat "$cred" 2>&1)" && rc=0 || rc=$?
+    vm_note "the web unit's attempt at $cred: exit $rc, $(head -c 160 <<<"$opened" | tr -d '\n')"
+    vm_check "inside the web unit the daemon's credential cannot be opened" \
+        sh -c '[ "$1" != 0 ] && ! printf "%s" "$2" | grep -qF -- "$3"' _ "$rc" "$opened" "$key"
+    vm_check "inside the web unit the encrypted credential cannot be opened either" \
+        sh -c '! "$@" >/dev/null 2>&1' _ nsenter --target "$web_pid" --mount --setuid "$web_uid" \
+        --setgid "$web_gid" -- cat /etc/swiftwing/api-key.cred
+    vm_check "inside the web unit /run/swiftwing is read-only" \
+        sh -c '! "$@" 2>/dev/null' _ nsenter --target "$web_pid" --mount --setuid "$web_uid" --setgid "$web_gid" \
+        -- touch /run/swiftwing/probe
+    vm_check "inside the web unit the control socket still answers" in_web swiftwing status
     security="$(systemd-analyze security --no-pager swiftwing-web.service 2>&1)"
     score="$(sed -n 's/.*Overall exposure level for swiftwing-web.service: \([0-9.]*\).*/\1/p' <<<"$security")"
     vm_check "systemd-analyze security swiftwing-web on the live unit: $score <= 2.0" \
