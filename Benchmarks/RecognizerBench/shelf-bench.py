@@ -149,6 +149,41 @@ def score(result, annotations, ids_by_title, detail):
     return figures, lines
 
 
+def effort(result, annotations, ids_by_title):
+    """The owner's effort per annotated book, with the spines `read --candidates` reports: lands right with no tap
+    (its spine's match is right and >= 0.8, what `serve` reports as a book), one tap (the right book is among the
+    candidates of a spine of that photo not already taken by a book landed), or a search. Each spine resolves one
+    book. Wrong books stored with no review flag: spine matches >= 0.8 that are wrong."""
+    totals = Counter()
+    for image in result["images"]:
+        name = os.path.basename(image["file"])
+        remaining = Counter(row["catalogue_book_id"] for row in annotations if row["image"] == name)
+        totals.update(annotated=sum(remaining.values()))
+        open_spines = []
+        for spine in image.get("spines", []):
+            if spine.get("match") is not None and spine.get("confidence", 0) >= 0.8:
+                hit = next((i for i in ids_by_title.get(fold(spine["match"]), set()) if remaining[i] > 0), None)
+                if hit is not None:
+                    remaining[hit] -= 1
+                    totals.update(no_tap=1)
+                else:
+                    totals.update(wrong_unflagged=1)
+            else:
+                open_spines.append(spine)
+        for spine in open_spines:
+            for candidate in spine["candidates"]:
+                hit = next((i for i in ids_by_title.get(fold(candidate["title"]), set()) if remaining[i] > 0), None)
+                if hit is not None:
+                    remaining[hit] -= 1
+                    totals.update(one_tap=1)
+                    break
+    annotated = max(totals["annotated"], 1)
+    return {"no_tap": round(totals["no_tap"] / annotated, 3), "one_tap": round(totals["one_tap"] / annotated, 3),
+            "within_one_tap": round((totals["no_tap"] + totals["one_tap"]) / annotated, 3),
+            "search": round(1 - (totals["no_tap"] + totals["one_tap"]) / annotated, 3),
+            "wrong_unflagged": totals["wrong_unflagged"]}
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--data", required=True)
@@ -214,9 +249,13 @@ def main():
             # No catalogue of the owner's: the shipped open one alone (an older recognizer needs --catalogue).
             catalogues.append(("open", None))
         for catalogue_label, catalogue in catalogues:
-            result, wall, peak = run_read(recognizer, catalogue, ocr_dir, photos, arguments.read_option)
+            # The current recognizer also lists every spine with the five candidates `serve` offers in review.
+            extra = arguments.read_option + (["--candidates", "5"] if label == "current" else [])
+            result, wall, peak = run_read(recognizer, catalogue, ocr_dir, photos, extra)
             group_match = [image.get("seconds") or 0 for image in result["images"]]
             figures, lines = score(result, annotations, ids_by_title, arguments.detail)
+            if label == "current":
+                figures["effort"] = effort(result, annotations, ids_by_title)
             if catalogue is None:
                 # Only the books the open catalogue holds can be found: recall is of those.
                 held = sum(1 for row in annotations if row["in_goodbooks"] == "true")

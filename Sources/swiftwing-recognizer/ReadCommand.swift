@@ -33,6 +33,12 @@ struct ReadCommand: AsyncParsableCommand {
 
     @Option(
         help: ArgumentHelp(
+            "Add every spine with up to N candidates (the books a review would offer) to the output, as \"spines\".",
+            valueName: "N"))
+    var candidates: Int?
+
+    @Option(
+        help: ArgumentHelp(
             "Debugging: write the lines the OCR worker read on each photo to DIR/NAME.json (NAME: the photo's file name).",
             valueName: "DIR"))
     var saveOcr: String?
@@ -86,8 +92,21 @@ struct ReadCommand: AsyncParsableCommand {
                 reader = SavedTextReader(file: savedLinesFile(in: ocrFrom!, for: file))
             }
             let recognizer = ShelfRecognizer(reader: reader, matcher: matcher)
-            let recognition = try await recognizer.recognize(jpeg: bytes) { _, _ in }
-            var result = ImageResult(file: file, recognition: recognition, explain: explain)
+            var result: ImageResult
+            if let candidates {
+                // One read, both views: the books and the unmatched spines as `serve` reports them, and every spine.
+                let reading = try await recognizer.read(jpeg: bytes, candidates: candidates) { _, _ in }
+                let books = reading.spines.compactMap { spine in
+                    spine.match.map { RecognizedBook(match: $0, spine: spine.spine) }
+                }
+                let unmatched = reading.spines.filter { $0.match == nil }.map(\.spine)
+                result = ImageResult(
+                    file: file, recognition: ShelfRecognition(books: books, unmatched: unmatched), explain: explain)
+                result.spines = reading.spines.map(ImageResult.Spine.init)
+            } else {
+                let recognition = try await recognizer.recognize(jpeg: bytes) { _, _ in }
+                result = ImageResult(file: file, recognition: recognition, explain: explain)
+            }
             if timings {
                 result.seconds = (ContinuousClock.now - started).inSeconds
                 result.workerPeakMB = supervisor?.workerProcessID.flatMap(peakResidentMegabytes)
@@ -175,6 +194,33 @@ struct ImageResult: Encodable {
     let unmatched: [Unmatched]
     var seconds: Double?
     var workerPeakMB: Double?
+    /// With `--candidates`: every spine, its match if any and the books a review would offer.
+    var spines: [Spine]?
+
+    struct Spine: Encodable {
+        struct Candidate: Encodable {
+            let isbn: String?
+            let title: String
+            let authors: [String]
+            let confidence: Double
+        }
+        let text: String
+        let boundingBox: NormalizedBox
+        let match: String?
+        let confidence: Double?
+        let candidates: [Candidate]
+
+        init(_ reading: SpineReading) {
+            text = reading.spine.text
+            boundingBox = reading.spine.box
+            match = reading.match?.entry.title
+            confidence = reading.match?.confidence
+            candidates = reading.candidates.map {
+                Candidate(
+                    isbn: $0.entry.isbn, title: $0.entry.title, authors: $0.entry.authors, confidence: $0.confidence)
+            }
+        }
+    }
 
     init(file: String, recognition: ShelfRecognition, explain: Bool = false) {
         self.file = file
