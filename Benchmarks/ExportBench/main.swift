@@ -111,7 +111,9 @@ func csvSwiftBytes(_ books: [BookRecord]) throws -> [UInt8] {
     let stream = OutputStream(toMemory: ())
     let writer = try CSVWriter(stream: stream, newline: .crlf)
     try writer.write(row: ExportFormat.swiftwing.columns)
-    for book in books { try writer.write(row: LibraryCSV.row(for: book, format: .swiftwing), quotedAtIndex: { _ in true }) }
+    for book in books {
+        try writer.write(row: LibraryCSV.row(for: book, format: .swiftwing), quotedAtIndex: { _ in true })
+    }
     stream.close()
     let data = stream.property(forKey: .dataWrittenToMemoryStreamKey) as? Data ?? Data()
     return [UInt8](data) + [0x0D, 0x0A]

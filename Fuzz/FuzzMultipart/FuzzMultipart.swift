@@ -17,7 +17,8 @@ func fuzzMultipart(_ bytes: UnsafeRawBufferPointer) {
     case .success(let count):
         precondition(count > 0 && count <= outcome.partLimit, "\(count) parts came back")
     case .failure(let failure):
-        precondition(!failure.text.isEmpty && failure.text.utf8.count <= 400, "a refusal of \(failure.text.utf8.count) bytes")
+        precondition(
+            !failure.text.isEmpty && failure.text.utf8.count <= 400, "a refusal of \(failure.text.utf8.count) bytes")
     }
     if let failure = outcome.photoFailure {
         precondition(failure.text.utf8.count <= 400, "a refusal of \(failure.text.utf8.count) bytes")

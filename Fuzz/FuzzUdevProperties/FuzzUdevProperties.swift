@@ -9,7 +9,8 @@ func fuzzUdevProperties(_ bytes: UnsafeRawBufferPointer) {
     let properties = UdevProperties(text: text)
     // The plain reading: every `E:` line of the bytes, the last of a key winning.
     var expected: [String: String] = [:]
-    for line in Array(text.utf8).split(separator: 10) where line.count >= 2 && line.first == 69 && line.dropFirst().first == 58 {
+    for line in Array(text.utf8).split(separator: 10)
+    where line.count >= 2 && line.first == 69 && line.dropFirst().first == 58 {
         let pair = Array(line.dropFirst(2))
         guard let equals = pair.firstIndex(of: 61) else { continue }
         expected[String(decoding: pair[..<equals], as: UTF8.self)] =

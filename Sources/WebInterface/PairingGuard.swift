@@ -84,7 +84,9 @@ final class PairingTries: Sendable {
             if octets[0..<10].allSatisfy({ $0 == 0 }) && octets[10] == 0xFF && octets[11] == 0xFF {
                 return octets[12..<16].map(String.init).joined(separator: ".")
             }
-            let prefix = stride(from: 0, to: 8, by: 2).map { String(UInt16(octets[$0]) << 8 | UInt16(octets[$0 + 1]), radix: 16) }
+            let prefix = stride(from: 0, to: 8, by: 2).map {
+                String(UInt16(octets[$0]) << 8 | UInt16(octets[$0 + 1]), radix: 16)
+            }
             return prefix.joined(separator: ":") + "::/64"
         case .unixDomainSocket:
             return "local"

@@ -61,7 +61,8 @@ public final class WebApp: Sendable {
     /// `/events` requests answered, for the tests that wait until early-reset clients were handled.
     let eventRequests = Atomic<Int>(0)
     let snapshot = Mutex<LibrarySnapshot?>(nil)
-    let pairingTries = PairingTries(wrongBeforeLock: WebAccess.wrongCodesBeforeLock, lockDuration: WebAccess.lockDuration)
+    let pairingTries = PairingTries(
+        wrongBeforeLock: WebAccess.wrongCodesBeforeLock, lockDuration: WebAccess.lockDuration)
     let hosts: HostCheck
     /// Wrong codes from all addresses together that burn the code and lock pairing (``PairingTries``).
     static let wrongCodesAcrossAddresses = 20

@@ -32,7 +32,8 @@ import Testing
     }
 
     @Test func controlCharactersAreDroppedAndAnISBN10IsKept() async throws {
-        let json = #"{"docs": [{"title": "The\u0000 Hobbit\u001b[2J", "author_name": ["Tolkien"], "isbn": ["054792822X"]}]}"#
+        let json =
+            #"{"docs": [{"title": "The\u0000 Hobbit\u001b[2J", "author_name": ["Tolkien"], "isbn": ["054792822X"]}]}"#
         let found = try #require(try await search(answering: json).bestMatch(for: "THE HOBBIT TOLKIEN"))
         #expect(found.title == "The Hobbit[2J")
         #expect(found.isbn == "054792822X")

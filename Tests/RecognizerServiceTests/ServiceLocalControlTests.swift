@@ -60,7 +60,9 @@ import swiftwing_recognizer
         peer.sin_port = in_port_t(UInt16(port).bigEndian)
         peer.sin_addr.s_addr = inet_addr(address)
         let connected = withUnsafePointer(to: &peer) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
         }
         guard connected == 0 else { throw Failure(text: "connect \(address):\(port): errno \(errno)") }
         var head = "\(method) \(path) HTTP/1.1\r\nHost: \(address):\(port)\r\nConnection: close\r\n"
@@ -82,7 +84,9 @@ import swiftwing_recognizer
         }
         let text = String(decoding: received, as: UTF8.self)
         let statusLine = text.prefix { $0 != "\r" }.split(separator: " ")
-        guard statusLine.count >= 2, let status = Int(statusLine[1]) else { throw Failure(text: "no status: \(text.prefix(80))") }
+        guard statusLine.count >= 2, let status = Int(statusLine[1]) else {
+            throw Failure(text: "no status: \(text.prefix(80))")
+        }
         return (status, text.components(separatedBy: "\r\n\r\n").dropFirst().joined(separator: "\r\n\r\n"))
     }
 

@@ -100,7 +100,8 @@ struct ExportTests {
         #expect(text.hasSuffix("\r\n"))
         #expect(
             text.contains(
-                "\r\n\"9780441013593\",\"0441013597\",\"Dune\",\"Frank Herbert\",\"Paperback\",\"Ace\",\"1990-09-01\",\"535\","))
+                "\r\n\"9780441013593\",\"0441013597\",\"Dune\",\"Frank Herbert\",\"Paperback\",\"Ace\",\"1990-09-01\",\"535\","
+            ))
         #expect(text.contains(",\"Eats, Shoots & Leaves\",\"Lynne Truss; Tolkien, J. R. R.\",\"\",\"Profile, Ltd.\","))
         #expect(text.contains(",\"He said \"\"hi\"\", twice\",\"A \"\"Quoted\"\" Name\","))
         #expect(text.contains(",\"Line one\nline two\r\nline three\rfour\","))
@@ -135,7 +136,8 @@ struct ExportTests {
         #expect(LibraryCSV.neutralised(" =x") == " =x")
         #expect(LibraryCSV.neutralised("") == "")
         // A `;`-separated spreadsheet locale starts a cell after each `;`.
-        #expect(LibraryCSV.neutralised("X;=HYPERLINK(\"http://evil.example\")") == "X;'=HYPERLINK(\"http://evil.example\")")
+        #expect(
+            LibraryCSV.neutralised("X;=HYPERLINK(\"http://evil.example\")") == "X;'=HYPERLINK(\"http://evil.example\")")
         #expect(LibraryCSV.neutralised("Le Guin;-2+3;@x;ok; =y") == "Le Guin;'-2+3;'@x;ok; '=y")
         #expect(LibraryCSV.neutralised("a;;") == "a;;")
         let (_, export) = try libraryOnDisk(awkwardBooks)

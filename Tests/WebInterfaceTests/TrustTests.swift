@@ -123,10 +123,15 @@ import Testing
                     port: device.port, method: "GET", path: "/pair", headers: [], body: [], host: host
                 ).status
             }
-            for foreign in ["evil.example", "evil.example:\(device.port)", "127.0.0.1.evil.example", "", "[::1", "1.2.3"] {
+            for foreign in [
+                "evil.example", "evil.example:\(device.port)", "127.0.0.1.evil.example", "", "[::1", "1.2.3",
+            ] {
                 #expect(try await status(foreign) == 421, "Host: \(foreign)")
             }
-            for own in ["127.0.0.1:\(device.port)", "localhost", "localhost:\(device.port)", "[::1]:\(device.port)", "192.168.1.20"] {
+            for own in [
+                "127.0.0.1:\(device.port)", "localhost", "localhost:\(device.port)", "[::1]:\(device.port)",
+                "192.168.1.20",
+            ] {
                 #expect(try await status(own) == 200, "Host: \(own)")
             }
             // A rebinding page's pairing form is refused before a code is tried.
