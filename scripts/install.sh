@@ -76,12 +76,12 @@ install -m 0644 Fixtures/library-dataset/catalogue.csv Fixtures/library-dataset/
     Fixtures/library-dataset/README.md "$root$PREFIX/share/swiftwing/library-dataset/"
 # The open catalogue the recognizer matches against when the owner has none (goodbooks-10k, CC BY-SA 4.0), with
 # its index built here so the service starts without building it (install -p keeps the CSV's time, which the
-# index is stamped with).
+# index is stamped with; SWIFTWING_INSTALL_CATALOGUE_INDEX=0 leaves it to the first start).
 catalogues="$root$PREFIX/share/swiftwing/catalogues"
 install -d "$catalogues"
 install -p -m 0644 Catalogues/goodbooks-10k/goodbooks-10k.csv Catalogues/goodbooks-10k/LICENSE \
     Catalogues/goodbooks-10k/README.md "$catalogues/"
-if [ -x "$recognizer" ]; then
+if [ -x "$recognizer" ] && [ "${SWIFTWING_INSTALL_CATALOGUE_INDEX:-1}" != 0 ]; then
     "$recognizer" match --catalogue "$catalogues/goodbooks-10k.csv" --json </dev/null
     chmod 0644 "$catalogues/goodbooks-10k.csv.index.sqlite"
 fi

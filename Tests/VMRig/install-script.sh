@@ -12,6 +12,9 @@ VM_TEST_ARGS=(--systemd)
 export PATH="$PATH:/usr/sbin:/sbin"
 bin=.build/debug/swiftwing
 vm_require_built "$bin" 'swift build --product swiftwing'
+# The daemon's install: the recognizer's 375 MB Python environment and its catalogue index (minutes under
+# emulation) are left out here; the host's tests cover them.
+export SWIFTWING_INSTALL_OCR_VENV=0 SWIFTWING_INSTALL_CATALOGUE_INDEX=0
 vm_check "first install" scripts/install.sh --binary "$bin"
 vm_check "the user exists" getent passwd swiftwing
 vm_expect "the config: mode, owner" "$(stat -c '%a %U:%G' /etc/swiftwing/swiftwing.toml)" "640 root:swiftwing"
