@@ -23,6 +23,8 @@ final class LibraryReader: Sendable {
         var active = 0
         /// Scans a person should look at: failed, needs attention.
         var stuck = 0
+        /// Spines read but not identified, waiting for the owner.
+        var spinesToCheck = 0
     }
 
     let stateDirectory: StateDirectory
@@ -85,12 +87,13 @@ final class LibraryReader: Sendable {
     func counts() throws -> Counts {
         let database = try database()
         let queue = try database.queue.counts()
+        let spines = try database.spinesToCheckCount()
         return try database.writer.read { db in
             Counts(
                 books: try BookRecord.fetchCount(db),
                 needsReview: try BookRecord.filter(BookRecord.Columns.needsReview == true).fetchCount(db),
                 active: (queue[.queued] ?? 0) + (queue[.uploading] ?? 0) + (queue[.analyzing] ?? 0),
-                stuck: (queue[.failed] ?? 0) + (queue[.needsAttention] ?? 0))
+                stuck: (queue[.failed] ?? 0) + (queue[.needsAttention] ?? 0), spinesToCheck: spines)
         }
     }
 }

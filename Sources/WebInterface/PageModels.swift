@@ -158,6 +158,7 @@ struct ReviewRow {
 
 struct ReviewModel {
     let books: [ReviewRow]
+    let spines: SpineListModel
     let notice: String?
 }
 
@@ -196,6 +197,7 @@ struct CountsModel: Equatable {
     let stuck: Int
     let books: Int
     let needsReview: Int
+    let spinesToCheck: Int
 }
 
 /// The Now page's live part: what the panel shows.

@@ -12,7 +12,8 @@ enum Templates {
 
     static let all: [(String, String)] = [
         ("layout", layout), ("pair", pair), ("now", now), ("now-status", nowStatus), ("library", libraryPage),
-        ("grid", grid), ("book", book), ("review", review), ("queue", queue), ("export", export), ("message", message),
+        ("grid", grid), ("book", book), ("review", review), ("spine-list", spineList), ("spine-item", spineItem),
+        ("spine", spine), ("queue", queue), ("export", export), ("message", message),
     ]
 
     static let layout = """
@@ -80,6 +81,7 @@ enum Templates {
         <div><dt>Need a person</dt><dd class="mono">{{counts.stuck}}</dd></div>
         <div><dt>Books</dt><dd class="mono">{{counts.books}}</dd></div>
         <div><dt>To review</dt><dd class="mono">{{counts.needsReview}}</dd></div>
+        <div><dt>To check</dt><dd class="mono"><a href="/review">{{counts.spinesToCheck}}</a></dd></div>
         </dl>
         <h2>Latest scans</h2>
         <ul class="scans">{{#scans}}<li class="scan-{{stateClass}}"><span class="mono">{{shortID}}</span> <span class="scan-state">{{stateLabel}}</span> <span class="when">{{when}}</span></li>{{/scans}}{{^scans}}<li>No scans yet.</li>{{/scans}}</ul>
@@ -145,9 +147,59 @@ enum Templates {
     static let review = """
         <h1>Review</h1>
         {{#notice}}<p class="notice" role="status">{{notice}}</p>{{/notice}}
+        {{#problem}}<p class="error" role="alert">{{problem}}</p>{{/problem}}
+        <h2 id="spines-heading">Spines to check</h2>
+        {{#spines}}{{> spine-list}}{{/spines}}
+        <h2 id="books-heading">Books to review</h2>
         <p>Books below 80 % confidence, or flagged: approve them as they are, or open one to correct it.</p>
-        <ul class="rows">{{#books}}<li><a href="/books/{{id}}">{{title}}</a> <span class="authors">{{authors}}</span> <span class="mono">{{isbn}}</span> <span class="reason">{{reason}}</span>
+        <ul class="rows" aria-labelledby="books-heading">{{#books}}<li><a href="/books/{{id}}">{{title}}</a> <span class="authors">{{authors}}</span> <span class="mono">{{isbn}}</span> <span class="reason">{{reason}}</span>
         <form method="post" action="/books/{{id}}/approve"><input type="hidden" name="csrf" value="{{csrf}}"><input type="hidden" name="back" value="review"><button type="submit">Approve</button></form></li>{{/books}}{{^books}}<li>No book needs review.</li>{{/books}}</ul>
+        """
+
+    /// The spines read but not identified: each one tap from its book.
+    static let spineList = """
+        <p class="summary">{{summary}}</p>
+        <ul class="spines" aria-labelledby="spines-heading">{{#spines}}<li>{{> spine-item}}</li>{{/spines}}</ul>
+        <nav class="pages" aria-label="More spines">{{#previous}}<a href="{{previous}}">← Previous</a>{{/previous}} {{#next}}<a href="{{next}}" rel="next">Next →</a>{{/next}}</nav>
+        """
+
+    /// One spine: its picture, the text read, its candidates as buttons, "none of these" and "not a book".
+    static let spineItem = """
+        <section class="spine-item" aria-labelledby="spine-{{id}}-text">
+        {{#picture}}<img src="{{picture}}" alt="{{pictureAlt}}" class="spine-picture">{{/picture}}{{^picture}}<p class="no-picture">No picture was kept of this spine.</p>{{/picture}}
+        <div class="spine-body">
+        <p class="read">Read: <q id="spine-{{id}}-text" class="mono">{{text}}</q></p>
+        <form method="post" action="/spines/{{id}}/pick" class="candidates">
+        <input type="hidden" name="csrf" value="{{csrf}}">{{#page}}<input type="hidden" name="page" value="{{page}}">{{/page}}
+        {{#candidates}}<button type="submit" name="candidate" value="{{number}}" aria-label="{{label}}{{#confidence}}, {{confidence}}{{/confidence}}"><span class="title">{{title}}</span>{{#authors}} <span class="authors">{{authors}}</span>{{/authors}}{{#confidence}} <span class="mono confidence">{{confidence}}</span>{{/confidence}}</button>{{/candidates}}
+        </form>
+        {{#noCandidates}}<p>No book in the catalogues looked like it.</p>{{/noCandidates}}
+        <div class="actions">
+        <a href="/spines/{{id}}" class="button">None of these…</a>
+        <form method="post" action="/spines/{{id}}/dismiss"><input type="hidden" name="csrf" value="{{csrf}}"><button type="submit" class="danger" aria-label="Spine {{id}} is not a book">Not a book</button></form>
+        </div>
+        </div>
+        </section>
+        """
+
+    /// One spine on its own: every candidate, and the book typed in.
+    static let spine = """
+        <h1>{{item.heading}}</h1>
+        {{#problem}}<p class="error" role="alert" id="problem">{{problem}}</p>{{/problem}}
+        {{#resolved}}<p class="notice" role="status">This spine was {{resolved}} already.</p>{{/resolved}}
+        {{#item}}{{> spine-item}}{{/item}}
+        <h2>Type the book</h2>
+        <form method="post" action="/spines/{{item.id}}/pick" class="edit">
+        <input type="hidden" name="csrf" value="{{csrf}}">
+        <label for="title">Title</label>
+        <input id="title" name="title" value="{{typedTitle}}" required{{#problem}} aria-describedby="problem"{{/problem}}>
+        <label for="authors">Authors, one a line</label>
+        <textarea id="authors" name="authors" rows="2"></textarea>
+        <label for="isbn">ISBN (if you have it)</label>
+        <input id="isbn" name="isbn" class="mono" inputmode="numeric" autocomplete="off">
+        <button type="submit" class="primary">Add this book</button>
+        </form>
+        <p><a href="/review">Back to the review</a></p>
         """
 
     static let queue = """
@@ -222,6 +274,16 @@ enum Templates {
         .rows { list-style: none; padding: 0; } .rows li { border-bottom: 1px solid #222; padding: 10px 0; }
         .rows form { display: inline-block; margin-right: 8px; } .rows img { float: left; margin-right: 12px; }
         .rows li::after { content: ""; display: block; clear: both; }
+        .spines { list-style: none; padding: 0; }
+        .spine-item { display: flex; gap: 16px; align-items: flex-start; border-bottom: 1px solid #222; padding: 12px 0; }
+        .spine-picture { max-height: 60vh; max-width: 40%; width: auto; border: 1px solid #333; background: #111; }
+        .spine-body { flex: 1; min-width: 0; } .read q { overflow-wrap: anywhere; }
+        .candidates { display: flex; flex-direction: column; gap: 8px; }
+        .candidates button { text-align: left; margin: 0; width: 100%; max-width: 32rem; }
+        .candidates .authors, .candidates .confidence { color: #c8c8c8; }
+        a.button { display: inline-block; border: 1px solid #fff; padding: 10px 16px; margin-top: 10px; min-height: 44px;
+          text-decoration: none; }
+        .actions form { display: inline-block; }
         .state { font-size: 2rem; font-weight: 800; letter-spacing: .06em; margin: 0; }
         .state-problem, .scan-failed .scan-state, .scan-needs_attention .scan-state { color: var(--orange); }
         .counts { display: grid; grid-template-columns: repeat(auto-fit, minmax(140px, 1fr)); gap: 12px; }

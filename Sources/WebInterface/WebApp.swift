@@ -128,6 +128,7 @@ public final class WebApp: Sendable {
         router.post("/books/:id/delete") { _, context in try await self.delete(context) }
         router.post("/undo") { _, context in try await self.undoDelete(context) }
         router.get("/review") { request, context in try await self.reviewPage(request, context) }
+        addSpineReviewRoutes(to: router)
         router.get("/queue") { request, context in try await self.queuePage(request, context) }
         router.post("/queue/retry-all") { _, context in await self.queueAction(context, .retry, all: true) }
         router.post("/queue/:id/retry") { _, context in await self.queueAction(context, .retry, all: false) }
@@ -312,7 +313,8 @@ public final class WebApp: Sendable {
         return StatusModel(
             state: state.0, stateClass: state.1, connectivity: connectivity, countdown: countdown, camera: camera,
             counts: CountsModel(
-                active: counts.active, stuck: counts.stuck, books: counts.books, needsReview: counts.needsReview),
+                active: counts.active, stuck: counts.stuck, books: counts.books, needsReview: counts.needsReview,
+                spinesToCheck: counts.spinesToCheck),
             scans: (library?.1 ?? []).map { scanRow($0, csrf: csrf) },
             books: (library?.2 ?? []).map {
                 BookLine(
@@ -606,11 +608,16 @@ public final class WebApp: Sendable {
 
     // MARK: Review, queue, export
 
+    /// The spines to check (one tap each), then the books kept for review.
     func reviewPage(_ request: Request, _ context: WebRequestContext) async throws -> Response {
+        let query = FormFields(parsing: request.uri.query ?? "")
+        let pageNumber = min(max(Int(query["page"] ?? "") ?? 0, 0), 100_000)
         let reader = self.reader
         let books: [BookRecord]
+        let spines: SpineListModel
         do {
             books = try await blocking { try reader.reviewList() }
+            spines = try await spineList(page: pageNumber, csrf: context.csrf)
         } catch {
             return message("Review", "\(error)", status: .serviceUnavailable)
         }
@@ -621,10 +628,16 @@ public final class WebApp: Sendable {
                 authors: $0.authors.joined(separator: ", "), isbn: $0.isbn13 ?? $0.isbn10 ?? "",
                 reason: $0.reviewReason ?? LibraryReport.lowConfidence($0), csrf: csrf)
         }
-        let approved = FormFields(parsing: request.uri.query ?? "")["approved"].flatMap { Int64($0) }
-        return page(
-            "Review", current: "/review", "review",
-            ReviewModel(books: rows, notice: approved.map { "Approved book \($0)." }))
+        var notice: String?
+        if let approved = query["approved"].flatMap({ Int64($0) }) {
+            notice = "Approved book \(approved)."
+        } else if let picked = query["picked"].flatMap({ Int64($0) }) {
+            let title = (try? await blocking { try reader.book(id: picked)?.title }) ?? nil
+            notice = title.map { "Added “\($0)” to the library." } ?? "Added book \(picked) to the library."
+        } else if let dismissed = query["dismissed"].flatMap({ Int64($0) }) {
+            notice = "Spine \(dismissed) is not a book: it left the list."
+        }
+        return page("Review", current: "/review", "review", ReviewModel(books: rows, spines: spines, notice: notice))
     }
 
     func queuePage(_ request: Request, _ context: WebRequestContext, notice: String? = nil, problem: String? = nil)

@@ -1,0 +1,172 @@
+import Foundation
+import Imaging
+import Store
+import SwiftWingCore
+import Testing
+
+@testable import WebInterface
+
+/// The review page's spines to check (issue 34): each with its picture, the text read and its candidates as buttons;
+/// one POST lands the book, "not a book" dismisses it, "none of these" types it. Over real loopback HTTP with the
+/// daemon's real SQLite file.
+@Suite struct SpineReviewPageTests {
+    static let candidates = [
+        SpineCandidateRecord(
+            title: "The Dragonbone Chair", authors: ["Tad Williams"], isbn13: "9780756402693", confidence: 0.62,
+            source: "catalogue"),
+        SpineCandidateRecord(title: "Stone of Farewell", authors: ["Tad Williams"], confidence: 0.21),
+        SpineCandidateRecord(title: "To Green Angel Tower", authors: ["Tad Williams"], confidence: 0.05),
+    ]
+    static let hostileText = "<img src=x onerror=alert(1)>"
+
+    /// A done scan with `count` spines to check: the first with candidates and a kept picture, the second read as
+    /// markup with none, the rest plain. Returns the spines and the first one's picture.
+    static func land(_ device: WebDevice, count: Int = 2) throws -> ([SpineToCheck], [UInt8]) {
+        let scan = try SpineCoverTests.queueScan(device, photo: nil)
+        var spines = [
+            NewSpineToCheck(
+                text: "TAD WILLIAMS THE DRAGONBONE CHAIR", box: SpineBox(x: 0.2, y: 0.1, width: 0.05, height: 0.8),
+                candidates: candidates),
+            NewSpineToCheck(text: hostileText, box: nil, candidates: []),
+        ]
+        for number in spines.count..<max(count, spines.count) {
+            spines.append(NewSpineToCheck(text: "SPINE \(number)", box: nil, candidates: Array(candidates.prefix(1))))
+        }
+        let landed = try device.database.completeScanMatchingTitles(
+            scan, books: [], spines: spines, jobID: "job-1"
+        ).spines
+        let picture = try JPEGEncoder(quality: 80).encode(YUV420Frame(layout: YUV420Layout(width: 54, height: 320)))
+        _ = try device.database.saveSpineCrops([
+            SpinePicture(spineID: landed[0].id, jpeg: picture, width: 54, height: 320)
+        ])
+        return (landed, picture)
+    }
+
+    @Test func eachSpineShowsItsPictureTextAndCandidatesAsButtons() async throws {
+        try await withWebDevice { device in
+            let (cookie, _) = try await device.pair()
+            let (spines, picture) = try Self.land(device)
+            let page = try await device.get("/review", cookie: cookie)
+            #expect(page.status == 200)
+            let html = page.text
+            #expect(html.contains("2 spines to check"))
+            #expect(html.contains(#"<img src="/spines/\#(spines[0].id)/picture" alt="The spine as photographed, read as"#))
+            #expect(html.contains("TAD WILLIAMS THE DRAGONBONE CHAIR"))
+            // Each candidate is a button of the spine's one form, numbered as `swiftwing review list` numbers them.
+            for (number, candidate) in zip(1..., Self.candidates) {
+                #expect(html.contains(#"name="candidate" value="\#(number)" aria-label="It is \#(candidate.title) by Tad Williams"#))
+            }
+            #expect(html.contains("62 %"))
+            #expect(html.contains(#"action="/spines/\#(spines[0].id)/dismiss""#))
+            #expect(html.contains(#"href="/spines/\#(spines[0].id)""#))
+            // The text read is the spine's, shown as text.
+            #expect(html.contains(htmlEscaped(Self.hostileText)))
+            #expect(!html.contains("<img src=x"))
+            #expect(html.contains("No picture was kept of this spine."))
+
+            let served = try await device.get("/spines/\(spines[0].id)/picture", cookie: cookie)
+            #expect(served.status == 200)
+            #expect(served.header("Content-Type") == "image/jpeg")
+            #expect(served.body == picture)
+            let tag = try #require(served.header("ETag"))
+            let again = try await device.request(
+                "GET", "/spines/\(spines[0].id)/picture", headers: [("Cookie", cookie), ("If-None-Match", tag)])
+            #expect(again.status == 304)
+            #expect(try await device.get("/spines/\(spines[1].id)/picture", cookie: cookie).status == 404)
+            // Nothing without pairing, not even the picture.
+            #expect(try await device.get("/spines/\(spines[0].id)/picture").status != 200)
+        }
+    }
+
+    @Test func oneTapOnACandidateLandsTheBookAndTheSpineLeavesTheList() async throws {
+        try await withWebDevice { device in
+            let (cookie, csrf) = try await device.pair()
+            let (spines, picture) = try Self.land(device)
+            let answer = try await device.post(
+                "/spines/\(spines[0].id)/pick", [("csrf", csrf), ("candidate", "2")], cookie: cookie)
+            #expect(answer.status == 303, "\(answer.text)")
+            let location = try #require(answer.header("Location"))
+            #expect(location.hasPrefix("/review?picked="))
+            let book = try #require(try device.database.library.books().first { $0.title == "Stone of Farewell" })
+            #expect(book.authors == ["Tad Williams"])
+            #expect(!book.needsReview)
+            // The book has the spine's picture as its cover.
+            #expect(try device.database.bookCover(id: try #require(book.id))?.jpeg == picture)
+            #expect(try device.database.spinesToCheckCount() == 1)
+            let after = try await device.get(location, cookie: cookie).text
+            #expect(after.contains("Added “Stone of Farewell” to the library."))
+            #expect(after.contains("1 spine to check"))
+            #expect(!after.contains("/spines/\(spines[0].id)/pick"))
+
+            // The same tap again (a second tap, a reload): refused in words, nothing added twice.
+            let twice = try await device.post(
+                "/spines/\(spines[0].id)/pick", [("csrf", csrf), ("candidate", "2")], cookie: cookie)
+            #expect(twice.status == 422)
+            #expect(twice.text.contains("was picked already"))
+            #expect(twice.text.contains("it is no longer on the review page"))
+            #expect(!twice.text.contains("swiftwing review"))
+            #expect(try device.database.library.books().count == 1)
+        }
+    }
+
+    @Test func notABookDismissesAndNoneOfTheseTypesTheBook() async throws {
+        try await withWebDevice { device in
+            let (cookie, csrf) = try await device.pair()
+            let (spines, _) = try Self.land(device)
+            let dismissed = try await device.post(
+                "/spines/\(spines[1].id)/dismiss", [("csrf", csrf)], cookie: cookie)
+            #expect(dismissed.status == 303)
+            #expect(try device.database.spineToCheck(id: spines[1].id)?.state == .dismissed)
+            #expect(try await device.get(try #require(dismissed.header("Location")), cookie: cookie).text
+                .contains("Spine \(spines[1].id) is not a book"))
+
+            // "None of these": the spine's own page, its title field holding the text read.
+            let own = try await device.get("/spines/\(spines[0].id)", cookie: cookie)
+            #expect(own.status == 200)
+            #expect(own.text.contains(#"<input id="title" name="title" value="TAD WILLIAMS THE DRAGONBONE CHAIR""#))
+            #expect(own.text.contains(#"<label for="authors">"#))
+            // A bad ISBN is refused with the reason, on the spine's page, and nothing lands.
+            let bad = try await device.post(
+                "/spines/\(spines[0].id)/pick",
+                [("csrf", csrf), ("title", "The Dragonbone Chair"), ("authors", "Tad Williams"), ("isbn", "9780756402694")],
+                cookie: cookie)
+            #expect(bad.status == 422)
+            #expect(bad.text.contains(#"role="alert""#))
+            #expect(bad.text.contains("TAD WILLIAMS THE DRAGONBONE CHAIR"))
+            #expect(try device.database.library.books().isEmpty)
+            let typed = try await device.post(
+                "/spines/\(spines[0].id)/pick",
+                [
+                    ("csrf", csrf), ("title", "The Dragonbone Chair"), ("authors", "Tad Williams\nSomeone Else"),
+                    ("isbn", "978-0-7564-0269-3"),
+                ], cookie: cookie)
+            #expect(typed.status == 303, "\(typed.text)")
+            let book = try #require(try device.database.library.books().first)
+            #expect(book.title == "The Dragonbone Chair")
+            #expect(book.authors == ["Tad Williams", "Someone Else"])
+            #expect(book.isbn13 == "9780756402693")
+            #expect(try device.database.spinesToCheckCount() == 0)
+            #expect(try await device.get("/review", cookie: cookie).text.contains("Every spine read is in the library"))
+            // Without the form's check token nothing changes.
+            #expect(try await device.post("/spines/\(spines[0].id)/dismiss", [], cookie: cookie).status == 403)
+        }
+    }
+
+    @Test func manySpinesArePagedAndATapComesBackToItsPage() async throws {
+        try await withWebDevice { device in
+            let (cookie, csrf) = try await device.pair()
+            let (spines, _) = try Self.land(device, count: 45)
+            let first = try await device.get("/review", cookie: cookie).text
+            #expect(first.contains("45 spines to check, 1–20 shown."))
+            #expect(first.contains(#"href="/review?page=1" rel="next""#))
+            #expect(first.components(separatedBy: #"class="spine-item""#).count - 1 == 20)
+            let last = try await device.get("/review?page=2", cookie: cookie).text
+            #expect(last.contains("41–45 shown."))
+            #expect(last.components(separatedBy: #"class="spine-item""#).count - 1 == 5)
+            #expect(!last.contains("rel=\"next\""))
+            let tap = try await device.post(
+                "/spines/\(spines[44].id)/pick", [("csrf", csrf), ("candidate", "1"), ("page", "2")], cookie: cookie)
+            #expect(tap.header("Location")?.hasSuffix("&page=2") == true)
+        }
+    }
+}
