@@ -34,41 +34,39 @@ public struct ApplianceDaemon: Sendable {
         }
         let notifier = SystemdNotifier()
 
-        // The state directory first: one daemon per directory, then the database and the spool.
+        // The state directory first: one daemon per directory, then the database and the spool. A step
+        // that fails (a card full, read-only or unmounted, a database another program locks) is tried
+        // again with a growing delay while the panel and the journal say what is wrong; a damaged
+        // database is moved aside and rebuilt from the spool inside the step, so the kiosk starts.
         let state = StateDirectory(path: configuration.stateDirectory)
-        let lock: StateDirectoryLock
-        let database: AppDatabase
-        let deviceID: UUID
-        let recovery: DatabaseRecovery?
-        do {
-            try state.create()
-            lock = try StateDirectoryLock.acquire(stateDirectory: state)
-            // A damaged database is moved aside and rebuilt from the spool here, so the kiosk starts.
-            let started = try AppDatabase.openForDaemon(state)
-            database = started.database
-            recovery = started.recovery
-            if let recovery {
-                logger.error("\(recovery)", metadata: ["old_database": "\(recovery.movedTo)"])
-            }
-            if started.reconciliation.isClean {
-                logger.info("spool and queue agree")
-            } else {
-                logger.warning("reconciled spool and queue: \(started.reconciliation)")
-            }
-            let identity = try DeviceIdentity.loadOrReplace(stateDirectory: state)
-            deviceID = identity.id
-            if let replaced = identity.replacedFile {
-                let message =
-                    "the device id file held no UUID (\(identity.problem ?? "unreadable")): it was moved to "
-                    + "\(replaced) and this device now has a new id, \(identity.id); the backend sees a new device "
-                    + "unless the old file is restored (stop the daemon, move it back to \(state.deviceIDPath))"
-                logger.error("\(message)")
-            }
-            logger.info(
-                "state directory ready", metadata: ["state_directory": "\(state.path)", "device_id": "\(deviceID)"])
-        } catch {
-            throw ApplianceError(error.description)
+        let notices = StartupNotices(
+            makePanel: { [self] in makePanel(logger: logger) }, notifier: notifier, logger: Logger(label: "startup"))
+        let retry = StartupRetry(clock: ContinuousClock(), watchdogInterval: notifier.watchdogPingInterval) {
+            notices.handle($0)
         }
+        let opened = try await retry.run { try Self.openState(state) }
+        notices.close()
+        let lock = opened.lock
+        let database = opened.started.database
+        let recovery = opened.started.recovery
+        let deviceID = opened.identity.id
+        if let recovery {
+            logger.error("\(recovery)", metadata: ["old_database": "\(recovery.movedTo)"])
+        }
+        if opened.started.reconciliation.isClean {
+            logger.info("spool and queue agree")
+        } else {
+            logger.warning("reconciled spool and queue: \(opened.started.reconciliation)")
+        }
+        if let replaced = opened.identity.replacedFile {
+            let message =
+                "the device id file held no UUID (\(opened.identity.problem ?? "unreadable")): it was moved to "
+                + "\(replaced) and this device now has a new id, \(deviceID); the backend sees a new device "
+                + "unless the old file is restored (stop the daemon, move it back to \(state.deviceIDPath))"
+            logger.error("\(message)")
+        }
+        logger.info(
+            "state directory ready", metadata: ["state_directory": "\(state.path)", "device_id": "\(deviceID)"])
 
         // A setting the camera cannot take stops the daemon now; a missing device does not (it may come).
         _ = try makeCamera()
