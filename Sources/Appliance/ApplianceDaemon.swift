@@ -14,9 +14,12 @@ import Uplink
 /// presses until SIGTERM (or SIGINT), then stops every part cleanly.
 public struct ApplianceDaemon: Sendable {
     public let configuration: ApplianceConfiguration
+    /// The file `configuration` was read from (or would be): a start that fails is held until it changes.
+    public let configurationPath: String
 
-    public init(configuration: ApplianceConfiguration) {
+    public init(configuration: ApplianceConfiguration, configurationPath: String? = nil) {
         self.configuration = configuration
+        self.configurationPath = configurationPath ?? ApplianceConfiguration.defaultPath
     }
 
     /// glibc's and the kernel's memory settings for a long-running process (`AllocatorTuning`), for
@@ -26,13 +29,27 @@ public struct ApplianceDaemon: Sendable {
 
     public func run() async throws {
         let allocatorTuned = AllocatorTuning.apply()
-        let level = configuration.logLevel
-        LoggingSystem.bootstrap { JournalLogHandler(label: $0, logLevel: level) }
+        Self.bootstrapLogging(level: configuration.logLevel)
         let logger = Logger(label: "appliance")
         if !allocatorTuned {
             logger.notice("a memory setting was refused (mallopt or PR_SET_THP_DISABLE); running on, using more memory")
         }
         let notifier = SystemdNotifier()
+        let ready = ReadyFlag()
+        do {
+            try await serve(logger: logger, notifier: notifier, ready: ready)
+        } catch  where !ready.isReady && notifier.isActive {
+            // Under systemd, a setting refused at start (the camera's, the uplink's, the control socket's path) is
+            // said on the panel and held until the configuration changes, rather than a restart every few seconds.
+            let problem = (error as? ApplianceError)?.description ?? String(describing: error)
+            _ = await Self.holdFailedStart(
+                title: "CANNOT START", problem: problem, configurationPath: configurationPath,
+                panel: makePanel(logger: logger), notifier: notifier, logger: logger)
+            throw error
+        }
+    }
+
+    private func serve(logger: Logger, notifier: SystemdNotifier, ready: ReadyFlag) async throws {
 
         // The state directory first: one daemon per directory, then the database and the spool. A step
         // that fails (a card full, read-only or unmounted, a database another program locks) is tried
@@ -44,7 +61,17 @@ public struct ApplianceDaemon: Sendable {
         let retry = StartupRetry(clock: ContinuousClock(), watchdogInterval: notifier.watchdogPingInterval) {
             notices.handle($0)
         }
-        let opened = try await retry.run { try Self.openState(state) }
+        let opened: OpenedState
+        if notifier.isActive {
+            opened = try await retry.run { try Self.openState(state) }
+        } else {
+            // Run by hand: the person at the terminal reads the error now.
+            do {
+                opened = try Self.openState(state)
+            } catch {
+                throw ApplianceError(error.description)
+            }
+        }
         notices.close()
         let lock = opened.lock
         let database = opened.started.database
@@ -219,6 +246,7 @@ public struct ApplianceDaemon: Sendable {
         lifecycle.maximumGracefulShutdownDuration = Self.gracefulShutdownLimit
         lifecycle.maximumCancellationDuration = .seconds(3)
         let group = ServiceGroup(configuration: lifecycle)
+        ready.set()
         notifier.ready(status: statusLine.currentLine())
         logger.info(
             "swiftwing \(ApplianceInfo.version) running",

@@ -89,9 +89,18 @@ extension SwiftWingCommand {
             if let backend { extra.append(("backend.url", backend, "--backend")) }
             if let panel { extra.append(("panel.output", panel, "--panel")) }
             if let logLevel { extra.append(("daemon.log_level", logLevel, "--log-level")) }
-            let configuration = try common.load(extra: extra)
+            let configuration: ApplianceConfiguration
             do {
-                try await ApplianceDaemon(configuration: configuration).run()
+                configuration = try common.load(extra: extra)
+            } catch {
+                // Said on the panel and held until the file changes, not a restart every few seconds.
+                await ApplianceDaemon.holdUnloadableConfiguration(
+                    String(describing: error), configurationPath: common.config.map(absolute), panel: panel)
+                throw error
+            }
+            do {
+                try await ApplianceDaemon(configuration: configuration, configurationPath: common.config.map(absolute))
+                    .run()
             } catch let error as ApplianceError {
                 throw CommandFailure(error.description)
             }
