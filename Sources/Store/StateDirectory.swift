@@ -14,6 +14,7 @@ import SwiftWingCore
 /// <state>/swiftwing.lock                    flock held by the running daemon, holds its PID
 /// <state>/swiftwing.damaged-<time>.sqlite   a database that failed its check on start, kept
 /// <state>/database-recovery.json            what that start did (``DatabaseRecovery``)
+/// <state>/database-recovery.pending.json    a move aside under way, for a start that is interrupted
 /// <state>/device-id.damaged-<time>          a device id that held no UUID, kept
 /// ```
 public struct StateDirectory: Hashable, Sendable, CustomStringConvertible {

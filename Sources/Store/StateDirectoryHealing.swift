@@ -112,11 +112,20 @@ extension AppDatabase {
         -> StartedDatabase
     {
         let path = stateDirectory.databasePath
+        // A start that moved a damaged database aside and then failed (a full card, a lock) is finished
+        // here: its books are salvaged and its note written, as if it had not been interrupted.
+        let interrupted = PendingRecovery.load(in: stateDirectory)
         var damage: String?
-        if FileOperations.exists(path) { damage = try checkIntegrity(path) }
+        if FileOperations.exists(path) {
+            // The interrupted start may have left an empty new file: it is that start's own, not a loss.
+            damage = try checkIntegrity(path, emptyIsDamage: interrupted == nil)
+        }
         var moved: (database: String, files: [String])?
         if let damage {
             moved = try moveAside(stateDirectory, now: now, problem: damage)
+        } else if let interrupted {
+            moved = (interrupted.movedTo, interrupted.movedFiles)
+            damage = interrupted.problem
         }
         let database = try open(stateDirectory)
         let spool = SpoolDirectory(stateDirectory)
@@ -132,13 +141,14 @@ extension AppDatabase {
             scansRequeued: reconciliation.recoveredScans.count, booksSalvaged: salvage.books,
             salvageProblem: salvage.problem)
         try recovery.save(in: stateDirectory)
+        PendingRecovery.finished(in: stateDirectory)
         return StartedDatabase(database: database, reconciliation: reconciliation, recovery: recovery)
     }
 
     /// Nil when the database at `path` passes `PRAGMA quick_check`; what is wrong when SQLite finds
     /// it damaged. Other failures are thrown.
-    static func checkIntegrity(_ path: String) throws(StoreError) -> String? {
-        if let info = try? FileOperations.status(path), info.st_size == 0 {
+    static func checkIntegrity(_ path: String, emptyIsDamage: Bool = true) throws(StoreError) -> String? {
+        if emptyIsDamage, let info = try? FileOperations.status(path), info.st_size == 0 {
             // A database the daemon made always has its first page (WAL mode is recorded there), so
             // an empty file is one that lost its contents, and SQLite would silently start afresh.
             return "the file is empty"
@@ -175,9 +185,14 @@ extension AppDatabase {
             attempt += 1
             base = stateDirectory.path + "/swiftwing.damaged-\(stamp)-\(attempt).sqlite"
         }
+        let suffixes = ["", "-wal", "-shm"].filter { FileOperations.exists(stateDirectory.databasePath + $0) }
+        // Said before it is done: a start that fails after the move (a full card, a lock) leaves the next
+        // one this note, to salvage the old file's books then. No note written, nothing moved.
+        try PendingRecovery(problem: problem, movedTo: base, movedFiles: suffixes.map { base + $0 })
+            .save(in: stateDirectory)
         var moved: [String] = []
         do {
-            for suffix in ["", "-wal", "-shm"] where FileOperations.exists(stateDirectory.databasePath + suffix) {
+            for suffix in suffixes {
                 try FileOperations.rename(stateDirectory.databasePath + suffix, to: base + suffix)
                 moved.append(base + suffix)
             }
@@ -267,5 +282,58 @@ extension AppDatabase {
 
     private static func describe(_ error: any Error) -> String {
         (error as? DatabaseError)?.message ?? "\(error)"
+    }
+}
+
+/// A damaged database being moved aside: written (durably) before the move and removed once the
+/// rebuilt database's note is saved, so a start interrupted in between (the new database could not be
+/// made: a full card, a lock) is finished by the next one instead of leaving the old file's books behind.
+/// Kept as `<state>/database-recovery.pending.json`.
+struct PendingRecovery: Codable, Equatable, Sendable {
+    var problem: String
+    var movedTo: String
+    var movedFiles: [String]
+
+    static func path(in stateDirectory: StateDirectory) -> String {
+        stateDirectory.path + "/database-recovery.pending.json"
+    }
+
+    /// The note of an interrupted recovery whose old database was moved; nil when there is none. A note
+    /// whose move never happened (the start stopped between the two) is dropped: the damaged file is
+    /// still in place and is found again.
+    static func load(in stateDirectory: StateDirectory) -> PendingRecovery? {
+        let path = path(in: stateDirectory)
+        guard let bytes = try? FileOperations.readFile(path, limit: 1 << 16) else { return nil }
+        guard let note = try? JSONDecoder().decode(PendingRecovery.self, from: Data(bytes)),
+            FileOperations.exists(note.movedTo)
+        else {
+            finished(in: stateDirectory)
+            return nil
+        }
+        return note
+    }
+
+    func save(in stateDirectory: StateDirectory) throws(StoreError) {
+        let bytes = (try? JSONEncoder().encode(self)) ?? Data()
+        let path = Self.path(in: stateDirectory)
+        let failure: SystemCallError? = bytes.withUnsafeBytes { raw in
+            do throws(SystemCallError) {
+                try FileOperations.writeDurably(
+                    raw, to: path, temporaryPath: path + ".tmp." + FileOperations.randomSuffix(), mode: 0o640)
+                return nil
+            } catch {
+                return error
+            }
+        }
+        if let failure {
+            throw StoreError.fileSystem(
+                failure, directory: stateDirectory.path,
+                consequence: "the damaged database (\(problem)) was left in place, not moved aside yet")
+        }
+    }
+
+    /// Removes the note (only the note: the old database stays where it was moved).
+    static func finished(in stateDirectory: StateDirectory) {
+        try? FileOperations.unlink(path(in: stateDirectory))
     }
 }

@@ -110,6 +110,44 @@ struct DatabaseHealingTests {
         #expect(linked == recovery.booksSalvaged)
     }
 
+    @Test(
+        "a rebuild interrupted after the move (a full card: the new database could not be made) is finished by the next start",
+        .enabled(if: canMountTmpfs, "needs tmpfs mounts (root)"))
+    func interruptedRebuild() throws {
+        let directory = TemporaryDirectory()
+        #expect(directory.mountTmpfs(kilobytes: 1024))
+        let state = directory.stateDirectory
+        try state.create()
+        var scans: [UUID] = []
+        do {
+            let database = try AppDatabase.open(state)
+            for _ in 0..<3 { scans.append(try pressShutter(database, spool: SpoolDirectory(state)).id) }
+        }
+        var generator = SystemRandomNumberGenerator()
+        let noise = (0..<100_000).map { _ in UInt8.random(in: 0...255, using: &generator) }
+        #expect(FileManager.default.createFile(atPath: state.databasePath, contents: Data(noise)))
+        // Fill the card but one page: room for the note of the move, none for a new database.
+        let page = directory.path + "/page"
+        #expect(FileManager.default.createFile(atPath: page, contents: Data(count: 4096)))
+        let filler = directory.path + "/filler"
+        #expect(FileManager.default.createFile(atPath: filler, contents: nil))
+        let handle = try #require(FileHandle(forWritingAtPath: filler))
+        while (try? handle.write(contentsOf: Data(count: 4096))) != nil {}
+        try? handle.close()
+        try FileManager.default.removeItem(atPath: page)
+
+        #expect(throws: StoreError.self) { try AppDatabase.openForDaemon(state) }
+        #expect(otherFiles(directory) != [], "moved aside before the new database failed")
+
+        try FileManager.default.removeItem(atPath: filler)  // space is freed; the next try
+        let recovery = try expectHealed(directory, scans: scans)
+        #expect(contents(of: recovery.movedTo) == noise, "the note names the damaged file, not the failed start's")
+        #expect(
+            otherFiles(directory).filter { $0.hasSuffix(".sqlite") }.count == 1,
+            "the failed start's empty file is not taken for a second damaged database: \(otherFiles(directory))")
+        #expect(!FileOperations.exists(directory.path + "/database-recovery.pending.json"))
+    }
+
     @Test("an empty database file (its contents lost) is treated as damaged, not silently started afresh")
     func emptyFile() throws {
         let (directory, scans) = try populated(books: 3, scans: 2)
