@@ -212,6 +212,14 @@ public struct ApplianceDaemon: Sendable {
             feedback: feedback, press: { press in _ = await pipeline.press(press, feedbackGiven: true) },
             longPress: longPress, extendedHold: extendedHold)
         controls.start(router.handle)
+        // A shutter input that did not start (a GPIO chip not there yet) is said on the panel and tried again.
+        let showShutterProblem = { @Sendable (title: String, detail: String) in
+            _ = panelFeeder?.show(.message(title: title, detail: detail), for: Self.shutterNoticeTime)
+        }
+        if let missing = controls.failedInputs.first {
+            showShutterProblem(
+                "SHUTTER NOT FOUND", "\(missing) did not start: see `journalctl -u swiftwing`. Trying again by itself.")
+        }
 
         // The watchdog is pinged only while the capture loop, the processing worker and the uplink
         // scheduler beat (a missing camera is excused: it is reported, and a restart would not help).
@@ -238,6 +246,8 @@ public struct ApplianceDaemon: Sendable {
         if let panelFeeder { services.append(panelFeeder) }
         if let uplink { services.append(uplink.service) }
         if let enrichment { services.append(enrichment.service) }
+        // Last in the list, so it stops first: no input is started after the inputs are stopped.
+        services.append(ShutterRetryService(controls: controls, show: showShutterProblem))
         var lifecycle = ServiceGroupConfiguration(
             services: services, gracefulShutdownSignals: [.sigterm, .sigint], cancellationSignals: [],
             logger: Logger(label: "lifecycle"))
@@ -262,6 +272,9 @@ public struct ApplianceDaemon: Sendable {
     /// How long the panel shows that the database was rebuilt (`swiftwing status` says it until the
     /// old file is deleted).
     static let recoveryNoticeTime = Duration.seconds(120)
+
+    /// How long the panel says a shutter input did not start, at start and at each try that fails again.
+    static let shutterNoticeTime = Duration.seconds(15)
 
     /// How long graceful shutdown may take before the parts still running are cancelled.
     static let gracefulShutdownLimit = Duration.seconds(10)
@@ -344,6 +357,19 @@ struct ControlSocketService: Service {
         _ = DeviceThread(name: "sw-control") { server.serve() }
         try? await gracefulShutdown()
         server.stop()
+    }
+}
+
+/// Starts again the shutter inputs that did not start, until each has or graceful shutdown.
+struct ShutterRetryService: Service {
+    let controls: ShutterControls
+    let show: @Sendable (String, String) -> Void
+
+    func run() async throws {
+        await cancelWhenGracefulShutdown {
+            await controls.retryFailedInputs(clock: ContinuousClock(), show: show)
+        }
+        try? await gracefulShutdown()
     }
 }
 

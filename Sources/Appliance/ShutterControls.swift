@@ -15,9 +15,12 @@ final class ShutterControls: Sendable {
     private let outputs: [GPIOOutputLine]
     private let inputs: [any ShutterInput]
     private let running = Mutex<[String]>([])
+    /// The handler given to ``start(_:)``, for inputs started later by ``retryFailedInputs(clock:backoff:show:)``.
+    private let handler = Mutex<(@Sendable (ShutterEvent) -> Void)?>(nil)
     private let logger: Logger
 
-    init(configuration: ApplianceConfiguration, logger: Logger) {
+    /// `inputs` replaces the ones `configuration` names (tests).
+    init(configuration: ApplianceConfiguration, logger: Logger, inputs replacement: [any ShutterInput]? = nil) {
         self.logger = logger
         let shutter = configuration.shutter
         let buzzer = configuration.buzzer
@@ -69,7 +72,7 @@ final class ShutterControls: Sendable {
                     realtimePriority: priority,
                     allowList: KeyDeviceAllowList(parsing: shutter.keyDevices), logger: logger))
         }
-        self.inputs = inputs
+        self.inputs = replacement ?? inputs
     }
 
     /// How long a hold pairs a browser: ``PairingDisplay/holdMilliseconds``, or 1 s past a long press set longer
@@ -88,16 +91,56 @@ final class ShutterControls: Sendable {
         } catch {
             logger.error("the buzzer timer did not start: \(error); clicks still sound but patterns will not end")
         }
+        self.handler.withLock { $0 = handler }
         for input in inputs {
             do {
                 try input.start(handler)
                 running.withLock { $0.append(input.name) }
             } catch {
-                logger.error("shutter input off: \(error)", metadata: ["device": "\(input.name)"])
+                logger.error(
+                    "shutter input off: \(error); trying again by itself", metadata: ["device": "\(input.name)"])
             }
         }
         if runningInputs.isEmpty {
             logger.notice("no shutter button or key device: presses come only through `swiftwing shutter`")
+        }
+    }
+
+    /// The inputs that did not start (a GPIO chip not there yet, a line another program holds), with why.
+    var failedInputs: [String] { inputs.map(\.name).filter { !runningInputs.contains($0) } }
+
+    /// Starts again, 2 s doubling to 5 min apart, the inputs that did not start, until each has: a GPIO
+    /// chip whose overlay loads late or a line another program releases needs no restart of the daemon.
+    /// `show` puts each failure (title, what to do) on the panel. Returns when every input runs, or when
+    /// the task is cancelled.
+    func retryFailedInputs(
+        clock: any Clock<Duration>, backoff: StartupRetry.Backoff = StartupRetry.Backoff(),
+        show: @Sendable (String, String) -> Void
+    ) async {
+        var failures = 0
+        while true {
+            let missing = inputs.filter { !runningInputs.contains($0.name) }
+            guard !missing.isEmpty, let handler = handler.withLock({ $0 }) else { return }
+            failures += 1
+            let delay = backoff.delay(afterFailures: failures)
+            do {
+                try await clock.sleep(for: delay)
+            } catch {
+                return
+            }
+            let next = backoff.delay(afterFailures: failures + 1).components.seconds
+            for input in missing {
+                do {
+                    try input.start(handler)
+                    running.withLock { $0.append(input.name) }
+                    logger.notice("shutter input started after all", metadata: ["device": "\(input.name)"])
+                } catch {
+                    logger.warning(
+                        "shutter input still off: \(error); trying again in \(next) s",
+                        metadata: ["device": "\(input.name)"])
+                    show("SHUTTER NOT FOUND", "\(error). Trying again by itself; `swiftwing shutter` still works.")
+                }
+            }
         }
     }
 
