@@ -236,7 +236,8 @@ let package = Package(
         // The export against CSV.swift's writer and against reading the rows, in one run; `seed` fills a
         // state directory with known books for the VM rig's export test.
         .executableTarget(
-            name: "ExportBench", dependencies: ["Store", "SwiftWingCore", .product(name: "CSV", package: "CSV.swift")],
+            name: "ExportBench",
+            dependencies: ["Store", "Imaging", "SwiftWingCore", .product(name: "CSV", package: "CSV.swift")],
             path: "Benchmarks/ExportBench"),
         .executableTarget(
             name: "PanelBench",

@@ -4,10 +4,13 @@
 //   ExportBench [--books N] [--runs R]                the benchmark (figures in Benchmarks/README.md)
 //   ExportBench dedupe [--books N] [--runs R] [--large L] [--without-full-text]
 //                                                     a job's result committed with the title dedupe
-//   ExportBench seed STATE_DIR N EXPECTED.json        a state directory with N known books, and those
-//                                                     books as JSON for an independent check (the VM rig)
+//   ExportBench seed STATE_DIR N EXPECTED.json [S]    a state directory with N known books, and those
+//                                                     books as JSON for an independent check (the VM rig);
+//                                                     with S, also S spines to check from one done scan,
+//                                                     each with three candidates and a picture (the review page)
 import CSV
 import Foundation
+import Imaging
 import Store
 import SwiftWingCore
 
@@ -36,7 +39,7 @@ func sampleBooks(_ count: Int, addedAt: Date) -> [BookRecord] {
     }
 }
 
-func seed(stateDirectory: String, count: Int, expectedPath: String) throws {
+func seed(stateDirectory: String, count: Int, expectedPath: String, spines: Int = 0) throws {
     let state = StateDirectory(path: stateDirectory)
     try state.create()
     let database = try AppDatabase.open(state)
@@ -44,11 +47,38 @@ func seed(stateDirectory: String, count: Int, expectedPath: String) throws {
     for book in sampleBooks(count, addedAt: Date(timeIntervalSince1970: 1_795_000_000)) {
         saved.append(try database.library.insert(book))
     }
+    if spines > 0 { try seedSpines(spines, database, state) }
     let encoder = JSONEncoder()
     encoder.outputFormatting = [.sortedKeys]
     encoder.dateEncodingStrategy = .iso8601
     try encoder.encode(saved).write(to: URL(fileURLWithPath: expectedPath))
     print("seeded \(saved.count) books into \(state.databasePath)")
+}
+
+/// `count` spines to check from one done scan, as the daemon lands them: the text read, three candidates (one with
+/// markup in its title), and a picture (a grey spine, 54×320, cut as the daemon cuts them).
+func seedSpines(_ count: Int, _ database: AppDatabase, _ state: StateDirectory) throws {
+    let id = UUID()
+    let frame = YUV420Frame(layout: YUV420Layout(width: 54, height: 320))
+    frame.buffer.bytes.initializeMemory(as: UInt8.self, repeating: 128)
+    let picture = try JPEGEncoder(quality: 80).encode(frame)
+    let image = try SpoolDirectory(state).write(jpeg: picture, for: id)
+    _ = try database.queue.enqueue(
+        NewScan(id: id, pressedAt: .now(), pressedWallAt: Date(), frameAt: nil, image: image, width: 54, height: 320))
+    let spines = (0..<count).map { index in
+        NewSpineToCheck(
+            text: "SPINE \(index) WILLIAMS DRAGONBONE", box: SpineBox(x: 0, y: 0, width: 1, height: 1),
+            candidates: [
+                SpineCandidateRecord(
+                    title: "The Dragonbone Chair #\(index)", authors: ["Tad Williams"], isbn13: "9780756402693",
+                    confidence: 0.62, source: "catalogue"),
+                SpineCandidateRecord(title: "Stone of Farewell", authors: ["Tad Williams"], confidence: 0.21),
+                SpineCandidateRecord(title: "<b>To Green Angel Tower</b>", authors: [], confidence: 0.05),
+            ])
+    }
+    let landed = try database.completeScanMatchingTitles(id, books: [], spines: spines, jobID: "seed").spines
+    _ = try database.saveSpineCrops(
+        landed.map { SpinePicture(spineID: $0.id, jpeg: picture, width: 54, height: 320) })
 }
 
 func milliseconds(_ body: () throws -> Void) rethrows -> Double {
@@ -120,8 +150,10 @@ func csvSwiftBytes(_ books: [BookRecord]) throws -> [UInt8] {
 }
 
 let arguments = Array(CommandLine.arguments.dropFirst())
-if arguments.first == "seed", arguments.count == 4, let count = Int(arguments[2]) {
-    try seed(stateDirectory: arguments[1], count: count, expectedPath: arguments[3])
+if arguments.first == "seed", arguments.count == 4 || arguments.count == 5, let count = Int(arguments[2]) {
+    try seed(
+        stateDirectory: arguments[1], count: count, expectedPath: arguments[3],
+        spines: arguments.count == 5 ? Int(arguments[4]) ?? 0 : 0)
 } else if arguments.first == "dedupe" {
     func value(_ flag: String, _ fallback: Int) -> Int {
         arguments.firstIndex(of: flag).flatMap { Int(arguments[$0 + 1]) } ?? fallback

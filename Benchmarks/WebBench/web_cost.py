@@ -2,7 +2,7 @@
 (its Server-Timing header) of the library page, a search and a page further on, against the static style sheet
 (no database) in the same run as the baseline.
 
-Usage: python3 Benchmarks/WebBench/web_cost.py BUILD_DIR [--books N] [--runs R] [--web BINARY]
+Usage: python3 Benchmarks/WebBench/web_cost.py BUILD_DIR [--books N] [--spines S] [--runs R] [--web BINARY]
 BUILD_DIR holds swiftwing, swiftwing-web and ExportBench; --web measures another swiftwing-web (a release build).
 The resident set is read idle (listening, nothing asked yet) and after every page was asked for and the live
 stream (/events) gave its first status event, with where it lies: the binary, each shared library, and anonymous
@@ -49,7 +49,7 @@ def memory(pid, binary):
 
 def main():
     build = os.path.abspath(sys.argv[1])
-    books, runs = option("--books", 10_000), option("--runs", 30)
+    books, runs, spines = option("--books", 10_000), option("--runs", 30), option("--spines", 500)
     root = tempfile.mkdtemp(prefix="sw-webbench-")
     state = os.path.join(root, "state")
     with socket.socket() as probe:
@@ -59,7 +59,8 @@ def main():
     with open(config, "w") as file:
         file.write(f'[daemon]\nstate_directory = "{state}"\ncontrol_socket = "{root}/control.sock"\n'
                    f'[web]\nenabled = true\naddress = "127.0.0.1"\nport = {port}\n')
-    subprocess.run([os.path.join(build, "ExportBench"), "seed", state, str(books), os.path.join(root, "books.json")],
+    subprocess.run([os.path.join(build, "ExportBench"), "seed", state, str(books), os.path.join(root, "books.json"),
+                    str(spines)],
                    check=True, stdout=subprocess.DEVNULL)
     log = open(os.path.join(root, "web.log"), "w")
     binary = sys.argv[sys.argv.index("--web") + 1] if "--web" in sys.argv else os.path.join(build, "swiftwing-web")
@@ -93,7 +94,9 @@ def main():
         paths = [("style sheet (baseline)", "/static/app.css"), ("library page", "/library"),
                  ("library page 100", "/library?page=100"), ("library by title", "/library?sort=title"),
                  ("search 'dune'", "/library?q=dune"), ("search as you type 'frank h'", "/library/grid?q=frank+h"),
-                 ("book page", "/books/5000"), ("Now page", "/")]
+                 ("book page", "/books/5000"), ("Now page", "/"),
+                 (f"review page ({spines} spines to check)", "/review"), ("a spine's page", "/spines/250"),
+                 ("a spine's picture", "/spines/250/picture")]
         figures = {name: [] for name, _ in paths}
         for _ in range(runs):
             for name, path in paths:

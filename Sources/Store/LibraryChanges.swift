@@ -59,6 +59,39 @@ extension Library {
         }
     }
 
+    /// "Wrong book?": the book `id` is another book (one of its candidates, or one the owner named). Its title,
+    /// authors and ISBNs become that book's (an ISBN it lacks is cleared, as it belonged to the wrong book) and what
+    /// was looked up for the wrong one goes (format, publisher, date, pages, cover URL); its spine, scan and time
+    /// added stay. It counts as reviewed. An ISBN another book holds is refused, naming that book.
+    public func replace(
+        id: Int64, title: String, authors: [String], isbn13: String?, isbn10: String?, now: Date = Date()
+    ) throws(StoreError) -> BookRecord {
+        try database.write("the book was not changed") { db in
+            guard let before = try BookRecord.fetchOne(db, key: id) else { throw StoreError.bookNotFound(id) }
+            if let isbn13, let other = try BookRecord.filter(BookRecord.Columns.isbn13 == isbn13).fetchOne(db),
+                let otherID = other.id, otherID != id
+            {
+                throw StoreError.isbnTaken(isbn13: isbn13, bookID: otherID)
+            }
+            var book = before
+            book.title = title
+            book.authors = authors
+            book.isbn13 = isbn13
+            book.isbn10 = isbn13 == nil ? nil : isbn10
+            book.format = nil
+            book.publisher = nil
+            book.publishedDate = nil
+            book.pageCount = nil
+            book.coverURL = nil
+            book.enrichmentStatus = .pending
+            book.editedAt = now
+            book.reviewedAt = now
+            book.updatedAt = now
+            try book.updateChanges(db, from: before)
+            return book
+        }
+    }
+
     /// Marks the book `id` as checked by a person: it leaves the review list, its fields stay.
     @discardableResult
     public func approve(id: Int64, now: Date = Date()) throws(StoreError) -> BookRecord {

@@ -25,6 +25,54 @@ public struct TalariaCandidate: Hashable, Sendable {
     }
 }
 
+extension TalariaCandidate {
+    /// A `candidates` list (docs/protocol.md §6), of a spine or of an identified book (whose first is the book
+    /// itself), read tolerantly: a candidate without a title is skipped, an ISBN is checked, a 0–100 confidence is
+    /// scaled, and at most ``TalariaSpine/candidatesKept`` are kept. `owner` names whose list it is in warnings.
+    public static func decodeList(_ list: JSONValue?, of owner: String) -> ([TalariaCandidate], [TalariaWarning]) {
+        var warnings: [TalariaWarning] = []
+        var candidates: [TalariaCandidate] = []
+        for item in list?.arrayValue ?? [] {
+            guard let title = item["title"]?.stringValue?.trimmingCharacters(in: .whitespacesAndNewlines),
+                !title.isEmpty
+            else {
+                warnings.append(TalariaWarning("\(owner): a candidate without a title was skipped"))
+                continue
+            }
+            var authors: [String] = []
+            switch item.first("authors", "author") {
+            case .array(let names)?: authors = names.compactMap(\.stringValue)
+            case .string(let name)?: authors = [name]
+            default: break
+            }
+            authors = authors.map { TalariaSpine.cut($0.trimmingCharacters(in: .whitespaces), what: "an author", &warnings) }
+                .filter { !$0.isEmpty }
+            let isbn = (item.first("isbn13", "isbn", "isbn10")?.stringValue).flatMap { ISBN($0) }
+            var confidence = item["confidence"]?.doubleValue
+            if let value = confidence {
+                if value.isFinite, value >= 0, value <= 1 {
+                } else if value.isFinite, value > 1, value <= 100 {
+                    confidence = value / 100
+                } else {
+                    confidence = nil
+                }
+            }
+            candidates.append(
+                TalariaCandidate(
+                    title: TalariaSpine.cut(title, what: "a candidate's title", &warnings), authors: authors,
+                    isbn13: isbn?.isbn13, isbn10: isbn?.isbn10, confidence: confidence,
+                    source: item["source"]?.stringValue))
+        }
+        if candidates.count > TalariaSpine.candidatesKept {
+            warnings.append(
+                TalariaWarning(
+                    "\(owner): \(candidates.count) candidates, the first \(TalariaSpine.candidatesKept) kept"))
+            candidates = Array(candidates.prefix(TalariaSpine.candidatesKept))
+        }
+        return (candidates, warnings)
+    }
+}
+
 /// A spine the backend read but did not identify (docs/protocol.md §6): its text, where it stands on the photo and
 /// the books it may be.
 public struct TalariaSpine: Hashable, Sendable {
@@ -70,44 +118,8 @@ public struct TalariaSpine: Hashable, Sendable {
                 TalariaWarning("spine \"\(text.prefix(40))\": its box is not inside the photo; kept without"))
             box = nil
         }
-        var candidates: [TalariaCandidate] = []
-        for item in value["candidates"]?.arrayValue ?? [] {
-            guard let title = item["title"]?.stringValue?.trimmingCharacters(in: .whitespacesAndNewlines),
-                !title.isEmpty
-            else {
-                warnings.append(TalariaWarning("spine \"\(text.prefix(40))\": a candidate without a title was skipped"))
-                continue
-            }
-            var authors: [String] = []
-            switch item.first("authors", "author") {
-            case .array(let names)?: authors = names.compactMap(\.stringValue)
-            case .string(let name)?: authors = [name]
-            default: break
-            }
-            authors = authors.map { cut($0.trimmingCharacters(in: .whitespaces), what: "an author", &warnings) }
-                .filter { !$0.isEmpty }
-            let isbn = (item.first("isbn13", "isbn", "isbn10")?.stringValue).flatMap { ISBN($0) }
-            var confidence = item["confidence"]?.doubleValue
-            if let value = confidence {
-                if value.isFinite, value >= 0, value <= 1 {
-                } else if value.isFinite, value > 1, value <= 100 {
-                    confidence = value / 100
-                } else {
-                    confidence = nil
-                }
-            }
-            candidates.append(
-                TalariaCandidate(
-                    title: cut(title, what: "a candidate's title", &warnings), authors: authors,
-                    isbn13: isbn?.isbn13, isbn10: isbn?.isbn10, confidence: confidence,
-                    source: item["source"]?.stringValue))
-        }
-        if candidates.count > candidatesKept {
-            warnings.append(
-                TalariaWarning(
-                    "spine \"\(text.prefix(40))\": \(candidates.count) candidates, the first \(candidatesKept) kept"))
-            candidates = Array(candidates.prefix(candidatesKept))
-        }
+        let (candidates, found) = TalariaCandidate.decodeList(value["candidates"], of: "spine \"\(text.prefix(40))\"")
+        warnings += found
         return (TalariaSpine(text: text, boundingBox: box, candidates: candidates, rawJSON: value.jsonText), warnings)
     }
 
@@ -129,7 +141,7 @@ public struct TalariaSpine: Hashable, Sendable {
         return (spines, warnings)
     }
 
-    private static func cut(_ text: String, what: String, _ warnings: inout [TalariaWarning]) -> String {
+    static func cut(_ text: String, what: String, _ warnings: inout [TalariaWarning]) -> String {
         guard text.count > textLimit else { return text }
         warnings.append(TalariaWarning("\(what) of \(text.count) characters was cut to \(textLimit)"))
         return String(text.prefix(textLimit))

@@ -112,9 +112,15 @@ struct BookModel {
     var form: BookForm
     var problem: String?
     var notice: String?
+    /// "Wrong book?": the other books the backend said it may be, as buttons.
+    let alternatives: [CandidateButton]
+    /// Stored, not computed: mustache sees stored properties only.
+    let hasAlternatives: Bool
 
     init(_ book: BookRecord, csrf: String) {
         id = book.id ?? 0
+        alternatives = zip(1..., SpineReview.alternatives(of: book)).map { CandidateButton(number: $0, candidate: $1) }
+        hasAlternatives = !alternatives.isEmpty
         heading = book.title.isEmpty ? "(no title yet)" : book.title
         self.csrf = csrf
         let rows: [(String, String?, Bool)] = [

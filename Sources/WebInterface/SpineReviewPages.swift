@@ -136,6 +136,24 @@ extension WebApp {
         return Self.redirect("/review?dismissed=\(id)" + Self.pageSuffix(context.form))
     }
 
+    /// "Wrong book?" on a book's page: the book becomes the candidate tapped (`candidate`, numbered from 1).
+    func replaceBook(_ context: WebRequestContext) async throws -> Response {
+        guard let id = Self.bookID(context) else { return message("Book", "No such book.", status: .notFound) }
+        guard let number = context.form["candidate"].flatMap({ Int($0) }) else {
+            return message("Wrong book?", "That is not a candidate's number.", status: .unprocessableContent)
+        }
+        let configuration = settings.configuration
+        let now = clock.now()
+        do {
+            _ = try await blocking {
+                try SpineReview.replace(bookID: id, candidate: number, configuration: configuration, now: now)
+            }
+        } catch {
+            return try await bookPage(context, notice: nil, problem: publicText(Self.webWords("\(error)")))
+        }
+        return Self.redirect("/books/\(id)?replaced=1")
+    }
+
     /// Back to the review page the person was on.
     static func pageSuffix(_ form: FormFields) -> String {
         guard let page = form["page"].flatMap(Int.init), page > 0, page < 100_000 else { return "" }
@@ -149,6 +167,8 @@ extension WebApp {
             .replacingOccurrences(of: "name the book with `swiftwing review pick \\d+ --title …`", with: "type the book below", options: .regularExpression)
             .replacingOccurrences(of: "give the book's title with --title", with: "type the book's title")
             .replacingOccurrences(of: "or name the book with --title", with: "or type the book below")
+            .replacingOccurrences(of: "correct it with `swiftwing library edit \\d+`", with: "correct it below", options: .regularExpression)
+            .replacingOccurrences(of: "or correct it with `swiftwing library edit`", with: "or correct it below")
     }
 }
 
@@ -162,6 +182,8 @@ struct SpineItem {
     let noCandidates: Bool
     let csrf: String
     let heading: String
+    /// On the spine's own page, which is where "none of these" leads.
+    var onOwnPage = false
 
     init(_ spine: SpineToCheck, csrf: String) {
         id = spine.id
@@ -203,7 +225,7 @@ struct SpineListModel {
 }
 
 struct SpinePageModel {
-    let item: SpineItem
+    var item: SpineItem
     let csrf: String
     var problem: String?
     /// "picked" or "dismissed" when the spine is no longer to check.
@@ -212,6 +234,7 @@ struct SpinePageModel {
 
     init(_ spine: SpineToCheck, csrf: String) {
         item = SpineItem(spine, csrf: csrf)
+        item.onOwnPage = true
         self.csrf = csrf
         typedTitle = spine.text
     }

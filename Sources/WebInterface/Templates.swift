@@ -122,6 +122,15 @@ enum Templates {
         {{#notice}}<p class="notice" role="status">{{notice}}</p>{{/notice}}
         {{#review}}<p class="badge">Needs review: {{review}}</p>{{/review}}
         <dl class="fields">{{#fields}}<div><dt>{{name}}</dt><dd{{#mono}} class="mono"{{/mono}}>{{value}}</dd></div>{{/fields}}</dl>
+        {{#hasAlternatives}}
+        <h2 id="wrong-book">Wrong book?</h2>
+        <p>The recognizer thought it may also be:</p>
+        <form method="post" action="/books/{{id}}/replace" class="candidates" aria-labelledby="wrong-book">
+        <input type="hidden" name="csrf" value="{{csrf}}">
+        {{#alternatives}}<button type="submit" name="candidate" value="{{number}}" aria-label="{{label}}{{#confidence}}, {{confidence}}{{/confidence}}"><span class="title">{{title}}</span>{{#authors}} <span class="authors">{{authors}}</span>{{/authors}}{{#confidence}} <span class="mono confidence">{{confidence}}</span>{{/confidence}}</button>{{/alternatives}}
+        </form>
+        <p>None of these: correct it below, or delete it if it is not a book.</p>
+        {{/hasAlternatives}}
         <h2>Correct</h2>
         <form method="post" action="/books/{{id}}/edit" class="edit">
         <input type="hidden" name="csrf" value="{{csrf}}">
@@ -175,7 +184,7 @@ enum Templates {
         </form>
         {{#noCandidates}}<p>No book in the catalogues looked like it.</p>{{/noCandidates}}
         <div class="actions">
-        <a href="/spines/{{id}}" class="button">None of these…</a>
+        {{^onOwnPage}}<a href="/spines/{{id}}" class="button">None of these…</a>{{/onOwnPage}}
         <form method="post" action="/spines/{{id}}/dismiss"><input type="hidden" name="csrf" value="{{csrf}}"><button type="submit" class="danger" aria-label="Spine {{id}} is not a book">Not a book</button></form>
         </div>
         </div>
@@ -280,7 +289,7 @@ enum Templates {
         .spine-body { flex: 1; min-width: 0; } .read q { overflow-wrap: anywhere; }
         .candidates { display: flex; flex-direction: column; gap: 8px; }
         .candidates button { text-align: left; margin: 0; width: 100%; max-width: 32rem; }
-        .candidates .authors, .candidates .confidence { color: #c8c8c8; }
+        .candidates .authors, .candidates .confidence { color: #c8c8c8; } .candidates .title { display: block; }
         a.button { display: inline-block; border: 1px solid #fff; padding: 10px 16px; margin-top: 10px; min-height: 44px;
           text-decoration: none; }
         .actions form { display: inline-block; }

@@ -121,10 +121,14 @@ public final class WebApp: Sendable {
         router.post("/shutter") { _, context in await self.shutter(context) }
         router.get("/library") { request, context in try await self.libraryPage(request, context) }
         router.get("/library/grid") { request, context in try await self.libraryGrid(request, context) }
-        router.get("/books/:id") { _, context in try await self.bookPage(context) }
+        router.get("/books/:id") { request, context in
+            let replaced = FormFields(parsing: request.uri.query ?? "")["replaced"] != nil
+            return try await self.bookPage(context, notice: replaced ? "Changed to the book you picked." : nil)
+        }
         router.get("/books/:id/cover") { request, context in try await self.spineCover(request, context) }
         router.post("/books/:id/edit") { _, context in try await self.edit(context) }
         router.post("/books/:id/approve") { _, context in try await self.approve(context) }
+        router.post("/books/:id/replace") { _, context in try await self.replaceBook(context) }
         router.post("/books/:id/delete") { _, context in try await self.delete(context) }
         router.post("/undo") { _, context in try await self.undoDelete(context) }
         router.get("/review") { request, context in try await self.reviewPage(request, context) }
@@ -506,7 +510,7 @@ public final class WebApp: Sendable {
         context.parameters.get("id").flatMap { Int64($0) }
     }
 
-    func bookPage(_ context: WebRequestContext, notice: String? = nil) async throws -> Response {
+    func bookPage(_ context: WebRequestContext, notice: String? = nil, problem: String? = nil) async throws -> Response {
         guard let id = Self.bookID(context) else { return message("Book", "No such book.", status: .notFound) }
         let reader = self.reader
         let book: BookRecord?
@@ -520,7 +524,9 @@ public final class WebApp: Sendable {
         }
         var model = BookModel(book, csrf: context.csrf)
         model.notice = notice
-        return page(model.heading, current: "/library", "book", model)
+        model.problem = problem
+        return page(
+            model.heading, current: "/library", "book", model, status: problem == nil ? .ok : .unprocessableContent)
     }
 
     func edit(_ context: WebRequestContext) async throws -> Response {

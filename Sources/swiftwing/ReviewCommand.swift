@@ -11,9 +11,10 @@ extension SwiftWingCommand {
             discussion: """
                 Each spine the recognizer read but could not name for sure waits here with the books it may be. \
                 `pick ID N` adds candidate N as a book (with the spine's picture); `pick ID --title …` names \
-                another book; `dismiss ID` says it is not a book. Works with or without the daemon.
+                another book; `dismiss ID` says it is not a book. `replace BOOK [N]` is "wrong book?" for a book already in the \
+                library: it lists the other books it may be, or makes it number N. Works with or without the daemon.
                 """,
-            subcommands: [List.self, Pick.self, Dismiss.self], defaultSubcommand: List.self)
+            subcommands: [List.self, Pick.self, Dismiss.self, Replace.self], defaultSubcommand: List.self)
 
         struct List: ParsableCommand {
             static let configuration = CommandConfiguration(
@@ -77,6 +78,40 @@ extension SwiftWingCommand {
                 }
                 let byline = book.authors.isEmpty ? "" : " — " + book.authors.joined(separator: ", ")
                 print("spine \(id) is book \(book.id.map(String.init) ?? "?"): \(book.title)\(byline)")
+            }
+        }
+
+        struct Replace: ParsableCommand {
+            static let configuration = CommandConfiguration(
+                abstract: "Wrong book? List the other books a book may be, or make it candidate N.")
+
+            @OptionGroup var common: CommonOptions
+
+            @Argument(help: "The book's id (the first column of `swiftwing library`).")
+            var book: Int64
+
+            @Argument(help: "The candidate's number in the list this prints without it (1 the first).")
+            var candidate: Int?
+
+            func run() throws {
+                let configuration = try common.load()
+                guard let candidate else {
+                    let shown = try failing { () throws(ApplianceError) in
+                        try LibraryManagement.show(id: book, configuration: configuration)
+                    }
+                    let alternatives = SpineReview.alternatives(of: shown)
+                    print("\(book)  \(SpinesCSV.describe(SpineCandidateRecord(title: shown.title, authors: shown.authors)))")
+                    if alternatives.isEmpty { print("    no other candidates: correct it with `swiftwing library edit`") }
+                    for (number, alternative) in zip(1..., alternatives) {
+                        print("    \(number). \(SpinesCSV.describe(alternative))")
+                    }
+                    return
+                }
+                let replaced = try failing { () throws(ApplianceError) -> BookRecord in
+                    try SpineReview.replace(bookID: book, candidate: candidate, configuration: configuration)
+                }
+                let byline = replaced.authors.isEmpty ? "" : " — " + replaced.authors.joined(separator: ", ")
+                print("book \(book) is now: \(replaced.title)\(byline)")
             }
         }
 

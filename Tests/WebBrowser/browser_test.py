@@ -30,10 +30,25 @@ from selenium.common.exceptions import (NoAlertPresentException, NoSuchElementEx
                                         StaleElementReferenceException, WebDriverException)
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
+from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.support.ui import WebDriverWait
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 WAIT = 20  # seconds a step may wait for the page; never a measure of speed
+SPINES = 25  # spines to check seeded beside the books: more than one review page holds
+# Every page a person meets, checked by axe-core at a phone's and a desktop's width.
+AXE_PAGES = ("/", "/library", "/books/2", "/review", "/review?page=1", "/queue", "/export")
+AXE_WIDTHS = ((390, 844), (1280, 800))
+
+
+def axe_source():
+    """axe-core 4.9 as the selenium-axe-python wheel ships it (pinned in requirements.txt), read without importing it."""
+    import importlib.util
+    package = importlib.util.find_spec("selenium_axe_python")
+    if package is None:
+        raise RuntimeError("selenium-axe-python is not installed: scripts/web-browser-test.sh installs it")
+    with open(os.path.join(os.path.dirname(package.origin), "axe-core", "axe.min.js")) as script:
+        return script.read()
 
 
 def free_port():
@@ -64,7 +79,7 @@ class Device:
 
     def start(self):
         subprocess.run([os.path.join(self.build, "ExportBench"), "seed", self.state, "30",
-                        os.path.join(self.root, "expected.json")], check=True, stdout=subprocess.DEVNULL)
+                        os.path.join(self.root, "expected.json"), str(SPINES)], check=True, stdout=subprocess.DEVNULL)
         shelves = os.path.join(ROOT, "Fixtures", "shelves")
         self.spawn("daemon", [os.path.join(self.build, "swiftwing"), "run", "--config", self.config,
                               "--camera", f"synthetic:{shelves}", "--panel", f"png:{self.panel}"])
@@ -209,6 +224,7 @@ class BrowserTest:
     # The checks, in the order a person meets them.
 
     def refused_without_pairing(self):
+        self.driver.set_window_size(1280, 800)
         status, headers, body = raw_request(self.device.url + "/library")
         assert status == 303 and headers["Location"] == "/pair", (status, body)
         status, _, _ = raw_request(self.device.url + "/books/1/delete", data=b"csrf=x")
@@ -341,7 +357,86 @@ class BrowserTest:
         assert scan in self.device.cli("queue", "--json"), "the press after the kill is queued"
         assert self.device.cli("library", "--json") == books, "the library changed when the web process died"
 
+    def axe_violations(self, path):
+        """axe-core's serious and critical violations on `path` at each width, as 'width path rule: nodes' lines."""
+        found = []
+        for width, height in AXE_WIDTHS:
+            self.driver.set_window_size(width, height)
+            self.open(path)
+            self.driver.execute_script(axe_source())
+            self.driver.set_script_timeout(60)
+            result = self.driver.execute_async_script(
+                "var done = arguments[arguments.length - 1];"
+                "axe.run(document, {resultTypes: ['violations']}).then(function (r) { done(r.violations); },"
+                " function (e) { done([{id: 'axe-error', impact: 'critical', nodes: [String(e)]}]); });")
+            for violation in result:
+                if violation.get("impact") in ("serious", "critical"):
+                    nodes = [node.get("target") if isinstance(node, dict) else node for node in violation["nodes"]]
+                    found.append(f"{width}px {path} {violation['id']} ({violation.get('impact')}): {nodes[:3]}")
+        self.driver.set_window_size(1280, 800)
+        return found
+
+    def pair_page_is_accessible(self):
+        found = self.axe_violations("/pair")
+        assert not found, "\n".join(found)
+
+    def pages_are_accessible(self):
+        spine = self.first_spine()
+        found = []
+        for path in AXE_PAGES + (f"/spines/{spine}",):
+            found += self.axe_violations(path)
+        assert not found, "\n".join(found)
+
+    def first_spine(self):
+        self.open("/review")
+        return self.driver.find_element(By.CSS_SELECTOR, "form.candidates").get_attribute("action").split("/")[-2]
+
+    def reviews_spines_in_one_tap_keyboard_only_without_scripts(self):
+        # Scripts off for this page and the next: the review is plain forms and links.
+        self.driver.execute_cdp_cmd("Emulation.setScriptExecutionDisabled", {"value": True})
+        try:
+            self.open("/review")
+            assert f"{SPINES} spines to check, 1–20 shown." in self.text(), self.text()[:300]
+            self.shoot("review-spines")
+            spine = self.driver.find_element(By.CSS_SELECTOR, ".spine-item")
+            picture = spine.find_element(By.CSS_SELECTOR, "img.spine-picture")
+            assert picture.get_attribute("alt").startswith("The spine as photographed, read as “SPINE 0"), \
+                picture.get_attribute("alt")
+            buttons = spine.find_elements(By.CSS_SELECTOR, "form.candidates button")
+            assert [b.get_attribute("aria-label") for b in buttons][:2] == [
+                "It is The Dragonbone Chair #0 by Tad Williams, 62 %", "It is Stone of Farewell by Tad Williams, 21 %"
+            ], [b.get_attribute("aria-label") for b in buttons]
+            # The markup in a candidate's title is text.
+            assert "<b>To Green Angel Tower</b>" in buttons[2].text, buttons[2].text
+            # One key press on the first candidate, as a keyboard or a switch would give it.
+            buttons[0].send_keys(Keys.ENTER)
+            self.wait(lambda: "Added “The Dragonbone Chair #0” to the library." in self.text(), "the book landed")
+            assert f"{SPINES - 1} spines to check" in self.text()
+            # Not a book.
+            second = self.driver.find_element(By.CSS_SELECTOR, ".spine-item form[action$='/dismiss'] button")
+            second.send_keys(Keys.ENTER)
+            self.wait(lambda: "is not a book: it left the list." in self.text(), "the spine dismissed")
+            # None of these: the spine's page, the title typed over the text read.
+            self.driver.find_element(By.LINK_TEXT, "None of these…").send_keys(Keys.ENTER)
+            self.wait(lambda: self.driver.find_elements(By.ID, "title"), "the spine's page")
+            assert self.driver.find_element(By.ID, "title").get_attribute("value").startswith("SPINE 2 ")
+            self.shoot("spine")
+            title = self.driver.find_element(By.ID, "title")
+            title.clear()
+            title.send_keys("Shadowmarch")
+            self.driver.find_element(By.ID, "authors").send_keys("Tad Williams")
+            title.send_keys(Keys.ENTER)
+            self.wait(lambda: "Added “Shadowmarch” to the library." in self.text(), "the typed book landed")
+            assert f"{SPINES - 3} spines to check" in self.text()
+            books = json.loads(self.device.cli("library", "--json"))["books"]
+            assert {"The Dragonbone Chair #0", "Shadowmarch"} <= {book["title"] for book in books}
+            status = self.device.cli("status")
+            assert f"{SPINES - 3} spines to check" in status, status
+        finally:
+            self.driver.execute_cdp_cmd("Emulation.setScriptExecutionDisabled", {"value": False})
+
     def run(self):
+        self.check("pair-page-accessible", self.pair_page_is_accessible)
         self.check("refused-without-pairing", self.refused_without_pairing)
         self.check("pairs-with-the-panels-code", self.pairs_with_the_code_on_the_panel)
         self.check("refused-without-csrf", self.refused_without_csrf)
@@ -350,6 +445,8 @@ class BrowserTest:
         self.check("approves", self.approves_from_review)
         self.check("deletes-and-undoes", self.deletes_and_undoes)
         self.check("downloads-both-exports", self.downloads_both_exports)
+        self.check("reviews-spines-in-one-tap", self.reviews_spines_in_one_tap_keyboard_only_without_scripts)
+        self.check("pages-accessible-390-1280", self.pages_are_accessible)
         self.check("sees-a-press-live", self.sees_a_press_without_reloading)
         self.check("daemon-unaffected-by-web-kill", self.daemon_goes_on_without_the_web_process)
         self.driver.quit()

@@ -169,4 +169,52 @@ import Testing
             #expect(tap.header("Location")?.hasSuffix("&page=2") == true)
         }
     }
+
+    @Test func wrongBookOnABooksPageMakesItAnotherCandidate() async throws {
+        // An identified book as the recognizer sends it: the book itself first among its candidates (§6).
+        let raw = #"""
+            {"title":"The Dragonbone Chair","authors":["Tad Williams"],"isbn":"9780756402693","confidence":0.86,
+             "candidates":[{"title":"The Dragonbone Chair","authors":["Tad Williams"],"isbn":"9780756402693","confidence":0.86},
+                           {"title":"Stone of Farewell","authors":["Tad Williams"],"isbn":"9780756402976","confidence":0.42},
+                           {"title":"<i>Tower</i>","authors":[],"confidence":0.05}]}
+            """#
+        let book = BookRecord(
+            isbn13: "9780756402693", title: "The Dragonbone Chair", authors: ["Tad Williams"], publisher: "DAW",
+            pageCount: 766, coverURL: "https://covers.example/1.jpg", confidence: 0.86, rawJSON: raw)
+        let plain = BookRecord(isbn13: "9780441013593", title: "Dune", confidence: 0.9)
+        try await withWebDevice(books: [book, plain]) { device in
+            let (cookie, csrf) = try await device.pair()
+            let page = try await device.get("/books/1", cookie: cookie).text
+            #expect(page.contains("Wrong book?"))
+            // The other two, not the book itself; markup in a title is text.
+            #expect(page.contains(#"name="candidate" value="1" aria-label="It is Stone of Farewell by Tad Williams, 42 %""#))
+            #expect(page.contains(htmlEscaped("<i>Tower</i>")))
+            #expect(!page.contains(#"aria-label="It is The Dragonbone Chair"#))
+            #expect(!(try await device.get("/books/2", cookie: cookie).text.contains("Wrong book?")))
+
+            let wrong = try await device.post("/books/1/replace", [("csrf", csrf), ("candidate", "5")], cookie: cookie)
+            #expect(wrong.status == 422)
+            #expect(wrong.text.contains("has 2 other candidates, not 5"))
+            #expect(!wrong.text.contains("swiftwing library"))
+
+            let answer = try await device.post("/books/1/replace", [("csrf", csrf), ("candidate", "1")], cookie: cookie)
+            #expect(answer.status == 303, "\(answer.text)")
+            #expect(answer.header("Location") == "/books/1?replaced=1")
+            let replaced = try #require(try device.database.library.book(id: 1))
+            #expect(replaced.title == "Stone of Farewell" && replaced.authors == ["Tad Williams"])
+            #expect(replaced.isbn13 == "9780756402976")
+            // What was looked up for the wrong book goes with it.
+            #expect(replaced.publisher == nil && replaced.pageCount == nil && replaced.coverURL == nil)
+            #expect(!replaced.needsReview)
+            #expect(try await device.get("/books/1?replaced=1", cookie: cookie).text.contains("Changed to the book you picked."))
+
+            // Its alternatives are now the rest, the Dragonbone Chair first. Its ISBN is another book's by now: refused.
+            let other = try device.database.library.insert(
+                BookRecord(isbn13: "9780756402693", title: "The Dragonbone Chair", confidence: 0.9))
+            let back = try await device.post("/books/1/replace", [("csrf", csrf), ("candidate", "1")], cookie: cookie)
+            #expect(back.status == 422, "\(back.text)")
+            #expect(back.text.contains("book \(other.id ?? 0)"))
+            #expect(try device.database.library.book(id: 1)?.title == "Stone of Farewell")
+        }
+    }
 }

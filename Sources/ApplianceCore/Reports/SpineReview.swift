@@ -1,6 +1,7 @@
 import Foundation
 import Store
 import SwiftWingCore
+import Talaria
 
 /// `swiftwing review`: the spines read but not identified (docs/protocol.md §6), for an owner with SSH only. The
 /// same Store calls the web page makes (``AppDatabase/pickBook(spineID:candidate:now:)``,
@@ -60,6 +61,51 @@ public enum SpineReview {
         case .dismissed: return
         default: throw refusal(outcome, id: id, number: nil)
         }
+    }
+
+    /// "Wrong book?": book `id` is its candidate `number` instead (1 the first of ``alternatives(of:)``).
+    public static func replace(
+        bookID id: Int64, candidate number: Int, configuration: ApplianceConfiguration, now: Date = Date()
+    ) throws(ApplianceError) -> BookRecord {
+        let book = try LibraryManagement.show(id: id, configuration: configuration)
+        let alternatives = alternatives(of: book)
+        guard alternatives.indices.contains(number - 1) else {
+            throw ApplianceError(
+                alternatives.isEmpty
+                    ? "book \(id) came with no other candidates: correct it with `swiftwing library edit \(id)`"
+                    : "book \(id) has \(alternatives.count) other candidate\(alternatives.count == 1 ? "" : "s"), "
+                        + "not \(number): pick 1 to \(alternatives.count), or correct it with `swiftwing library edit`")
+        }
+        let chosen = alternatives[number - 1]
+        let state = StateDirectory(path: configuration.stateDirectory)
+        try LibraryManagement.refuseForeignOwner(state.databasePath)
+        do {
+            return try AppDatabase.openForChanges(state).library.replace(
+                id: id, title: chosen.title, authors: chosen.authors, isbn13: chosen.isbn13, isbn10: chosen.isbn10,
+                now: now)
+        } catch {
+            throw ApplianceError(error.description)
+        }
+    }
+
+    /// The books an identified book may be instead: the candidates the backend sent with it (docs/protocol.md §6),
+    /// without the book itself.
+    public static func alternatives(of book: BookRecord) -> [SpineCandidateRecord] {
+        guard let raw = book.rawJSON, let json = try? JSONValue.parse(raw, what: "a book's JSON") else { return [] }
+        let (candidates, _) = TalariaCandidate.decodeList(json["candidates"], of: "book \(book.id ?? 0)")
+        let own = Set([book.isbn13, book.isbn10].compactMap { $0 })
+        return
+            candidates
+            .filter { candidate in
+                let sameISBN = [candidate.isbn13, candidate.isbn10].compactMap { $0 }.contains(where: own.contains)
+                let sameTitle = candidate.title == book.title && candidate.authors == book.authors
+                return !(sameISBN || sameTitle)
+            }
+            .map {
+                SpineCandidateRecord(
+                    title: $0.title, authors: $0.authors, isbn13: $0.isbn13, isbn10: $0.isbn10,
+                    confidence: $0.confidence, source: $0.source)
+            }
     }
 
     private static func picked(_ outcome: SpineReviewOutcome, id: Int64, number: Int?) throws(ApplianceError)
