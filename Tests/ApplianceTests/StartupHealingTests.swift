@@ -93,6 +93,45 @@ import Testing
         opened.lock.release()
     }
 
+    @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/sqlite3"), "needs the sqlite3 shell"))
+    func aDatabaseAnotherProcessLocksIsWaitedForAndOpenedOnceItLetsGo() async throws {
+        let scratch = Scratch()
+        let state = StateDirectory(path: scratch.path)
+        try state.create()
+        do { _ = try AppDatabase.open(state) }  // a device that ran before
+        // A sqlite3 shell in another process holding the database exclusively (as a person exploring it might).
+        let shell = Process()
+        shell.executableURL = URL(fileURLWithPath: "/usr/bin/sqlite3")
+        shell.arguments = [state.databasePath]
+        let input = Pipe()
+        let output = Pipe()
+        shell.standardInput = input
+        shell.standardOutput = output
+        try shell.run()
+        input.fileHandleForWriting.write(
+            Data(
+                "PRAGMA locking_mode = EXCLUSIVE;\nBEGIN EXCLUSIVE;\nSELECT count(*) FROM scan;\nSELECT 'locked';\n"
+                    .utf8))
+        var said = ""
+        while !said.contains("locked") {
+            let chunk = output.fileHandleForReading.availableData
+            try #require(!chunk.isEmpty, "the sqlite3 shell ended: \(said)")
+            said += String(decoding: chunk, as: UTF8.self)
+        }
+
+        let run = Run(state: state)
+        let wait = try await run.nextWait()  // after SQLite's busy timeout (5 s, real time: SQLite's own wait)
+        #expect(wait.problem.title == "DATABASE LOCKED", "\(wait.problem)")
+        #expect(wait.problem.advice.contains("sqlite3 shell"))
+
+        try input.fileHandleForWriting.close()  // the shell ends and lets go
+        shell.waitUntilExit()
+        run.clock.advance(by: .seconds(2))
+        let opened = try await run.result()
+        #expect(opened.started.recovery == nil, "a locked database is not taken for a damaged one")
+        opened.lock.release()
+    }
+
     @Test func aReadOnlyCardWaitsUntilItIsWritableAgainAndKeepsTheSpool() async throws {
         let scratch = Scratch()
         try #require(scratch.mountTmpfs(kilobytes: 2048), "tmpfs mounts are needed (root)")
