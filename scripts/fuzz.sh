@@ -2,7 +2,7 @@
 # Builds the libFuzzer targets (Fuzz/README.md) and runs each for SECONDS (default 600), then prints
 # one line per target:
 #   fuzz-result TARGET ok|crash|no-run  runs N  execs/s N  cov N  corpus N  crashes N
-# Usage: scripts/fuzz.sh [SECONDS] [TARGET...]   (default: every target, one after the other)
+# Usage: scripts/fuzz.sh [SECONDS] [TARGET...]   (default: every target; FUZZ_JOBS of them at a time, default nproc)
 # The corpus grows in .build-fuzz/corpus/TARGET across runs; a crash or hang input is kept in
 # .build-fuzz/artifacts/TARGET/ (replay it: swift run FuzzSSE FILE). Exit status 1 if any target crashed.
 set -uo pipefail
@@ -72,15 +72,9 @@ lld="$(dirname "$(command -v "${SWIFTC:-swiftc}")")/ld.lld"
 [ -x "$lld" ] || { echo "fuzz.sh: no ld.lld beside swiftc ($lld); install the Swift toolchain's lld" >&2; exit 1; }
 printf '{ "schemaVersion": "1.0", "linker": { "path": "%s" } }\n' "$lld" >"$toolset"
 
-crashed=0
-for target in "${targets[@]}"; do
-    if ! "$swift" build -c release --scratch-path "$scratch" --toolset "$toolset" -Xswiftc -sanitize=fuzzer \
-        -Xswiftc -DFUZZING --product "$target" >"$scratch/$target.build.log" 2>&1; then
-        cat "$scratch/$target.build.log" >&2
-        echo "fuzz-result $target no-run  the build failed (log above)"
-        crashed=1
-        continue
-    fi
+# run_target TARGET: fuzzes one built target and writes its result line to $scratch/TARGET.result.
+run_target() {
+    local target="$1" binary corpus artifacts log crashes_before rc status_line runs rate corpus_size crashes verdict
     binary="$scratch/release/$target"
     corpus="$scratch/corpus/$target" artifacts="$scratch/artifacts/$target/" log="$scratch/$target.log"
     mkdir -p "$corpus" "$artifacts"
@@ -98,10 +92,40 @@ for target in "${targets[@]}"; do
     verdict=ok
     if [ "$rc" -ne 0 ] || [ "$crashes" -gt 0 ]; then
         verdict=crash
-        crashed=1
         grep -E 'ERROR: libFuzzer|Fatal error|Precondition failed|SUMMARY|Test unit written' "$log" | head -n 8 >&2
     fi
     echo "fuzz-result $target $verdict  runs ${runs:-0}  execs/s ${rate:-0}  cov $(field cov "$status_line")" \
-        " corpus $corpus_size  crashes $crashes"
+        " corpus $corpus_size  crashes $crashes" >"$scratch/$target.result"
+}
+
+# Every target is built first (each build uses every core), then they are fuzzed FUZZ_JOBS at a time (default: one
+# per core; each libFuzzer process is single-threaded).
+crashed=0
+built=()
+for target in "${targets[@]}"; do
+    if ! "$swift" build -c release --scratch-path "$scratch" --toolset "$toolset" -Xswiftc -sanitize=fuzzer \
+        -Xswiftc -DFUZZING --product "$target" >"$scratch/$target.build.log" 2>&1; then
+        cat "$scratch/$target.build.log" >&2
+        echo "fuzz-result $target no-run  the build failed (log above)"
+        crashed=1
+        continue
+    fi
+    built+=("$target")
+done
+jobs_at_once=${FUZZ_JOBS:-$(nproc)}
+for target in "${built[@]}"; do
+    rm -f "$scratch/$target.result"
+    while [ "$(jobs -rp | wc -l)" -ge "$jobs_at_once" ]; do wait -n || true; done
+    run_target "$target" &
+done
+wait
+for target in "${built[@]}"; do
+    if [ -s "$scratch/$target.result" ]; then
+        cat "$scratch/$target.result"
+        grep -q "^fuzz-result $target ok" "$scratch/$target.result" || crashed=1
+    else
+        echo "fuzz-result $target crash  the fuzzing run left no result (see $scratch/$target.log)"
+        crashed=1
+    fi
 done
 exit "$crashed"

@@ -4,7 +4,7 @@
 #   2. unit        every module's tests (Swift Testing / XCTest), in-process
 #   3. integration the real binaries as processes (daemon, CLI, reference backend) on loopback, and the
 #                  library in a real browser (scripts/web-browser-test.sh)
-#   4. fuzz        each libFuzzer target for FUZZ_SECONDS (default 15; scripts/fuzz.sh): one test each
+#   4. fuzz        each libFuzzer target for FUZZ_SECONDS (default 20; scripts/fuzz.sh): one test each
 #   5. vm          the VM rig: real kernel drivers under QEMU (scripts/vm/test-all.sh)
 # Skipped tests are listed with their reason, never counted as passed. The last line is
 #   N passed, N failed, N skipped
@@ -113,7 +113,7 @@ for stage in "${stages[@]}"; do
             ;;
         fuzz)
             start=$(now); before_p=$passed; before_f=$failed
-            scripts/fuzz.sh "${FUZZ_SECONDS:-15}" | tee "$results/fuzz.log"
+            scripts/fuzz.sh "${FUZZ_SECONDS:-20}" | tee "$results/fuzz.log"
             # One test per target: "ok" passed, "crash" or "no-run" (its build failed) failed.
             p=$(grep -c '^fuzz-result [A-Za-z]* ok' "$results/fuzz.log")
             f=$(grep -cE '^fuzz-result [A-Za-z]* (crash|no-run)' "$results/fuzz.log")
