@@ -10,16 +10,22 @@ public final class LibraryCatalogueMatcher: SpineMatching {
     public let path: String
     let options: MatchingOptions
     let indexPath: String?
+    /// Told when the file becomes unusable (the reason) and when it is usable again (nil): the service logs it.
+    let report: (@Sendable (String?) -> Void)?
     private let state = Mutex<(stamp: String?, matcher: CatalogueMatcher?, problem: String?)>((nil, nil, nil))
 
     /// Why the file as last seen could not be used, if it could not (for the service's log).
     public var problem: String? { state.withLock { $0.problem } }
 
     /// `indexPath` defaults to ``CatalogueIndex/defaultIndexPath(catalogue:)``.
-    public init(path: String, indexPath: String? = nil, options: MatchingOptions = MatchingOptions()) {
+    public init(
+        path: String, indexPath: String? = nil, options: MatchingOptions = MatchingOptions(),
+        report: (@Sendable (String?) -> Void)? = nil
+    ) {
         self.path = path
         self.indexPath = indexPath
         self.options = options
+        self.report = report
     }
 
     public func assign(_ spines: [String]) throws -> [SpineMatch?] {
@@ -33,8 +39,8 @@ public final class LibraryCatalogueMatcher: SpineMatching {
         let stamp = attributes.map {
             "\(($0[.size] as? NSNumber)?.int64Value ?? -1) \(($0[.modificationDate] as? Date)?.timeIntervalSince1970 ?? 0)"
         }
-        return state.withLock { state in
-            if state.stamp == stamp { return state.matcher }
+        let (matcher, change) = state.withLock { state -> (CatalogueMatcher?, String??) in
+            if state.stamp == stamp { return (state.matcher, nil) }
             var matcher: CatalogueMatcher?
             var problem: String?
             if stamp != nil {
@@ -47,8 +53,11 @@ public final class LibraryCatalogueMatcher: SpineMatching {
                     problem = "\(error)"
                 }
             }
+            let change: String?? = problem == state.problem ? nil : .some(problem)
             state = (stamp, matcher, problem)
-            return matcher
+            return (matcher, change)
         }
+        if let change { report?(change) }
+        return matcher
     }
 }

@@ -46,9 +46,13 @@ struct CatalogueOptions: ParsableArguments {
 
     /// One matcher per catalogue, searched in order (the library's first). A catalogue without call numbers is
     /// matched without them.
-    static func matcher(paths: [String], library: String? = nil, useTags: Bool) throws -> any SpineMatching {
+    /// `report` hears when the library's file cannot be used and when it can again.
+    static func matcher(
+        paths: [String], library: String? = nil, useTags: Bool, report: (@Sendable (String?) -> Void)? = nil
+    ) throws -> any SpineMatching {
         let libraryMatcher = library.map {
-            LibraryCatalogueMatcher(path: $0, options: MatchingOptions(useTags: useTags)) as any SpineMatching
+            LibraryCatalogueMatcher(path: $0, options: MatchingOptions(useTags: useTags), report: report)
+                as any SpineMatching
         }
         let matchers = try paths.map { path -> any SpineMatching in
             do {

@@ -9,7 +9,21 @@ enum RecognizerAssembly {
     /// are searched in that order (the owner's, then the open one); each is matched with its call numbers when it
     /// has them and with the tagless features when it has none.
     static func make(catalogues: [String], library: String?, logger: Logger) async throws -> any ShelfRecognizing {
-        let matcher = try CatalogueOptions.matcher(paths: catalogues, library: library, useTags: true)
+        // A damaged library file is skipped (the other catalogues still match) and said in the journal once, with
+        // what to do, and again when it is usable.
+        let matcher = try CatalogueOptions.matcher(paths: catalogues, library: library, useTags: true) { problem in
+            if let problem {
+                logger.error(
+                    """
+                    the library's catalogue cannot be used, so books the owner confirmed are matched from the other \
+                    catalogues only until the file is rewritten (swiftwing-library-export.service rewrites it; or \
+                    delete it to start it anew)
+                    """,
+                    metadata: ["library": "\(library ?? "")", "problem": "\(problem)"])
+            } else {
+                logger.notice("the library's catalogue is usable again", metadata: ["library": "\(library ?? "")"])
+            }
+        }
         let reader = OCRWorkerSupervisor(configuration: try OCRWorkerConfiguration.locate())
         try await reader.warmUp()
         logger.info(

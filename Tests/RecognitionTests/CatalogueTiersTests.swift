@@ -1,5 +1,6 @@
 import Foundation
 import Recognition
+import Synchronization
 import Testing
 
 #if canImport(Glibc)
@@ -115,8 +116,16 @@ struct LibraryCatalogueTests {
         defer { try? FileManager.default.removeItem(at: folder) }
         let file = folder.appendingPathComponent("library.csv")
         try Data("not,a,catalogue\r\n1,2,3\r\n".utf8).write(to: file)
-        let matcher = LibraryCatalogueMatcher(path: file.path)
+        let reports = Mutex<[String?]>([])
+        let matcher = LibraryCatalogueMatcher(path: file.path) { problem in reports.withLock { $0.append(problem) } }
         #expect(try matcher.assign(["PALE FIRE"]).map { $0?.entry.title } == [nil])
         #expect(matcher.problem?.contains("library.csv") == true, "\(matcher.problem ?? "nil")")
+        // Said once for the service's log, not at every photo; and said again when the file is usable.
+        _ = try matcher.assign(["PALE FIRE"])
+        #expect(reports.withLock { $0.count } == 1)
+        #expect(reports.withLock { $0.first??.contains("library.csv") } == true)
+        try Data((Self.header + Self.row("Pale Fire", "Vladimir Nabokov")).utf8).write(to: file)
+        #expect(try matcher.assign(["PALE FIRE NABOKOV"]).map { $0?.entry.title } == ["Pale Fire"])
+        #expect(reports.withLock { $0.count } == 2 && reports.withLock { $0.last! } == nil)
     }
 }
