@@ -179,6 +179,8 @@ public struct StatusReport: Codable, Sendable {
             }
         } else {
             lines.append("daemon:  not running (\(daemon.reason ?? "no reply"))")
+            // A daemon waiting for its state directory or its configuration has no control socket yet.
+            lines.append("         under systemd, `systemctl status swiftwing` says why it has not started")
         }
         lines.append("state:   \(stateDirectory)")
         if let queue {
