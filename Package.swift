@@ -179,12 +179,13 @@ let package = Package(
         ),
         // The library in a browser: pages, pairing and sessions, the daemon over its control socket, changes through
         // ApplianceCore's library management. May import: ApplianceCore, Store, SwiftWingCore, Imaging,
-        // CNettle (SHA256.swift), GRDB, Hummingbird(Core), NIOCore, NIOPosix (its thread pool for blocking reads),
-        // Mustache, ServiceLifecycle, Logging, Foundation.
+        // CNettle (SHA256.swift), HTTPEngine (BookSearch.swift: the recognizer's book search on loopback), GRDB,
+        // Hummingbird(Core), NIOCore, NIOPosix (its thread pool for blocking reads), Mustache, ServiceLifecycle,
+        // Logging, Foundation.
         .target(
             name: "WebInterface",
             dependencies: [
-                "ApplianceCore", "Store", "SwiftWingCore", "Imaging", "CNettle",
+                "ApplianceCore", "Store", "SwiftWingCore", "Imaging", "CNettle", "HTTPEngine",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),

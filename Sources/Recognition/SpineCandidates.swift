@@ -97,6 +97,10 @@ public protocol CandidateShelfRecognizing: ShelfRecognizing {
     func read(
         jpeg: [UInt8], candidates keep: Int, progress: @escaping @Sendable (Double, String) async -> Void
     ) async throws -> ShelfReading
+
+    /// The books a text typed or read may be, best first, up to `keep`: what "none of these" searches (issue 34).
+    /// Scored as a spine alone on its photo, so the confidences are on the same calibrated scale.
+    func search(text: String, keep: Int) async throws -> [SpineCandidate]
 }
 
 extension ShelfRecognizer: CandidateShelfRecognizing {
@@ -128,6 +132,22 @@ extension ShelfRecognizer: CandidateShelfRecognizing {
         await progress(1, "matching")
         return ShelfReading(
             spines: zip(spines, results).map { SpineReading(spine: $0, match: $1.match, candidates: $1.candidates) })
+    }
+}
+
+extension ShelfRecognizer {
+    public func search(text: String, keep: Int) async throws -> [SpineCandidate] {
+        let matcher = self.matcher
+        let results = try await onOwnThread(named: "book-search") {
+            () throws -> [(match: SpineMatch?, candidates: [SpineCandidate])] in
+            if let candidateMatcher = matcher as? any SpineCandidateMatching {
+                return try candidateMatcher.assignWithCandidates([text], keep: keep)
+            }
+            return try matcher.assign([text]).map { match in
+                (match, match.map { [SpineCandidate(entry: $0.entry, confidence: $0.confidence)] } ?? [])
+            }
+        }
+        return results.first?.candidates ?? []
     }
 }
 

@@ -155,9 +155,15 @@ public protocol PhotoRecognizing: Sendable {
     /// then fixed from the upload on and the books are spread over `recognitionDelayMs` as the reference backend
     /// always did. nil (the default) runs `recognize` as the job's task.
     func immediateRecognition(of photo: [UInt8]) -> [RecognisedBook]?
+
+    /// The books a text may be, best first, at most `limit` (docs/protocol.md §7, the owner's "none of these"
+    /// search); nil (the default) when this recognizer has no catalogue to search.
+    func searchBooks(_ text: String, limit: Int) async throws -> [BookCandidate]?
 }
 
 extension PhotoRecognizing {
+    public func searchBooks(_ text: String, limit: Int) async throws -> [BookCandidate]? { nil }
+
     public func immediateRecognition(of photo: [UInt8]) -> [RecognisedBook]? { nil }
 }
 

@@ -41,6 +41,7 @@ public enum ReferenceServer {
         router.get("/v3/jobs/scans/:id/results") { request, context in try await handlers.results(request, context) }
         router.delete("/v3/jobs/scans/:id/cleanup") { request, context in try await handlers.cleanup(request, context) }
         router.delete("/v3/jobs/scans/:id") { request, context in try await handlers.cancel(request, context) }
+        router.get("/v3/books/search") { request, context in try await handlers.searchBooks(request, context) }
         router.get("/_stats") { request, context in
             if configuration.statsNeedAPIKey, let apiKey = configuration.apiKey, !handlers.presents(request, apiKey) {
                 return handlers.problem(

@@ -12,7 +12,9 @@ extension WebApp {
     static let spinesPerPage = 20
 
     func addSpineReviewRoutes(to router: Router<WebRequestContext>) {
-        router.get("/spines/:id") { _, context in try await self.spinePage(context) }
+        router.get("/spines/:id") { request, context in
+            try await self.spinePage(context, query: FormFields(parsing: request.uri.query ?? "")["q"])
+        }
         router.get("/spines/:id/picture") { request, context in try await self.spinePicture(request, context) }
         router.post("/spines/:id/pick") { _, context in try await self.pickSpine(context) }
         router.post("/spines/:id/dismiss") { _, context in try await self.dismissSpine(context) }
@@ -53,10 +55,11 @@ extension WebApp {
             next: first + spines.count < total ? "/review?page=\(page + 1)" : nil)
     }
 
-    /// One spine on its own ("none of these"): its picture large, every candidate, and a form to type the book,
-    /// its title pre-filled with the text read.
+    /// One spine on its own ("none of these"): its picture large, every candidate, a search over the recognizer's
+    /// catalogues run at once with the text read (`query` when the person searched for something else), and a form
+    /// to type the book, its title pre-filled with the text read.
     func spinePage(
-        _ context: WebRequestContext, problem: String? = nil, status: HTTPResponse.Status = .ok
+        _ context: WebRequestContext, query: String? = nil, problem: String? = nil, status: HTTPResponse.Status = .ok
     ) async throws -> Response {
         guard let id = Self.spineID(context) else { return message("Spine", "No such spine.", status: .notFound) }
         let reader = self.reader
@@ -71,6 +74,22 @@ extension WebApp {
         }
         var model = SpinePageModel(spine, csrf: context.csrf)
         model.problem = problem
+        let searched = String((query ?? spine.text).prefix(200)).trimmingCharacters(in: .whitespacesAndNewlines)
+        model.query = searched
+        if let bookSearch {
+            model.canSearch = true
+            if !searched.isEmpty, spine.state == .toCheck {
+                model.searched = true
+                do {
+                    model.results = try await bookSearch.search(searched).map {
+                        SearchResultRow($0, spineID: id, csrf: context.csrf)
+                    }
+                } catch {
+                    model.searchProblem = publicText("\(error)") + ": type the book below instead."
+                }
+                model.noResults = model.results.isEmpty && model.searchProblem == nil
+            }
+        }
         model.resolved = spine.state != .toCheck ? spine.state.csvWord : nil
         return page("Spine \(id)", current: "/review", "spine", model, status: status)
     }
@@ -224,9 +243,42 @@ struct SpineListModel {
     let next: String?
 }
 
+/// A book the search found, as the button that picks it (its fields go with the form).
+struct SearchResultRow {
+    let spineID: Int64
+    let title: String
+    let authors: String?
+    /// One a line, as the typed form sends them.
+    let authorLines: String
+    let isbn: String
+    let confidence: String?
+    let source: String?
+    let csrf: String
+    let label: String
+
+    init(_ found: SpineCandidateRecord, spineID: Int64, csrf: String) {
+        self.spineID = spineID
+        title = found.title
+        authors = found.authors.isEmpty ? nil : found.authors.joined(separator: ", ")
+        authorLines = found.authors.joined(separator: "\n")
+        isbn = found.isbn13 ?? found.isbn10 ?? ""
+        confidence = found.confidence.map { "\(Int(($0 * 100).rounded())) %" }
+        source = found.source == "openlibrary" ? "Open Library" : nil
+        self.csrf = csrf
+        label = "It is " + title + (authors.map { " by " + $0 } ?? "")
+    }
+}
+
 struct SpinePageModel {
     var item: SpineItem
     let csrf: String
+    var query = ""
+    var canSearch = false
+    var searched = false
+    var results: [SearchResultRow] = []
+    var searchProblem: String?
+    /// Stored, not computed: mustache sees stored properties only.
+    var noResults = false
     var problem: String?
     /// "picked" or "dismissed" when the spine is no longer to check.
     var resolved: String?

@@ -197,6 +197,18 @@ enum Templates {
         {{#problem}}<p class="error" role="alert" id="problem">{{problem}}</p>{{/problem}}
         {{#resolved}}<p class="notice" role="status">This spine was {{resolved}} already.</p>{{/resolved}}
         {{#item}}{{> spine-item}}{{/item}}
+        <h2 id="search-heading">Search the catalogues</h2>
+        {{#canSearch}}
+        <form method="get" action="/spines/{{item.id}}" role="search" class="search">
+        <label for="q">Title or author</label>
+        <input id="q" name="q" type="search" value="{{query}}" autocomplete="off">
+        <button type="submit">Search</button>
+        </form>
+        {{#searchProblem}}<p class="error" role="alert">{{searchProblem}}</p>{{/searchProblem}}
+        {{#noResults}}<p role="status">No book in the catalogues matches “{{query}}”.</p>{{/noResults}}
+        {{#searched}}<ul class="results" aria-labelledby="search-heading">{{#results}}<li><form method="post" action="/spines/{{spineID}}/pick" class="candidates"><input type="hidden" name="csrf" value="{{csrf}}"><input type="hidden" name="title" value="{{title}}"><input type="hidden" name="authors" value="{{authorLines}}"><input type="hidden" name="isbn" value="{{isbn}}"><button type="submit" aria-label="{{label}}{{#confidence}}, {{confidence}}{{/confidence}}"><span class="title">{{title}}</span>{{#authors}} <span class="authors">{{authors}}</span>{{/authors}}{{#confidence}} <span class="mono confidence">{{confidence}}</span>{{/confidence}}{{#source}} <span class="authors">{{source}}</span>{{/source}}</button></form></li>{{/results}}</ul>{{/searched}}
+        {{/canSearch}}
+        {{^canSearch}}<p>The search needs the recognizer on this device (the backend at 127.0.0.1): type the book below.</p>{{/canSearch}}
         <h2>Type the book</h2>
         <form method="post" action="/spines/{{item.id}}/pick" class="edit">
         <input type="hidden" name="csrf" value="{{csrf}}">
@@ -293,6 +305,7 @@ enum Templates {
         a.button { display: inline-block; border: 1px solid #fff; padding: 10px 16px; margin-top: 10px; min-height: 44px;
           text-decoration: none; }
         .actions form { display: inline-block; }
+        .results { list-style: none; padding: 0; display: flex; flex-direction: column; gap: 8px; }
         .state { font-size: 2rem; font-weight: 800; letter-spacing: .06em; margin: 0; }
         .state-problem, .scan-failed .scan-state, .scan-needs_attention .scan-state { color: var(--orange); }
         .counts { display: grid; grid-template-columns: repeat(auto-fit, minmax(140px, 1fr)); gap: 12px; }

@@ -64,13 +64,23 @@ public final class WebApp: Sendable {
     let pairingTries = PairingTries(
         wrongBeforeLock: WebAccess.wrongCodesBeforeLock, lockDuration: WebAccess.lockDuration)
     let hosts: HostCheck
+    /// "None of these" searches through it; nil when the backend is not this machine's recognizer.
+    let bookSearch: (any BookSearching)?
     /// Wrong codes from all addresses together that burn the code and lock pairing (``PairingTries``).
     static let wrongCodesAcrossAddresses = 20
 
     static let pageSize = 48
 
-    public init(settings: WebSettings, clock: WebClock = .system, logger: Logger) throws(ApplianceError) {
+    public convenience init(settings: WebSettings, clock: WebClock = .system, logger: Logger) throws(ApplianceError) {
+        try self.init(
+            settings: settings, clock: clock, logger: logger,
+            bookSearch: RecognizerBookSearch(backendURL: settings.configuration.backend.url))
+    }
+
+    /// `bookSearch`: where "none of these" searches (nil: no search, the book is typed).
+    init(settings: WebSettings, clock: WebClock, logger: Logger, bookSearch: (any BookSearching)?) throws(ApplianceError) {
         self.settings = settings
+        self.bookSearch = bookSearch
         self.clock = clock
         self.logger = logger
         let state = StateDirectory(path: settings.configuration.stateDirectory)

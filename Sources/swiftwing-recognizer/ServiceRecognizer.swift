@@ -104,6 +104,33 @@ struct ServiceRecognizer: PhotoRecognizing {
         return PhotoRecognition(books: books, unmatched: unmatched)
     }
 
+    /// The owner's "none of these" search (docs/protocol.md §7): the catalogues' candidates for the text, and Open
+    /// Library's best match when it is configured and answers (offline, the catalogues' alone).
+    func searchBooks(_ text: String, limit: Int) async throws -> [BookCandidate]? {
+        guard let shelf = shelf as? any CandidateShelfRecognizing else { return nil }
+        var found = try await shelf.search(text: text, keep: limit).map { candidate in
+            BookCandidate(
+                isbn: candidate.entry.isbn, title: candidate.entry.title, authors: candidate.entry.authors,
+                confidence: candidate.confidence, source: "catalogue")
+        }
+        if let openLibrary {
+            do {
+                if let match = try await openLibrary.bestMatch(for: text),
+                    !found.contains(where: { $0.title == match.title && $0.authors == match.authors })
+                {
+                    found.append(
+                        BookCandidate(
+                            isbn: match.isbn, title: match.title, authors: match.authors, confidence: match.confidence,
+                            source: "openlibrary"))
+                    found.sort { $0.confidence > $1.confidence }
+                }
+            } catch {
+                logger.notice("open library search failed; the catalogues' books only", metadata: ["error": "\(error)"])
+            }
+        }
+        return Array(found.prefix(limit))
+    }
+
     /// Every spine with its candidates; a shelf recognizer that names none gives each matched spine its match
     /// as its one candidate.
     private func read(

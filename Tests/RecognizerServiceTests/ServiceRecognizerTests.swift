@@ -132,6 +132,47 @@ import Testing
         #expect(json["title"] != nil && json["authors"] != nil && json["confidence"] != nil && json["isbn"] != nil)
     }
 
+    @Test func theBookSearchAnswersTheDevicesNoneOfTheseFromTheCatalogue() async throws {
+        let catalogue = try languageShelfCatalogue()
+        defer { try? FileManager.default.removeItem(atPath: (catalogue as NSString).deletingLastPathComponent) }
+        let matcher = CatalogueMatcher(
+            index: try CatalogueIndex.open(catalogue: catalogue), options: MatchingOptions(useTags: false))
+        let recognizer = ServiceRecognizer(
+            shelf: ShelfRecognizer(reader: SavedLines(photo: ReadPhoto(width: 1, height: 1, lines: [])), matcher: matcher),
+            openLibrary: nil, logger: Self.logger)
+        var settings = RecognitionService.Settings(catalogue: catalogue, books: 100)
+        settings.port = 0
+        settings.apiKey = "a-key-the-web-process-never-holds"
+        try await withRunning({ onRunning in
+            RecognitionService.makeApplication(
+                settings: settings, recognizer: recognizer, logger: Self.logger, onRunning: onRunning)
+        }) { port in
+            let base = "http://127.0.0.1:\(port)/v3/books/search"
+            // From this machine, without the key (the web process's case): the catalogue's books, best first.
+            let found = try await fetch(URL(string: base + "?q=Mecanoscrit%20Pedrolo&limit=3")!)
+            #expect(found.status == 200, "\(String(decoding: found.body, as: UTF8.self))")
+            let books = try #require(try json(found.body)["books"] as? [[String: Any]])
+            #expect(books.count == 3)
+            #expect(books.first?["title"] as? String == "Mecanoscrit del segon origen")
+            #expect(books.first?["source"] as? String == "catalogue")
+            let confidences = books.compactMap { $0["confidence"] as? Double }
+            #expect(confidences.count == 3 && confidences == confidences.sorted(by: >))
+            #expect(try await fetch(URL(string: base + "?q=%20")!).status == 400)
+            #expect(try await fetch(URL(string: base)!).status == 400)
+        }
+        // A backend with no catalogue to search says so.
+        var plain = RecognitionService.Settings(catalogue: catalogue, books: 100)
+        plain.port = 0
+        try await withRunning({ onRunning in
+            RecognitionService.makeApplication(
+                settings: plain, recognizer: ServiceRecognizer(shelf: Self.shelf, openLibrary: nil, logger: Self.logger),
+                logger: Self.logger, onRunning: onRunning)
+        }) { port in
+            let answer = try await fetch(URL(string: "http://127.0.0.1:\(port)/v3/books/search?q=hobbit")!)
+            #expect(answer.status == 404)
+        }
+    }
+
     @Test func theServiceRunsTheRecognizerOnARealShelfPhoto() async throws {
         let photo = try [UInt8](
             Data(contentsOf: repositoryRoot.appendingPathComponent("Fixtures/shelves/one_shelf.jpg")))

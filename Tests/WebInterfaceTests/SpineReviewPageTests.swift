@@ -2,6 +2,7 @@ import Foundation
 import Imaging
 import Store
 import SwiftWingCore
+import Synchronization
 import Testing
 
 @testable import WebInterface
@@ -216,5 +217,88 @@ import Testing
             #expect(back.text.contains("book \(other.id ?? 0)"))
             #expect(try device.database.library.book(id: 1)?.title == "Stone of Farewell")
         }
+    }
+
+    /// The recognizer's answer to a search, as a test double of the search (the real one is tested over loopback
+    /// below and in RecognizerServiceTests).
+    final class FixedSearch: BookSearching {
+        let books: [SpineCandidateRecord]
+        let failure: String?
+        let asked = Mutex<[String]>([])
+        init(books: [SpineCandidateRecord], failure: String? = nil) {
+            self.books = books
+            self.failure = failure
+        }
+        func search(_ text: String) async throws -> [SpineCandidateRecord] {
+            asked.withLock { $0.append(text) }
+            if let failure { throw RecognizerBookSearch.Failure(description: failure) }
+            return books
+        }
+    }
+
+    @Test func noneOfTheseSearchesWithTheTextReadAndATapOnAResultLandsIt() async throws {
+        let search = FixedSearch(books: [
+            SpineCandidateRecord(
+                title: "The Dragonbone Chair", authors: ["Tad Williams"], isbn13: "9780756402693", confidence: 0.41,
+                source: "catalogue"),
+            SpineCandidateRecord(title: "Otherland", authors: ["Tad Williams", "A. N. Other"], source: "openlibrary"),
+        ])
+        try await withWebDevice(bookSearch: search) { device in
+            let (cookie, csrf) = try await device.pair()
+            let (spines, _) = try Self.land(device)
+            let page = try await device.get("/spines/\(spines[0].id)", cookie: cookie).text
+            // Searched at once with the text read, which stays in the search field to change.
+            #expect(search.asked.withLock { $0 } == ["TAD WILLIAMS THE DRAGONBONE CHAIR"])
+            #expect(page.contains(#"<input id="q" name="q" type="search" value="TAD WILLIAMS THE DRAGONBONE CHAIR""#))
+            #expect(page.contains(#"aria-label="It is Otherland by Tad Williams, A. N. Other""#))
+            #expect(page.contains("Open Library"))
+            let again = try await device.get("/spines/\(spines[0].id)?q=otherland", cookie: cookie)
+            #expect(again.status == 200)
+            #expect(search.asked.withLock { $0.last } == "otherland")
+            // A tap on a result sends its fields: the book lands with both authors, one a line.
+            let answer = try await device.post(
+                "/spines/\(spines[0].id)/pick",
+                [("csrf", csrf), ("title", "Otherland"), ("authors", "Tad Williams\nA. N. Other"), ("isbn", "")],
+                cookie: cookie)
+            #expect(answer.status == 303, "\(answer.text)")
+            #expect(try device.database.library.books().first?.authors == ["Tad Williams", "A. N. Other"])
+        }
+        try await withWebDevice(bookSearch: FixedSearch(books: [], failure: "the recognizer on this device did not answer")) {
+            device in
+            let (cookie, _) = try await device.pair()
+            let (spines, _) = try Self.land(device)
+            let page = try await device.get("/spines/\(spines[0].id)", cookie: cookie).text
+            #expect(page.contains("the recognizer on this device did not answer: type the book below instead."))
+            #expect(page.contains(#"<input id="title" name="title""#))
+        }
+        // No recognizer on this machine: no search, and the page says why.
+        try await withWebDevice { device in
+            let (cookie, _) = try await device.pair()
+            let (spines, _) = try Self.land(device)
+            let page = try await device.get("/spines/\(spines[0].id)", cookie: cookie).text
+            #expect(page.contains("The search needs the recognizer on this device"))
+            #expect(!page.contains(#"role="search""#))
+        }
+    }
+
+    @Test func theSearchAsksOnlyThisMachinesRecognizerAndReadsItsAnswerTolerantly() throws {
+        #expect(RecognizerBookSearch(backendURL: "http://127.0.0.1:8788") != nil)
+        #expect(RecognizerBookSearch(backendURL: "http://localhost:8788/")?.endpoint.absoluteString
+            == "http://localhost:8788/v3/books/search")
+        // Another machine, or https (a remote backend): the text read is not sent there without its key.
+        #expect(RecognizerBookSearch(backendURL: "https://talaria.example") == nil)
+        #expect(RecognizerBookSearch(backendURL: "http://192.168.1.5:8788") == nil)
+        #expect(RecognizerBookSearch(backendURL: "http://127.0.0.1.evil.example") == nil)
+        #expect(RecognizerBookSearch(backendURL: nil) == nil)
+        let body = #"""
+            {"books":[{"title":"Dune","authors":["Frank Herbert"],"isbn":"9780441013593","confidence":0.7},
+                      {"title":"","authors":[]},{"title":"Bad ISBN","isbn":"9780441013594","confidence":7},
+                      {"authors":["no title"]}]}
+            """#
+        let books = try RecognizerBookSearch.books(in: Array(body.utf8))
+        #expect(books.map(\.title) == ["Dune", "Bad ISBN"])
+        #expect(books[0].isbn13 == "9780441013593" && books[0].isbn10 == "0441013597" && books[0].confidence == 0.7)
+        #expect(books[1].isbn13 == nil && books[1].confidence == nil)
+        #expect(throws: RecognizerBookSearch.Failure.self) { try RecognizerBookSearch.books(in: Array("<html>".utf8)) }
     }
 }

@@ -220,6 +220,7 @@ func withTemporaryDirectory<T>(_ body: (String) async throws -> T) async throws 
 /// Runs `body` against a live `swiftwing-web` on a free loopback port over a fresh state directory.
 func withWebDevice(
     books: [BookRecord] = [], daemon: ControlSocketServer.Handler? = nil, logger given: Logger? = nil,
+    bookSearch: (any BookSearching)? = nil,
     _ configure: (inout WebSettings) -> Void = { _ in }, _ body: (WebDevice) async throws -> Void
 ) async throws {
     try await withTemporaryDirectory { directory in
@@ -246,7 +247,9 @@ func withWebDevice(
         settings.statusIntervalMilliseconds = 50
         configure(&settings)
         let clock = TestClock()
-        let web = try WebApp(settings: settings, clock: clock.webClock, logger: logger)
+        let web = try WebApp(
+            settings: settings, clock: clock.webClock, logger: logger,
+            bookSearch: bookSearch ?? RecognizerBookSearch(backendURL: settings.configuration.backend.url))
         let (ports, continuation) = AsyncStream.makeStream(of: Int.self)
         let app = web.makeApplication { port in continuation.yield(port) }
         let services = ServiceGroup(configuration: .init(services: [app], logger: logger))
