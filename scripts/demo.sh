@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The main job on one machine, with the real recognizer: `swiftwing-recognizer serve` on loopback (the
-# Library Dataset catalogue shipped in Fixtures/library-dataset, the OCR worker's environment .ocr-venv)
-# and the daemon on the synthetic camera (the shipped shelf photos, Fixtures/shelves). Two presses, one
-# per photo; the books land in the library, the spines it could not name for sure wait in the review
+# Library Dataset catalogue shipped in Fixtures/library-dataset, searched before the shipped open
+# catalogue; the OCR worker's environment .ocr-venv) and the daemon on the synthetic camera (the shipped
+# shelf photos, Fixtures/shelves). Two presses, one per photo; the books land in the library, the spines it could not name for sure wait in the review
 # list with their candidates. The status panel is drawn into a PNG and copied at each stage
 # ($demo/panel-*.png); the web review page is shot at a phone's size (390x844) in Debian's headless
 # chromium through selenium ($demo/review-390*.png), paired as a phone is, with a code.
@@ -14,7 +14,7 @@
 # the network down, its title filled in when the catalogue answers, and a blurred frame refused.
 # A part whose tools are missing is skipped and says so: the recognizer needs .ocr-venv
 # (scripts/ocr-venv.sh), the screenshot chromium and chromium-driver (scripts/install-deps.sh test) and
-# selenium in .web-test-venv (scripts/web-browser-test.sh makes it).
+# selenium in .web-test-venv (made here as scripts/web-browser-test.sh makes it, when there is none).
 # Usage: scripts/demo.sh [path/to/swiftwing] [path/to/talaria-reference]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -151,6 +151,19 @@ shoot_review() {
   for tool in chromium chromedriver; do
     command -v "$tool" >/dev/null || { echo "  SKIPPED the screenshot: $tool not found (scripts/install-deps.sh test)"; return 0; }
   done
+  # Made as scripts/web-browser-test.sh makes it (the same pinned wheels) when there is none; one already
+  # there is left as it is.
+  local venv=${web_python%/bin/python3}
+  if [ ! -e "$venv" ]; then
+    echo "  making $venv: selenium pinned in Tests/WebBrowser/requirements.txt (as scripts/web-browser-test.sh does)"
+    if /usr/bin/python3 -m venv "$venv" >/dev/null 2>&1 \
+      && "$venv/bin/pip" install --quiet --disable-pip-version-check --no-deps --only-binary=:all: \
+        -r Tests/WebBrowser/requirements.txt; then
+      cp Tests/WebBrowser/requirements.txt "$venv/.swiftwing-requirements"
+    else
+      echo "  (could not make $venv: python3-venv missing, or PyPI not reachable)"
+    fi
+  fi
   if ! { [ -x "$web_python" ] && "$web_python" -c 'import selenium' 2>/dev/null; }; then
     echo "  SKIPPED the screenshot: no selenium in ${web_python%/bin/python3} (scripts/web-browser-test.sh makes it)"
     return 0
@@ -229,6 +242,7 @@ PY
 echo "== SwiftWing demo in $demo: the main job, with the real recognizer on loopback ($rec_url)"
 echo "   swiftwing-recognizer serve --catalogue Fixtures/library-dataset/catalogue.csv; the daemon on the"
 echo "   synthetic camera over the shipped shelf photos (Fixtures/shelves); the panel drawn into a PNG"
+main_job="did not run (above: SKIPPED)"
 if start_recognizer; then
   start_daemon
   echo "== 2 presses, one at each shelf photo; the recognizer reads each photo (OCR, several seconds a photo)"
@@ -276,6 +290,7 @@ print("  (whole photos; the camera frame is their 16:9 middle, so some annotated
   if [ -n "$web" ]; then kill -TERM "$web"; wait "$web" 2>/dev/null || true; web=""; fi
   stop_daemon
   kill -TERM "$recognizer"; wait "$recognizer" 2>/dev/null || true; recognizer=""
+  main_job="$books books, $spines spines to check"
   echo "== the main job took $((SECONDS - started)) s (logs: $log, $rec_log, $web_log)"
 else
   echo "  (the main job needs the recognizer: the fault scenes below still run, against the reference backend)"
@@ -409,5 +424,8 @@ stop_daemon
 stop_backend
 
 echo
-echo "== done in $((SECONDS - started)) s. The main job's pictures: $demo/panel-analyzing.png, panel-recognized.png,"
-echo "   review-390.png, review-390-candidates.png; every panel picture: $demo/panel-*.png; logs: $demo/main/*.log, $demo/faults/*.log"
+echo "== done in $((SECONDS - started)) s. The main job, on the real recognizer: $main_job"
+for picture in panel-recognized review-390 review-390-candidates; do
+  if [ -f "$demo/$picture.png" ]; then echo "   $demo/$picture.png"; else echo "   (no $picture.png: see above)"; fi
+done
+echo "   every panel picture: $demo/panel-*.png; logs: $demo/main/*.log, $demo/faults/*.log"
