@@ -71,10 +71,16 @@ struct StartupProblem: Equatable, Sendable {
                 "\(path) cannot be opened: check that the card is mounted and that the path is a file "
                 + "the swiftwing user may write"
             return .init(title: "CANNOT OPEN DATABASE", advice: advice + ".", message: "\(text): \(advice)")
-        case .database(_, let code, _) where code & 0xff == ioError:
-            let advice = "the card failed a read or write: check `dmesg`, and replace the card if it happens again"
+        case .database(let path, let code, _) where code & 0xff == ioError:
+            // Mostly a failing card; also a -wal, -shm or -journal beside the database that is not a
+            // file the daemon may write (seen in the VM rig: a directory named swiftwing.sqlite-journal).
+            let advice =
+                "reading or writing the database failed: check `dmesg` for card errors, and that "
+                + "\(path)-wal, -shm and -journal, when there, are files the swiftwing user may write; "
+                + "replace the card if it happens again"
             return .init(
-                title: "STORAGE ERROR", advice: "The card failed a read or write. Check dmesg.",
+                title: "STORAGE ERROR",
+                advice: "Reading or writing the database failed. Check dmesg and the files beside it.",
                 message: "\(text): \(advice)")
         case .systemCall(let call, _) where call.errno == EIO:
             let advice = "the card failed a read or write: check `dmesg`, and replace the card if it happens again"
