@@ -41,11 +41,13 @@ public struct Library: Sendable {
     }
 
     /// All books in the order they were added (optionally only those needing review).
-    public func books(needingReviewOnly: Bool = false, limit: Int? = nil) throws(StoreError) -> [BookRecord] {
+    public func books(needingReviewOnly: Bool = false, limit: Int? = nil, offset: Int = 0) throws(StoreError)
+        -> [BookRecord]
+    {
         try database.read("nothing was read") { db in
             var request = BookRecord.order(BookRecord.Columns.id)
             if needingReviewOnly { request = request.filter(BookRecord.Columns.needsReview == true) }
-            if let limit { request = request.limit(limit) }
+            if let limit { request = request.limit(limit, offset: offset) }
             return try request.fetchAll(db)
         }
     }

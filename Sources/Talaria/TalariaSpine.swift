@@ -45,8 +45,10 @@ extension TalariaCandidate {
             case .string(let name)?: authors = [name]
             default: break
             }
-            authors = authors.map { TalariaSpine.cut($0.trimmingCharacters(in: .whitespaces), what: "an author", &warnings) }
-                .filter { !$0.isEmpty }
+            authors = authors.map {
+                TalariaSpine.cut($0.trimmingCharacters(in: .whitespaces), what: "an author", &warnings)
+            }
+            .filter { !$0.isEmpty }
             let isbn = (item.first("isbn13", "isbn", "isbn10")?.stringValue).flatMap { ISBN($0) }
             var confidence = item["confidence"]?.doubleValue
             if let value = confidence {

@@ -11,7 +11,9 @@ extension Handlers {
     static let searchLimitMaximum = 20
 
     func searchBooks(_ request: Request, _ context: Context) async throws -> Response {
-        if let apiKey = configuration.apiKey, !presents(request, apiKey), !Self.isLoopback(context.channel.remoteAddress) {
+        if let apiKey = configuration.apiKey, !presents(request, apiKey),
+            !Self.isLoopback(context.channel.remoteAddress)
+        {
             return problem(
                 401, "UNAUTHORIZED", "Unauthorized",
                 "The book search needs the API key (Authorization: Bearer <key>) from another machine", request)
@@ -21,7 +23,8 @@ extension Handlers {
         guard !query.isEmpty else {
             return problem(400, "INVALID_REQUEST", "Bad request", "q is required: the text to search for", request)
         }
-        let limit = min(max(request.uri.queryParameters.get("limit").flatMap { Int($0) } ?? 8, 1), Self.searchLimitMaximum)
+        let limit = min(
+            max(request.uri.queryParameters.get("limit").flatMap { Int($0) } ?? 8, 1), Self.searchLimitMaximum)
         let found: [BookCandidate]?
         do {
             found = try await state.recognizer.searchBooks(query, limit: limit)

@@ -26,7 +26,8 @@ final class RecognizerBookSearch: BookSearching {
     /// ::1 or localhost); nil otherwise.
     init?(backendURL: String?) {
         guard let backendURL, let url = URL(string: backendURL), url.scheme == "http",
-            let host = url.host?.lowercased(), host == "localhost" || host == "::1" || host == "[::1]" || Self.isLoopbackIPv4(host)
+            let host = url.host?.lowercased(),
+            host == "localhost" || host == "::1" || host == "[::1]" || Self.isLoopbackIPv4(host)
         else { return nil }
         endpoint = url.appendingPathComponent("v3/books/search")
     }
@@ -34,7 +35,8 @@ final class RecognizerBookSearch: BookSearching {
     /// A dotted IPv4 literal in 127.0.0.0/8 (not a name that merely starts with "127.").
     static func isLoopbackIPv4(_ host: String) -> Bool {
         let parts = host.split(separator: ".", omittingEmptySubsequences: false)
-        guard parts.count == 4, parts.allSatisfy({ !$0.isEmpty && $0.count <= 3 && $0.allSatisfy(\.isASCII) && $0.allSatisfy(\.isNumber) })
+        guard parts.count == 4,
+            parts.allSatisfy({ !$0.isEmpty && $0.count <= 3 && $0.allSatisfy(\.isASCII) && $0.allSatisfy(\.isNumber) })
         else { return false }
         let numbers = parts.compactMap { Int($0) }
         return numbers.count == 4 && numbers[0] == 127 && numbers.allSatisfy { $0 <= 255 }
@@ -62,7 +64,8 @@ final class RecognizerBookSearch: BookSearching {
                     method: .get, url: url, timeouts: HTTPTimeouts(connect: .seconds(3), total: .seconds(20))))
         } catch {
             throw Failure(
-                description: "the recognizer on this device did not answer (\(error)): is swiftwing-recognizer running?")
+                description: "the recognizer on this device did not answer (\(error)): is swiftwing-recognizer running?"
+            )
         }
         switch response.head.status {
         case 200: return try Self.books(in: response.body)

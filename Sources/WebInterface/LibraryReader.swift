@@ -64,8 +64,14 @@ final class LibraryReader: Sendable {
         try database().booksWithCovers(among: ids)
     }
 
-    func reviewList() throws -> [BookRecord] {
-        try database().library.books(needingReviewOnly: true)
+    /// One page of the books kept for review, and how many there are in all.
+    func reviewList(limit: Int, offset: Int) throws -> (books: [BookRecord], total: Int) {
+        let database = try database()
+        let books = try database.library.books(needingReviewOnly: true, limit: limit, offset: offset)
+        let total = try database.writer.read { db in
+            try BookRecord.filter(BookRecord.Columns.needsReview == true).fetchCount(db)
+        }
+        return (books, total)
     }
 
     func latestBooks(_ count: Int) throws -> [BookRecord] {

@@ -164,8 +164,11 @@ struct ReviewRow {
 
 struct ReviewModel {
     let books: [ReviewRow]
+    let booksSummary: String?
     let spines: SpineListModel
     let notice: String?
+    let previousBooks: String?
+    let nextBooks: String?
 }
 
 struct ScanRow: Equatable {

@@ -70,7 +70,8 @@ extension WebApp {
             return message("Spine", "\(error)", status: .serviceUnavailable)
         }
         guard let spine else {
-            return message("Spine", "No spine has id \(id): the review page lists the spines to check.", status: .notFound)
+            return message(
+                "Spine", "No spine has id \(id): the review page lists the spines to check.", status: .notFound)
         }
         var model = SpinePageModel(spine, csrf: context.csrf)
         model.problem = problem
@@ -181,13 +182,23 @@ extension WebApp {
 
     /// ``SpineReview``'s refusals name the CLI; on a page they name the page.
     static func webWords(_ text: String) -> String {
-        text.replacingOccurrences(of: "`swiftwing review list --all` shows what became of it", with: "it is no longer on the review page")
-            .replacingOccurrences(of: "`swiftwing review list` shows the ids of the spines to check", with: "the review page lists the spines to check")
-            .replacingOccurrences(of: "name the book with `swiftwing review pick \\d+ --title …`", with: "type the book below", options: .regularExpression)
-            .replacingOccurrences(of: "give the book's title with --title", with: "type the book's title")
-            .replacingOccurrences(of: "or name the book with --title", with: "or type the book below")
-            .replacingOccurrences(of: "correct it with `swiftwing library edit \\d+`", with: "correct it below", options: .regularExpression)
-            .replacingOccurrences(of: "or correct it with `swiftwing library edit`", with: "or correct it below")
+        text.replacingOccurrences(
+            of: "`swiftwing review list --all` shows what became of it", with: "it is no longer on the review page"
+        )
+        .replacingOccurrences(
+            of: "`swiftwing review list` shows the ids of the spines to check",
+            with: "the review page lists the spines to check"
+        )
+        .replacingOccurrences(
+            of: "name the book with `swiftwing review pick \\d+ --title …`", with: "type the book below",
+            options: .regularExpression
+        )
+        .replacingOccurrences(of: "give the book's title with --title", with: "type the book's title")
+        .replacingOccurrences(of: "or name the book with --title", with: "or type the book below")
+        .replacingOccurrences(
+            of: "correct it with `swiftwing library edit \\d+`", with: "correct it below", options: .regularExpression
+        )
+        .replacingOccurrences(of: "or correct it with `swiftwing library edit`", with: "or correct it below")
     }
 }
 

@@ -160,9 +160,10 @@ enum Templates {
         <h2 id="spines-heading">Spines to check</h2>
         {{#spines}}{{> spine-list}}{{/spines}}
         <h2 id="books-heading">Books to review</h2>
-        <p>Books below 80 % confidence, or flagged: approve them as they are, or open one to correct it.</p>
+        <p>Books below 80 % confidence, or flagged: approve them as they are, or open one to correct it.{{#booksSummary}} {{booksSummary}}{{/booksSummary}}</p>
         <ul class="rows" aria-labelledby="books-heading">{{#books}}<li><a href="/books/{{id}}">{{title}}</a> <span class="authors">{{authors}}</span> <span class="mono">{{isbn}}</span> <span class="reason">{{reason}}</span>
         <form method="post" action="/books/{{id}}/approve"><input type="hidden" name="csrf" value="{{csrf}}"><input type="hidden" name="back" value="review"><button type="submit">Approve</button></form></li>{{/books}}{{^books}}<li>No book needs review.</li>{{/books}}</ul>
+        <nav class="pages" aria-label="More books to review">{{#previousBooks}}<a href="{{previousBooks}}">← Previous</a>{{/previousBooks}} {{#nextBooks}}<a href="{{nextBooks}}">Next →</a>{{/nextBooks}}</nav>
         """
 
     /// The spines read but not identified: each one tap from its book.

@@ -78,7 +78,9 @@ public final class WebApp: Sendable {
     }
 
     /// `bookSearch`: where "none of these" searches (nil: no search, the book is typed).
-    init(settings: WebSettings, clock: WebClock, logger: Logger, bookSearch: (any BookSearching)?) throws(ApplianceError) {
+    init(settings: WebSettings, clock: WebClock, logger: Logger, bookSearch: (any BookSearching)?)
+        throws(ApplianceError)
+    {
         self.settings = settings
         self.bookSearch = bookSearch
         self.clock = clock
@@ -520,7 +522,8 @@ public final class WebApp: Sendable {
         context.parameters.get("id").flatMap { Int64($0) }
     }
 
-    func bookPage(_ context: WebRequestContext, notice: String? = nil, problem: String? = nil) async throws -> Response {
+    func bookPage(_ context: WebRequestContext, notice: String? = nil, problem: String? = nil) async throws -> Response
+    {
         guard let id = Self.bookID(context) else { return message("Book", "No such book.", status: .notFound) }
         let reader = self.reader
         let book: BookRecord?
@@ -624,15 +627,22 @@ public final class WebApp: Sendable {
 
     // MARK: Review, queue, export
 
+    /// Books kept for review shown per page (a library of thousands of unsure books stays one quick page).
+    static let reviewBooksPerPage = 20
+
     /// The spines to check (one tap each), then the books kept for review.
     func reviewPage(_ request: Request, _ context: WebRequestContext) async throws -> Response {
         let query = FormFields(parsing: request.uri.query ?? "")
         let pageNumber = min(max(Int(query["page"] ?? "") ?? 0, 0), 100_000)
+        let bookPage = min(max(Int(query["books"] ?? "") ?? 0, 0), 100_000)
         let reader = self.reader
         let books: [BookRecord]
+        let booksTotal: Int
         let spines: SpineListModel
         do {
-            books = try await blocking { try reader.reviewList() }
+            (books, booksTotal) = try await blocking {
+                try reader.reviewList(limit: Self.reviewBooksPerPage, offset: bookPage * Self.reviewBooksPerPage)
+            }
             spines = try await spineList(page: pageNumber, csrf: context.csrf)
         } catch {
             return message("Review", "\(error)", status: .serviceUnavailable)
@@ -653,7 +663,18 @@ public final class WebApp: Sendable {
         } else if let dismissed = query["dismissed"].flatMap({ Int64($0) }) {
             notice = "Spine \(dismissed) is not a book: it left the list."
         }
-        return page("Review", current: "/review", "review", ReviewModel(books: rows, spines: spines, notice: notice))
+        let first = bookPage * Self.reviewBooksPerPage
+        let booksSummary =
+            booksTotal == 0
+            ? nil
+            : "\(booksTotal) book\(booksTotal == 1 ? "" : "s") to review"
+                + (booksTotal > rows.count ? ", \(first + 1)–\(first + rows.count) shown." : ".")
+        return page(
+            "Review", current: "/review", "review",
+            ReviewModel(
+                books: rows, booksSummary: booksSummary, spines: spines, notice: notice,
+                previousBooks: bookPage > 0 ? "/review?books=\(bookPage - 1)" : nil,
+                nextBooks: first + rows.count < booksTotal ? "/review?books=\(bookPage + 1)" : nil))
     }
 
     func queuePage(_ request: Request, _ context: WebRequestContext, notice: String? = nil, problem: String? = nil)

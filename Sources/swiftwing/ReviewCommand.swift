@@ -100,8 +100,12 @@ extension SwiftWingCommand {
                         try LibraryManagement.show(id: book, configuration: configuration)
                     }
                     let alternatives = SpineReview.alternatives(of: shown)
-                    print("\(book)  \(SpinesCSV.describe(SpineCandidateRecord(title: shown.title, authors: shown.authors)))")
-                    if alternatives.isEmpty { print("    no other candidates: correct it with `swiftwing library edit`") }
+                    print(
+                        "\(book)  \(SpinesCSV.describe(SpineCandidateRecord(title: shown.title, authors: shown.authors)))"
+                    )
+                    if alternatives.isEmpty {
+                        print("    no other candidates: correct it with `swiftwing library edit`")
+                    }
                     for (number, alternative) in zip(1..., alternatives) {
                         print("    \(number). \(SpinesCSV.describe(alternative))")
                     }

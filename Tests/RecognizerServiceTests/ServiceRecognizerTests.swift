@@ -138,7 +138,8 @@ import Testing
         let matcher = CatalogueMatcher(
             index: try CatalogueIndex.open(catalogue: catalogue), options: MatchingOptions(useTags: false))
         let recognizer = ServiceRecognizer(
-            shelf: ShelfRecognizer(reader: SavedLines(photo: ReadPhoto(width: 1, height: 1, lines: [])), matcher: matcher),
+            shelf: ShelfRecognizer(
+                reader: SavedLines(photo: ReadPhoto(width: 1, height: 1, lines: [])), matcher: matcher),
             openLibrary: nil, logger: Self.logger)
         var settings = RecognitionService.Settings(catalogue: catalogue, books: 100)
         settings.port = 0
@@ -165,7 +166,8 @@ import Testing
         plain.port = 0
         try await withRunning({ onRunning in
             RecognitionService.makeApplication(
-                settings: plain, recognizer: ServiceRecognizer(shelf: Self.shelf, openLibrary: nil, logger: Self.logger),
+                settings: plain,
+                recognizer: ServiceRecognizer(shelf: Self.shelf, openLibrary: nil, logger: Self.logger),
                 logger: Self.logger, onRunning: onRunning)
         }) { port in
             let answer = try await fetch(URL(string: "http://127.0.0.1:\(port)/v3/books/search?q=hobbit")!)

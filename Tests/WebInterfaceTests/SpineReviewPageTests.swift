@@ -51,11 +51,14 @@ import Testing
             #expect(page.status == 200)
             let html = page.text
             #expect(html.contains("2 spines to check"))
-            #expect(html.contains(#"<img src="/spines/\#(spines[0].id)/picture" alt="The spine as photographed, read as"#))
+            #expect(
+                html.contains(#"<img src="/spines/\#(spines[0].id)/picture" alt="The spine as photographed, read as"#))
             #expect(html.contains("TAD WILLIAMS THE DRAGONBONE CHAIR"))
             // Each candidate is a button of the spine's one form, numbered as `swiftwing review list` numbers them.
             for (number, candidate) in zip(1..., Self.candidates) {
-                #expect(html.contains(#"name="candidate" value="\#(number)" aria-label="It is \#(candidate.title) by Tad Williams"#))
+                #expect(
+                    html.contains(
+                        #"name="candidate" value="\#(number)" aria-label="It is \#(candidate.title) by Tad Williams"#))
             }
             #expect(html.contains("62 %"))
             #expect(html.contains(#"action="/spines/\#(spines[0].id)/dismiss""#))
@@ -118,8 +121,9 @@ import Testing
                 "/spines/\(spines[1].id)/dismiss", [("csrf", csrf)], cookie: cookie)
             #expect(dismissed.status == 303)
             #expect(try device.database.spineToCheck(id: spines[1].id)?.state == .dismissed)
-            #expect(try await device.get(try #require(dismissed.header("Location")), cookie: cookie).text
-                .contains("Spine \(spines[1].id) is not a book"))
+            #expect(
+                try await device.get(try #require(dismissed.header("Location")), cookie: cookie).text
+                    .contains("Spine \(spines[1].id) is not a book"))
 
             // "None of these": the spine's own page, its title field holding the text read.
             let own = try await device.get("/spines/\(spines[0].id)", cookie: cookie)
@@ -129,7 +133,10 @@ import Testing
             // A bad ISBN is refused with the reason, on the spine's page, and nothing lands.
             let bad = try await device.post(
                 "/spines/\(spines[0].id)/pick",
-                [("csrf", csrf), ("title", "The Dragonbone Chair"), ("authors", "Tad Williams"), ("isbn", "9780756402694")],
+                [
+                    ("csrf", csrf), ("title", "The Dragonbone Chair"), ("authors", "Tad Williams"),
+                    ("isbn", "9780756402694"),
+                ],
                 cookie: cookie)
             #expect(bad.status == 422)
             #expect(bad.text.contains(#"role="alert""#))
@@ -188,7 +195,9 @@ import Testing
             let page = try await device.get("/books/1", cookie: cookie).text
             #expect(page.contains("Wrong book?"))
             // The other two, not the book itself; markup in a title is text.
-            #expect(page.contains(#"name="candidate" value="1" aria-label="It is Stone of Farewell by Tad Williams, 42 %""#))
+            #expect(
+                page.contains(#"name="candidate" value="1" aria-label="It is Stone of Farewell by Tad Williams, 42 %""#)
+            )
             #expect(page.contains(htmlEscaped("<i>Tower</i>")))
             #expect(!page.contains(#"aria-label="It is The Dragonbone Chair"#))
             #expect(!(try await device.get("/books/2", cookie: cookie).text.contains("Wrong book?")))
@@ -198,7 +207,8 @@ import Testing
             #expect(wrong.text.contains("has 2 other candidates, not 5"))
             #expect(!wrong.text.contains("swiftwing library"))
 
-            let answer = try await device.post("/books/1/replace", [("csrf", csrf), ("candidate", "1")], cookie: cookie)
+            let answer = try await device.post(
+                "/books/1/replace", [("csrf", csrf), ("candidate", "1")], cookie: cookie)
             #expect(answer.status == 303, "\(answer.text)")
             #expect(answer.header("Location") == "/books/1?replaced=1")
             let replaced = try #require(try device.database.library.book(id: 1))
@@ -207,7 +217,9 @@ import Testing
             // What was looked up for the wrong book goes with it.
             #expect(replaced.publisher == nil && replaced.pageCount == nil && replaced.coverURL == nil)
             #expect(!replaced.needsReview)
-            #expect(try await device.get("/books/1?replaced=1", cookie: cookie).text.contains("Changed to the book you picked."))
+            #expect(
+                try await device.get("/books/1?replaced=1", cookie: cookie).text.contains(
+                    "Changed to the book you picked."))
 
             // Its alternatives are now the rest, the Dragonbone Chair first. Its ISBN is another book's by now: refused.
             let other = try device.database.library.insert(
@@ -263,7 +275,9 @@ import Testing
             #expect(answer.status == 303, "\(answer.text)")
             #expect(try device.database.library.books().first?.authors == ["Tad Williams", "A. N. Other"])
         }
-        try await withWebDevice(bookSearch: FixedSearch(books: [], failure: "the recognizer on this device did not answer")) {
+        try await withWebDevice(
+            bookSearch: FixedSearch(books: [], failure: "the recognizer on this device did not answer")
+        ) {
             device in
             let (cookie, _) = try await device.pair()
             let (spines, _) = try Self.land(device)
@@ -283,8 +297,9 @@ import Testing
 
     @Test func theSearchAsksOnlyThisMachinesRecognizerAndReadsItsAnswerTolerantly() throws {
         #expect(RecognizerBookSearch(backendURL: "http://127.0.0.1:8788") != nil)
-        #expect(RecognizerBookSearch(backendURL: "http://localhost:8788/")?.endpoint.absoluteString
-            == "http://localhost:8788/v3/books/search")
+        #expect(
+            RecognizerBookSearch(backendURL: "http://localhost:8788/")?.endpoint.absoluteString
+                == "http://localhost:8788/v3/books/search")
         // Another machine, or https (a remote backend): the text read is not sent there without its key.
         #expect(RecognizerBookSearch(backendURL: "https://talaria.example") == nil)
         #expect(RecognizerBookSearch(backendURL: "http://192.168.1.5:8788") == nil)
