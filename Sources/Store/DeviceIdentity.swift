@@ -68,20 +68,8 @@ public enum DeviceIdentity {
 
         let id = UUID()  // Foundation's UUID() is a random (version 4) UUID
         let text = Array((id.uuidString.lowercased() + "\n").utf8)
-        let failure: SystemCallError? = text.withUnsafeBytes { raw in
-            do throws(SystemCallError) {
-                try FileOperations.writeDurably(
-                    raw, to: path, temporaryPath: path + ".tmp." + FileOperations.randomSuffix(), mode: 0o600)
-                return nil
-            } catch {
-                return error
-            }
-        }
-        if let failure {
-            throw StoreError.fileSystem(
-                failure, directory: stateDirectory.path,
-                consequence: "the device id was not saved and the daemon cannot start")
-        }
+        try stateDirectory.writeFileDurably(
+            text, to: path, mode: 0o600, consequence: "the device id was not saved and the daemon cannot start")
         return id
     }
 }

@@ -1,3 +1,4 @@
+import Foundation
 import SwiftWingCore
 
 #if canImport(Glibc)
@@ -74,5 +75,25 @@ public struct StateDirectory: Hashable, Sendable, CustomStringConvertible {
             let name = result.pointee.pw_name
         else { return nil }
         return String(cString: name)
+    }
+}
+
+extension StateDirectory {
+    /// Writes `bytes` to `path` durably (a temporary file beside it, synced, renamed, the folder synced) with `mode`;
+    /// a failure is a ``StoreError`` that says `consequence`. For the small files the daemon keeps beside its
+    /// database: the device id, the recovery notes.
+    func writeFileDurably(_ bytes: some ContiguousBytes, to path: String, mode: mode_t, consequence: String)
+        throws(StoreError)
+    {
+        let failure: SystemCallError? = bytes.withUnsafeBytes { raw in
+            do throws(SystemCallError) {
+                try FileOperations.writeDurably(
+                    raw, to: path, temporaryPath: path + ".tmp." + FileOperations.randomSuffix(), mode: mode)
+                return nil
+            } catch {
+                return error
+            }
+        }
+        if let failure { throw StoreError.fileSystem(failure, directory: self.path, consequence: consequence) }
     }
 }

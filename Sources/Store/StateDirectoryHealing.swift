@@ -54,20 +54,8 @@ public struct DatabaseRecovery: Codable, Hashable, Sendable, CustomStringConvert
     func save(in stateDirectory: StateDirectory) throws(StoreError) {
         let bytes = (try? JSONEncoder.recoveryNote.encode(self)) ?? Data()
         let path = stateDirectory.recoveryNotePath
-        let failure: SystemCallError? = bytes.withUnsafeBytes { raw in
-            do throws(SystemCallError) {
-                try FileOperations.writeDurably(
-                    raw, to: path, temporaryPath: path + ".tmp." + FileOperations.randomSuffix(), mode: 0o640)
-                return nil
-            } catch {
-                return error
-            }
-        }
-        if let failure {
-            throw StoreError.fileSystem(
-                failure, directory: stateDirectory.path,
-                consequence: "the note of the rebuilt database was not saved")
-        }
+        try stateDirectory.writeFileDurably(
+            bytes, to: path, mode: 0o640, consequence: "the note of the rebuilt database was not saved")
     }
 }
 
@@ -316,20 +304,9 @@ struct PendingRecovery: Codable, Equatable, Sendable {
     func save(in stateDirectory: StateDirectory) throws(StoreError) {
         let bytes = (try? JSONEncoder().encode(self)) ?? Data()
         let path = Self.path(in: stateDirectory)
-        let failure: SystemCallError? = bytes.withUnsafeBytes { raw in
-            do throws(SystemCallError) {
-                try FileOperations.writeDurably(
-                    raw, to: path, temporaryPath: path + ".tmp." + FileOperations.randomSuffix(), mode: 0o640)
-                return nil
-            } catch {
-                return error
-            }
-        }
-        if let failure {
-            throw StoreError.fileSystem(
-                failure, directory: stateDirectory.path,
-                consequence: "the damaged database (\(problem)) was left in place, not moved aside yet")
-        }
+        try stateDirectory.writeFileDurably(
+            bytes, to: path, mode: 0o640,
+            consequence: "the damaged database (\(problem)) was left in place, not moved aside yet")
     }
 
     /// Removes the note (only the note: the old database stays where it was moved).
